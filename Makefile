@@ -1,0 +1,56 @@
+# bringup: build, boot and measure Linux kernels for board bring-up.
+# `make help` lists the targets.  Variables:
+#   BOARD=<name>     a board under boards/ (default qemu-arm)
+#   KERNEL=<id>      only this kernel of the board
+#   FORCE=1          rebuild even when up to date
+#   JOBS=<n>         make -j for kernel builds (default: number of CPUs)
+
+BOARD ?= qemu-arm
+KERNEL ?=
+FORCE ?=
+JOBS ?=
+PYTEST_ARGS ?=
+
+BRINGUP := scripts/bringup
+KOPT := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS))
+DEPS_STAMP := .venv/.requirements.sha256
+
+.PHONY: help deps all study build-all build-report boards test test-unit test-integration bench clean
+
+help: ## list the targets
+	@echo "bringup -- make targets (BOARD=$(BOARD)):"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
+
+deps: ## install Debian packages and the Python venv (idempotent)
+	@scripts/install-deps
+
+$(DEPS_STAMP): requirements.txt scripts/debian-packages.txt
+	@scripts/install-deps
+
+all: $(DEPS_STAMP) build-all build-report ## the whole study for BOARD (so far: build-all + build-report)
+
+study: all ## same as all
+
+boards: $(DEPS_STAMP) ## list the boards
+	@$(BRINGUP) boards
+
+build-all: $(DEPS_STAMP) ## fetch sources and build every kernel of BOARD, writing logs/BOARD/KERNEL/build.json
+	@$(BRINGUP) build-all --board $(BOARD) $(KOPT)
+
+build-report: $(DEPS_STAMP) ## print the build results table with deltas for BOARD
+	@$(BRINGUP) build-report --board $(BOARD)
+
+test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU)
+	@.venv/bin/python -m pytest $(PYTEST_ARGS)
+
+test-unit: $(DEPS_STAMP) ## run only the fast unit tests
+	@.venv/bin/python -m pytest -m "not integration" $(PYTEST_ARGS)
+
+test-integration: $(DEPS_STAMP) ## run only the integration tests
+	@.venv/bin/python -m pytest -m integration $(PYTEST_ARGS)
+
+bench: $(DEPS_STAMP) ## build benchmarks: bringup vs bare make, no-op rerun, ccache warm vs cold
+	@.venv/bin/python bench/build_bench.py --board $(BOARD)
+
+clean: ## remove results under logs/ (the download/build cache is kept: see README)
+	@find logs -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +

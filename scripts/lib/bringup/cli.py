@@ -1,0 +1,109 @@
+"""Command line: scripts/bringup <command> ...  (`scripts/bringup --help`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import __version__, paths
+from .errors import BringupError
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def cmd_boards(a) -> int:
+    from .board import list_boards, load_board
+    for name in list_boards():
+        try:
+            b = load_board(name)
+            print(f"{name:20s} {b.arch.name:8s} {', '.join(k.id for k in b.kernels):30s} {b.description}")
+        except BringupError as e:
+            print(f"{name:20s} (not loadable: {e})")
+    return 0
+
+
+def cmd_show(a) -> int:
+    from .board import load_board
+    b = load_board(a.board)
+    print(f"{b.name}: {b.description}")
+    print(f"  file: {paths.rel(b.file)}")
+    print(f"  arch: {b.arch.name} (ARCH={b.arch.kernel_arch}), CROSS_COMPILE={b.cross_compile or '(host gcc)'}")
+    print(f"  image: {b.image['target']}{' + uImage' if b.image['uimage'] else ''}, boot: {b.boot}, memory: {b.memory_mb} MB")
+    for k in b.kernels:
+        src = k.source
+        s = (f"debian {src['debian']} ({src['suite']})" if src.get("debian") else
+             src.get("url") or src.get("tarball") or src.get("path"))
+        print(f"  kernel {k.id}: era {k.era.name}, arch {k.arch.name}, {k.defconfig or k.config_file}"
+              f" + {len(k.fragments)} fragment(s), source {s}")
+    return 0
+
+
+def cmd_build_all(a) -> int:
+    from .board import load_board
+    from .build import build_all
+    b = load_board(a.board)
+    build_all(b, paths.logs_dir(), paths.cache_dir(), only=a.kernel or None, force=a.force,
+              jobs=a.jobs, say=_say)
+    return 0
+
+
+def cmd_build_report(a) -> int:
+    from . import buildreport
+    from .board import load_board
+    b = load_board(a.board)
+    recs, missing = buildreport.load_records(b, paths.logs_dir())
+    if a.format == "csv":
+        sys.stdout.write(buildreport.render_csv(recs))
+    elif a.format == "json":
+        print(json.dumps(buildreport.table(recs), indent=2))
+    else:
+        sys.stdout.write(buildreport.render_text(recs, b.name, missing))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="bringup",
+        description="Build, boot and measure Linux kernels for board bring-up. "
+                    "Boards are boards/<name>.toml; results go to logs/<board>/<kernel>/.")
+    p.add_argument("--version", action="version", version=f"bringup {__version__}")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND", required=True)
+
+    s = sub.add_parser("boards", help="list the boards under boards/")
+    s.set_defaults(fn=cmd_boards)
+
+    s = sub.add_parser("show", help="show one board and its kernels")
+    s.add_argument("board")
+    s.set_defaults(fn=cmd_show)
+
+    s = sub.add_parser("build-all", help="fetch sources and build every kernel of a board",
+                       description="Fetch sources and build every kernel listed for the board. "
+                                   "A kernel whose source, config and toolchain are unchanged is "
+                                   "not rebuilt. Writes logs/<board>/<kernel>/build.json.")
+    s.add_argument("--board", "-b", required=True)
+    s.add_argument("--kernel", "-k", action="append", help="only this kernel id (repeatable)")
+    s.add_argument("--force", action="store_true", help="rebuild even when up to date")
+    s.add_argument("-j", "--jobs", type=int, default=None, help="make -j (default: number of CPUs)")
+    s.set_defaults(fn=cmd_build_all)
+
+    s = sub.add_parser("build-report", help="print the build results table (seed 002 style)")
+    s.add_argument("--board", "-b", required=True)
+    s.add_argument("--format", choices=("text", "csv", "json"), default="text")
+    s.set_defaults(fn=cmd_build_report)
+    return p
+
+
+def main(argv=None) -> int:
+    p = build_parser()
+    a = p.parse_args(argv)
+    try:
+        return a.fn(a)
+    except BringupError as e:
+        print(f"bringup: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("bringup: interrupted", file=sys.stderr)
+        return 130

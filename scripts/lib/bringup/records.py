@@ -1,0 +1,57 @@
+"""Records: JSON files with a versioned schema (docs/records.md).
+
+Writes are atomic (temporary file + rename in the same directory), so a
+reader never sees half a record and an interrupted run never replaces a good
+one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import BringupError
+
+BUILD_SCHEMA = "bringup.build/1"
+READABLE = {"bringup.build": {1}}
+
+
+def write_json(path: Path, data) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=2, sort_keys=False)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def read_json(path: Path, kind: str | None = None) -> dict:
+    """Read a record; with kind ('bringup.build'), check its schema version."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise BringupError(f"{path}: no such record")
+    except json.JSONDecodeError as e:
+        raise BringupError(f"{path}: not valid JSON: {e}")
+    if kind:
+        schema = data.get("schema", "")
+        name, _, ver = schema.partition("/")
+        if name != kind:
+            raise BringupError(f"{path}: field 'schema': {schema!r} is not a {kind} record")
+        if not ver.isdigit() or int(ver) not in READABLE.get(kind, set()):
+            raise BringupError(f"{path}: field 'schema': version {ver!r} of {kind} is not readable by "
+                               f"this bringup (reads {sorted(READABLE.get(kind, set()))})")
+    return data

@@ -1,0 +1,95 @@
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts" / "lib"))
+FAKELINUX = Path(__file__).resolve().parent / "fakelinux"
+
+
+def make_fake_tree(dest: Path, version: str, olddefconfig: bool = True) -> Path:
+    """A fake kernel tree at dest for `version` ('2.4.25', '2.6.11.7', '6.1.0')."""
+    parts = version.split(".")
+    v, p, s = parts[0], parts[1], parts[2]
+    extra = "." + parts[3] if len(parts) > 3 else ""
+    shutil.copytree(FAKELINUX, dest)
+    (dest / "Makefile").write_text(textwrap.dedent(f"""\
+        VERSION = {v}
+        PATCHLEVEL = {p}
+        SUBLEVEL = {s}
+        EXTRAVERSION = {extra}
+        export VERSION PATCHLEVEL SUBLEVEL EXTRAVERSION
+        include $(CURDIR)/fake.mk
+        """))
+    if not olddefconfig:
+        (dest / "scripts" / "kconfig" / "Makefile").write_text("oldconfig:\n\t@true\n")
+    return dest
+
+
+def write_board(boards: Path, name: str, kernels: list[dict], extra: str = "") -> Path:
+    """A board file for the fake tree: arch arm, host gcc, zImage."""
+    boards.mkdir(parents=True, exist_ok=True)
+    ks = []
+    for k in kernels:
+        lines = ["[[kernels]]"]
+        for key, val in k.items():
+            lines.append(f"{key} = {toml_value(val)}")
+        ks.append("\n".join(lines))
+    text = textwrap.dedent(f"""\
+        name = "{name}"
+        description = "fake board for tests"
+        arch = "arm"
+        cross_compile = ""
+        memory_mb = 64
+        {extra}
+        [image]
+        target = "zImage"
+
+        [qemu]
+        binary = "qemu-system-arm"
+        machine = "virt"
+
+        """) + "\n\n".join(ks) + "\n"
+    f = boards / f"{name}.toml"
+    f.write_text(text)
+    return f
+
+
+def toml_value(v):
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(v)
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """Isolated logs and cache; ccache off so the fake builds stay hermetic."""
+    logs, cache = tmp_path / "logs", tmp_path / "cache"
+    monkeypatch.setenv("BRINGUP_LOGS", str(logs))
+    monkeypatch.setenv("BRINGUP_CACHE", str(cache))
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    return {"logs": logs, "cache": cache, "tmp": tmp_path}
+
+
+def run_cli(*args, env_extra=None, check=False):
+    e = dict(os.environ)
+    if env_extra:
+        e.update(env_extra)
+    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "bringup"), *args], capture_output=True,
+                       text=True, env=e)
+    if check and p.returncode != 0:
+        raise AssertionError(f"bringup {' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+    return p

@@ -1,0 +1,127 @@
+"""Board files: every shipped board loads; bad ones fail with one line naming
+file, field and value."""
+
+import pytest
+
+from conftest import run_cli, write_board
+
+from bringup import paths
+from bringup.board import list_boards, load_board
+from bringup.schema import DataError
+
+TEMPLATES = {"sandpoint-mpc8240", "tqm860l"}   # need the user's sha256/toolchain
+
+
+@pytest.mark.parametrize("name", [b for b in list_boards() if b not in TEMPLATES])
+def test_shipped_boards_load(name):
+    b = load_board(name)
+    assert b.name == name and b.kernels
+    for k in b.kernels:
+        for f in k.config_inputs(paths.CONFIGS):
+            assert f.exists()
+
+
+def test_qemu_x86_builds_one_version_three_ways():
+    b = load_board("qemu-x86")
+    archs = {k.id: k.arch.kernel_arch for k in b.kernels}
+    assert archs == {"6.12-i386": "i386", "6.12-i386-pae": "i386", "6.12-x86_64": "x86_64"}
+    assert len({k.source["debian"] for k in b.kernels}) == 1
+
+
+def bad(tmp_path, text_or_kernels, extra=""):
+    boards = tmp_path / "boards"
+    if isinstance(text_or_kernels, str):
+        boards.mkdir(parents=True, exist_ok=True)
+        (boards / "b.toml").write_text(text_or_kernels)
+    else:
+        write_board(boards, "b", text_or_kernels, extra)
+    with pytest.raises(DataError) as e:
+        load_board("b", boards=boards)
+    msg = str(e.value)
+    assert "\n" not in msg
+    return msg
+
+
+K = {"id": "k", "source": {"path": "/tmp"}, "defconfig": "tinyconfig"}
+
+
+def test_unknown_board(tmp_path):
+    with pytest.raises(DataError, match=r"unknown board 'nope' \(no .*nope.toml; known: "):
+        load_board("nope", boards=tmp_path)
+
+
+def test_malformed_toml(tmp_path):
+    assert "b.toml: not valid TOML" in bad(tmp_path, "name = \n")
+
+
+def test_wrong_type_names_field_and_value(tmp_path):
+    msg = bad(tmp_path, [K], extra="console = 5")
+    assert "field 'console': expected a string, got 5" in msg
+
+
+def test_unknown_era(tmp_path):
+    msg = bad(tmp_path, [dict(K, era="2.5")])
+    assert "field 'kernels[0].era': '2.5' is not one of '2.4', '2.6+'" in msg
+
+
+def test_unknown_field(tmp_path):
+    assert "field 'kernels[0].defconifg': unknown field" in bad(tmp_path, [dict(K, defconifg="x")])
+
+
+def test_url_source_needs_sha256(tmp_path):
+    msg = bad(tmp_path, [dict(K, source={"url": "https://example.invalid/linux.tar.gz"})])
+    assert "field 'kernels[0].source.sha256': missing" in msg
+
+
+def test_bad_sha256(tmp_path):
+    msg = bad(tmp_path, [dict(K, source={"url": "https://x.invalid/l.tgz", "sha256": "abc"})])
+    assert "field 'kernels[0].source.sha256': 'abc': not a sha256" in msg
+
+
+def test_two_sources(tmp_path):
+    msg = bad(tmp_path, [dict(K, source={"path": "/a", "tarball": "/b"})])
+    assert "give exactly one of debian, url, tarball, path (got tarball, path)" in msg
+
+
+def test_duplicate_kernel_id(tmp_path):
+    assert "field 'kernels[1].id': 'k' is listed twice" in bad(tmp_path, [K, K])
+
+
+def test_missing_fragment(tmp_path):
+    msg = bad(tmp_path, [dict(K, fragments=["fragments/nope.config"])])
+    assert "field 'kernels[0].fragments[0]': 'fragments/nope.config': no such file under configs/" in msg
+
+
+def test_unknown_arch_override(tmp_path):
+    msg = bad(tmp_path, [dict(K, arch="vax")])
+    assert "field 'kernels[0].arch': unknown architecture 'vax'" in msg
+
+
+def test_image_target_must_belong_to_arch(tmp_path):
+    boards = tmp_path / "boards"
+    write_board(boards, "b", [K])
+    f = boards / "b.toml"
+    f.write_text(f.read_text().replace('target = "zImage"', 'target = "bzImage"'))
+    with pytest.raises(DataError, match=r"field 'image.target': 'bzImage' is not an image of arch arm"):
+        load_board("b", boards=boards)
+
+
+def test_name_must_match_file(tmp_path):
+    boards = tmp_path / "boards"
+    write_board(boards, "b", [K])
+    (boards / "b.toml").rename(boards / "c.toml")
+    with pytest.raises(DataError, match=r"field 'name': 'b' does not match the file name 'c'"):
+        load_board("c", boards=boards)
+
+
+def test_cli_unknown_board_is_one_line_and_nonzero():
+    p = run_cli("build-all", "--board", "no-such-board")
+    assert p.returncode == 2
+    assert p.stderr.strip().count("\n") == 0
+    assert p.stderr.startswith("bringup: error: unknown board 'no-such-board'")
+
+
+def test_cli_help_lists_commands():
+    p = run_cli("--help", check=True)
+    for c in ("boards", "build-all", "build-report"):
+        assert c in p.stdout

@@ -1,0 +1,166 @@
+"""The build engine against a fake Kbuild tree: recipes per era, records,
+reuse, failures.  Needs only the host gcc."""
+
+import json
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from conftest import make_fake_tree, write_board
+
+from bringup import build, records
+from bringup.board import load_board
+from bringup.errors import BuildFailed
+
+
+def calls(builddir_or_tree: Path) -> list[str]:
+    return (builddir_or_tree / ".fake-calls").read_text().splitlines()
+
+
+def setup_board(env, version, olddefconfig=True, fragment="CONFIG_FAKE_PRINTK=y\n", era="2.6+",
+                name="fake", tarball=False):
+    tree = make_fake_tree(env["tmp"] / f"linux-{version}", version, olddefconfig)
+    source = {"path": str(tree)}
+    if tarball:
+        tb = env["tmp"] / f"linux-{version}.tar.gz"
+        with tarfile.open(tb, "w:gz") as tf:
+            tf.add(tree, arcname=f"linux-{version}")
+        source = {"tarball": str(tb)}
+    frag = env["tmp"] / "frag.config"
+    frag.write_text(fragment)
+    boards = env["tmp"] / "boards"
+    write_board(boards, name, [{"id": "k1", "source": source, "defconfig": "tinyconfig",
+                                "fragments": [str(frag)], "era": era}])
+    return load_board(name, boards=boards), tree, frag
+
+
+def do_build(env, board, **kw):
+    return build.build_kernel(board, board.kernels[0], env["logs"], env["cache"], say=lambda m: None, **kw)
+
+
+def test_modern_recipe_builds_out_of_tree_with_olddefconfig(env):
+    board, tree, _ = setup_board(env, "6.1.0")
+    rec = do_build(env, board)
+    builddir = env["cache"] / "build" / "fake" / "k1"
+    got = calls(builddir)
+    assert got[0].startswith("tinyconfig O=" + str(builddir))
+    assert got[1].startswith("olddefconfig")
+    assert got[2].startswith("zImage")
+    assert not any(c.startswith("dep") for c in got)
+    assert not (tree / ".config").exists(), "an O= build must leave the source tree clean"
+    assert rec["status"] == "ok" and rec["era"] == "2.6+" and rec["kernelrelease"] == "6.1.0"
+
+
+def test_record_numbers_match_the_artifacts(env):
+    board, _, _ = setup_board(env, "6.1.0")
+    rec = do_build(env, board)
+    recdir = env["logs"] / "fake" / "k1"
+    on_disk = records.read_json(recdir / "build.json", "bringup.build")
+    assert on_disk["sizes"] == rec["sizes"]
+    z = recdir / rec["artifacts"]["zImage"]
+    assert rec["sizes"]["compressed_image"] == {"file": "zImage", "bytes": z.stat().st_size}
+    vm = recdir / rec["artifacts"]["vmlinux"]
+    assert rec["sizes"]["vmlinux_bytes"] == vm.stat().st_size
+    out = subprocess.run(["size", str(vm)], capture_output=True, text=True, check=True).stdout
+    text, data, bss, dec = (int(x) for x in out.splitlines()[1].split()[:4])
+    assert rec["sizes"]["berkeley"] == {"text": text, "data": data, "bss": bss, "dec": dec}
+    assert rec["warnings"] == 1 and rec["errors"] == 0
+    t = rec["time"]
+    assert t["real"] > 0 and t["user"] >= 0 and t["sys"] >= 0
+    assert [s["name"] for s in t["steps"]] == ["make tinyconfig", "make olddefconfig", "make zImage"]
+    assert abs(sum(s["real"] for s in t["steps"]) - t["real"]) < 0.01
+    assert (recdir / "build.log").exists() and not (recdir / "build.log.partial").exists()
+
+
+def test_2_6_tree_without_olddefconfig_gets_oldconfig_with_default_answers(env):
+    board, _, _ = setup_board(env, "2.6.11.7", olddefconfig=False)
+    rec = do_build(env, board)
+    got = calls(env["cache"] / "build" / "fake" / "k1")
+    assert got[1].startswith("oldconfig"), got
+    assert rec["time"]["steps"][1]["name"] == "make oldconfig"
+    assert rec["version"] == "2.6.11.7"
+
+
+def test_2_4_recipe_runs_dep_in_a_private_copy(env):
+    board, tree, _ = setup_board(env, "2.4.25", era="2.4")
+    rec = do_build(env, board)
+    copy = env["cache"] / "build" / "fake" / "k1" / "tree"
+    got = calls(copy)
+    assert [c.split()[0] for c in got] == ["tinyconfig", "oldconfig", "dep", "zImage"]
+    assert all(c.endswith("O=") for c in got), "2.4 builds must not pass O="
+    assert not (tree / ".config").exists() and not (tree / ".fake-calls").exists()
+    assert rec["era"] == "2.4" and rec["status"] == "ok"
+
+
+def test_the_2_6_recipe_on_a_2_4_tree_fails_clearly(env):
+    # a 2.4 tree needs 'make dep' before the image: the wrong era must not pass silently
+    board, _, _ = setup_board(env, "2.4.25", era="2.6+")
+    with pytest.raises(BuildFailed, match=r"'make tinyconfig' wrote no .*era = \"2.4\""):
+        do_build(env, board)
+
+
+def test_dropped_fragment_symbol_is_named(env):
+    board, _, _ = setup_board(env, "6.1.0", fragment="CONFIG_FAKE_PRINTK=y\nCONFIG_FAKE_GONE=y\n")
+    rec = do_build(env, board)
+    assert rec["config"]["dropped"] == [{"file": "frag.config", "symbol": "CONFIG_FAKE_GONE",
+                                         "wanted": "y", "got": "n", "step": "olddefconfig"}]
+    assert "CONFIG_FAKE_GONE=y did not survive olddefconfig" in \
+        (env["logs"] / "fake" / "k1" / "build.log").read_text()
+
+
+def test_second_build_is_reused_and_a_changed_fragment_rebuilds(env):
+    board, tree, frag = setup_board(env, "6.1.0", tarball=True)
+    first = do_build(env, board)
+    n = len(calls(env["cache"] / "build" / "fake" / "k1"))
+    second = do_build(env, board)
+    assert second.get("reused") is True
+    assert len(calls(env["cache"] / "build" / "fake" / "k1")) == n, "an up-to-date build must not run make"
+    frag.write_text("CONFIG_FAKE_PRINTK=y\nCONFIG_FAKE_NET=y\n")
+    board = load_board("fake", boards=env["tmp"] / "boards")
+    third = do_build(env, board)
+    assert not third.get("reused") and third["key"] != first["key"]
+
+
+def test_local_tree_outside_git_always_runs_make(env):
+    # its content is unknown, so make (incremental) decides; bringup must not skip it
+    board, _, _ = setup_board(env, "6.1.0")
+    do_build(env, board)
+    again = do_build(env, board)
+    assert not again.get("reused") and again["key"] is None
+
+
+def test_failed_build_keeps_the_earlier_good_record(env):
+    board, tree, frag = setup_board(env, "6.1.0")
+    good = do_build(env, board)
+    recdir = env["logs"] / "fake" / "k1"
+    before = (recdir / "build.json").read_bytes()
+    zimage = (recdir / "images" / "zImage").read_bytes()
+    frag.write_text("CONFIG_FAKE_BREAK=y\n")
+    board = load_board("fake", boards=env["tmp"] / "boards")
+    with pytest.raises(BuildFailed, match=r"fake/k1 failed at 'make zImage' \(exit 2\)"):
+        do_build(env, board)
+    assert (recdir / "build.json").read_bytes() == before
+    assert (recdir / "images" / "zImage").read_bytes() == zimage
+    failed = json.loads((recdir / "build-failed.json").read_text())
+    assert failed["status"] == "fail" and "make zImage" in failed["error"]
+    assert "broken on purpose" in (recdir / "build-failed.log").read_text()
+    assert good["status"] == "ok"
+
+
+def test_missing_toolchain_names_the_debian_package(env):
+    board, _, _ = setup_board(env, "6.1.0")
+    k = board.kernels[0]
+    k.cross_compile = "arm-nonexistent-linux-gnueabihf-"
+    k.arch.toolchain_packages = {"arm-nonexistent-linux-gnueabihf-": "gcc-arm-nonexistent"}
+    with pytest.raises(Exception, match=r"arm-nonexistent-linux-gnueabihf-gcc not found .*gcc-arm-nonexistent"):
+        build.build_kernel(board, k, env["logs"], env["cache"], say=lambda m: None)
+
+
+def test_merge_fragment_replaces_and_appends():
+    cfg = "CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=\"x\"\n"
+    out = build.merge_fragment(cfg, {"CONFIG_B": "y", "CONFIG_A": "n", "CONFIG_D": "12"})
+    parsed = build.parse_config(out)
+    assert parsed == {"CONFIG_A": "n", "CONFIG_B": "y", "CONFIG_C": '"x"', "CONFIG_D": "12"}
+    assert out.count("CONFIG_A") == 1
