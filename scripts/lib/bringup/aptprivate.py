@@ -10,6 +10,7 @@ them (docker-clean) deletes downloaded .debs after every update.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,7 +101,16 @@ APT::Sandbox::User "root";
         import time
         if stamp.exists() and time.time() - stamp.stat().st_mtime < max_age_s:
             return
-        self._run(["apt-get", "-q", "update"], what=f"apt-get update ({self.suite})")
+        p = subprocess.run(["apt-get", "-q", "update"], env=self._env(), capture_output=True, text=True)
+        if p.returncode != 0:
+            # a companion suite (security, backports) may lack some architectures on
+            # this mirror: that is fine as long as the main suite's indexes came in
+            failed = re.findall(r"Failed to fetch (\S+)", p.stdout + p.stderr)
+            main = [u for u in failed if f"/dists/{self.suite}/" in u]
+            if main or not failed:
+                tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
+                raise BringupError(f"apt-get update ({self.suite}) failed (exit {p.returncode}): "
+                                   f"{' | '.join(tail)}")
         stamp.touch()
 
     def candidate(self, package: str) -> str | None:

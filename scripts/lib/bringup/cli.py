@@ -64,6 +64,37 @@ def cmd_build_report(a) -> int:
     return 0
 
 
+def cmd_boot_timing(a) -> int:
+    from . import boottiming
+    from . import milestones as ms
+    from .board import load_board
+    b = load_board(a.board)
+    summary = boottiming.boot_timing(b, paths.logs_dir(), paths.cache_dir(), runs=a.runs, path=a.path,
+                                     only=a.kernel or None, until_ci=a.until_ci, max_runs=a.max_runs,
+                                     timeout_factor=a.timeout_factor, say=_say)
+    sys.stdout.write(boottiming.render_table(summary, ms.load_rules(b.milestones)))
+    _say(f"summary: {paths.rel(summary['_file'])}")
+    failed = sum(k["failed"] for k in summary["kernels"].values())
+    if failed:
+        _say(f"bringup: error: {failed} boot run(s) failed (see above); earlier boot-timing.json kept")
+        return 4
+    return 0
+
+
+def cmd_parse(a) -> int:
+    from . import milestones as ms
+    from pathlib import Path
+    data = sys.stdin.buffer.read() if a.file == "-" else Path(a.file).read_bytes()
+    if a.what == "bootlog":
+        rules = ms.load_rules()
+        if a.board:
+            from .board import load_board
+            rules = ms.load_rules(load_board(a.board).milestones)
+        res = ms.parse_bootlog(data, rules)
+    print(json.dumps(res, indent=2))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="bringup",
@@ -93,6 +124,30 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--board", "-b", required=True)
     s.add_argument("--format", choices=("text", "csv", "json"), default="text")
     s.set_defaults(fn=cmd_build_report)
+
+    s = sub.add_parser("boot-timing", help="boot each kernel RUNS times and time the console milestones",
+                       description="Boot every kernel of the board over its serial console (QEMU or a "
+                                   "real board), interleaved across kernels, and time the milestones "
+                                   "of configs/milestones.toml. Writes logs/<board>/<kernel>/boot/<run>/ "
+                                   "and logs/<board>/boot-timing.json.")
+    s.add_argument("--board", "-b", required=True)
+    s.add_argument("--kernel", "-k", action="append", help="only this kernel id (repeatable)")
+    s.add_argument("--runs", "-n", type=int, default=5, help="boots per kernel (default 5)")
+    s.add_argument("--path", choices=("direct", "u-boot"), help="boot path (default: the board's 'boot')")
+    s.add_argument("--until-ci", type=float, metavar="PCT",
+                   help="repeat until the 95%% CI half-width of the last milestone is below PCT %% of "
+                        "its mean (at least --runs rounds, at most --max-runs)")
+    s.add_argument("--max-runs", type=int, default=20)
+    s.add_argument("--timeout-factor", type=float, default=1.0, help="scale every milestone timeout")
+    s.set_defaults(fn=cmd_boot_timing)
+
+    s = sub.add_parser("parse", help="parse a log made elsewhere and print JSON",
+                       description="parse bootlog FILE: the milestones of a raw console log, a dmesg "
+                                   "with printk times, or a grabserial/bringup timestamped log.")
+    s.add_argument("what", choices=("bootlog",))
+    s.add_argument("file", help="the log file, or - for standard input")
+    s.add_argument("--board", "-b", help="use this board's milestone overrides")
+    s.set_defaults(fn=cmd_parse)
     return p
 
 

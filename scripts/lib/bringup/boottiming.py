@@ -1,0 +1,346 @@
+"""Boot timing: boot each kernel several times over its serial console and
+time the milestones.
+
+  boot_once()    one boot of one kernel: target up, optional U-Boot dialogue,
+                 milestones scanned as lines arrive, faults end the run.
+  boot_timing()  runs interleaved across kernels (A B A B ...), statistics,
+                 logs/<board>/boot-timing.json and the seed-002 table.
+
+The engine talks to a Target (targets.py) and a Console (console.py); it does
+not know whether the target is QEMU or a board on the bench.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from . import milestones as ms
+from . import records, rootfs, stats, targets, uboot
+from .board import Board
+from .console import Console
+from .errors import BootFailed, BringupError
+
+BOOT_SCHEMA = "bringup.boot/1"
+SUMMARY_SCHEMA = "bringup.boot-timing/1"
+records.READABLE.update({"bringup.boot": {1}, "bringup.boot-timing": {1}})
+
+
+def boot_files(board: Board, build_rec: dict, recdir: Path, path: str) -> dict:
+    """The image files a boot needs, from the build record's artifacts."""
+    art = build_rec["artifacts"]
+    target = board.image["target"]
+    if path == "u-boot":
+        key = "uImage" if "uImage" in art else target if target == "uImage" else None
+        if key is None:
+            raise BringupError(f"board {board.name}: booting through U-Boot needs a uImage; set "
+                               f"image.uimage = true in {board.file.name} and rebuild")
+    else:
+        key = target
+        if key not in art:
+            raise BringupError(f"{recdir}/build.json: no {key} artifact")
+    files = {"kernel": recdir / art[key]}
+    if "dtb" in art:
+        files["dtb"] = recdir / art["dtb"]
+    for name, f in files.items():
+        if not f.exists():
+            raise BringupError(f"{f}: missing (the build record lists it; rebuild with FORCE=1)")
+    return files
+
+
+def make_uinitrd(board: Board, initrd: Path, out: Path) -> Path:
+    argv = ["mkimage", "-A", board.arch.mkimage_arch or board.arch.kernel_arch, "-O", "linux",
+            "-T", "ramdisk", "-C", "none", "-n", "bringup initramfs", "-d", str(initrd), str(out)]
+    p = subprocess.run(argv, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise BringupError(f"mkimage (ramdisk) failed: {p.stderr.strip()}")
+    return out
+
+
+def boot_once(board: Board, kernel_id: str, build_rec: dict, recdir: Path, initrd: Path,
+              run_dir: Path, path: str, rules: ms.Rules, timeout_factor: float = 1.0,
+              target: targets.Target | None = None, run_index: int = 0, say=print) -> dict:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    kernel = board.kernel(kernel_id)
+    cmdline = targets.kernel_cmdline(board, kernel.cmdline)
+    files = boot_files(board, build_rec, recdir, path)
+    files["initrd"] = initrd
+    tftp_names = None
+    tftp_dir = None
+    if path == "u-boot":
+        tftp_dir = run_dir / "tftp"
+        tftp_dir.mkdir(exist_ok=True)
+        shutil.copyfile(files["kernel"], tftp_dir / "uImage")
+        make_uinitrd(board, initrd, tftp_dir / "uInitrd")
+        tftp_names = {"kernel": "uImage", "initrd": "uInitrd"}
+        if "dtb" in files:
+            shutil.copyfile(files["dtb"], tftp_dir / files["dtb"].name)
+            tftp_names["dtb"] = files["dtb"].name
+    if target is None:
+        target = targets.QemuTarget(
+            board, lambda port: targets.qemu_argv(board, port, path, files, cmdline, tftp_dir), run_dir)
+    rec = {"schema": BOOT_SCHEMA, "board": board.name, "kernel": kernel_id, "run_id": run_dir.name,
+           "run_index": run_index, "status": "fail", "error": None, "path": path,
+           "started": _now(), "kernelrelease": build_rec.get("kernelrelease"),
+           "build_key": build_rec.get("key"), "initrd": str(initrd), "cmdline": cmdline,
+           "t0": "QEMU spawn" if isinstance(target, targets.QemuTarget) else "power-on",
+           "log": "console.log", "raw": "console.raw"}
+    scan = ms.Scan(rules)
+    console = None
+    try:
+        with target:
+            target.start()
+            rec["qemu_argv"] = getattr(target, "argv", None)
+            console = Console(target.console_url, target.baud, t0=target.t0,
+                              log_path=run_dir / "console.log", raw_path=run_dir / "console.raw")
+            rec["console"] = target.console_url
+            if path == "u-boot":
+                exp = console.expect(timeout=30 * timeout_factor)
+                try:
+                    uboot.run(exp, board.uboot, tftp_names, cmdline, timeout=60 * timeout_factor)
+                except BootFailed as e:
+                    why = target.alive() or console.closed_reason
+                    raise BootFailed(f"{e}" + (f" ({why})" if why else ""))
+            _watch(console, target, scan, rules, timeout_factor)
+            rec["status"] = "ok"
+    except BootFailed as e:
+        rec["error"] = str(e)
+    except KeyboardInterrupt:
+        rec["status"], rec["error"] = "interrupted", "interrupted by the user"
+        raise
+    finally:
+        if console is not None:
+            console.close()
+        res = scan.result()
+        rec.update(res)
+        rec["finished"] = _now()
+        records.write_json(run_dir / "boot.json", rec)
+    return rec
+
+
+def _watch(console: Console, target, scan: ms.Scan, rules: ms.Rules, factor: float) -> None:
+    """Feed lines to the scanner until the end milestone; fail on a fault, a
+    timeout (naming the milestone), QEMU dying or the console closing."""
+    fed = 0
+    last_t = 0.0
+    while True:
+        console.wait(fed, timeout=0.05)
+        lines = console.lines
+        while fed < len(lines):
+            line = lines[fed]
+            scan.feed(line.n, line.t, line.text)
+            fed += 1
+            if scan.fault:
+                f = scan.fault
+                raise BootFailed(f"{f['message']} at line {f['line']}: {f['text'].strip()!r}")
+        if scan.found:
+            last_t = max(f.host for f in scan.found.values() if f.host is not None)
+        part = console.partial()
+        if part is not None and not scan.done():
+            end = [m for m in rules.milestones if m.end]
+            for m in end:
+                if m.regex.search(part.text) and m.name not in scan.found:
+                    scan.found[m.name] = ms.Found(m.name, part.t, ms.printk_time(part.text), part.n,
+                                                  part.text)
+        if scan.done():
+            missing = [m.label for m in rules.milestones if m.required and m.name not in scan.found]
+            if missing:
+                raise BootFailed(f"reached the end milestone without {', '.join(missing)}")
+            return
+        nxt = scan.next_required()
+        if nxt is not None and console.now() - last_t > nxt.timeout * factor:
+            last = max(scan.found.values(), key=lambda f: f.host or 0, default=None)
+            after = f" (last milestone: {last.name} at {last.host:.2f}s)" if last else ""
+            raise BootFailed(f"no {nxt.label} within {nxt.timeout * factor:.0f}s{after}")
+        why = target.alive()
+        if why:
+            nxt_label = nxt.label if nxt else "the end"
+            raise BootFailed(f"{why}, before {nxt_label}")
+        if console.closed_reason:
+            raise BootFailed(f"{console.closed_reason}, before {nxt.label if nxt else 'the end'}")
+
+
+# --- runs, statistics, summary ---------------------------------------------
+
+def reference(rec: dict) -> tuple[str, float]:
+    """Times are reported from the start of loading the kernel when a bootloader
+    loaded it (seed 002's reference), else from t0."""
+    m = rec.get("milestones", {})
+    if "kernel_load" in m and m["kernel_load"]["host_s"] is not None:
+        return "kernel_load", m["kernel_load"]["host_s"]
+    return "t0", 0.0
+
+
+def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str]) -> dict:
+    out = {"schema": SUMMARY_SCHEMA, "board": board.name, "created": _now(), "kernels": {}}
+    for kid in kernels:
+        runs = [r for r in recs if r["kernel"] == kid]
+        ok = [r for r in runs if r["status"] == "ok"]
+        per = {}
+        refs = {reference(r)[0] for r in ok}
+        for m in rules.milestones:
+            vals = []
+            pk = []
+            for r in ok:
+                f = r["milestones"].get(m.name)
+                if f and f["host_s"] is not None:
+                    vals.append(f["host_s"] - reference(r)[1])
+                    if f["printk_s"] is not None:
+                        pk.append(f["printk_s"])
+            if vals:
+                per[m.name] = {"label": m.label, "host": stats.summarize(vals),
+                               "printk": stats.summarize(pk)}
+        hidden = [r["hidden_before_clock_s"] for r in ok if r.get("hidden_before_clock_s") is not None]
+        lags = [r["printk_lag_ms"] for r in ok if r.get("printk_lag_ms")]
+        out["kernels"][kid] = {
+            "runs": len(runs), "ok": len(ok), "failed": len(runs) - len(ok),
+            "reference": refs.pop() if len(refs) == 1 else ("mixed" if refs else None),
+            "kernelrelease": ok[0]["kernelrelease"] if ok else None,
+            "milestones": per,
+            "hidden_before_clock_s": stats.summarize(hidden),
+            "printk_lag_ms": {"median": stats.summarize([x["median"] for x in lags]),
+                              "p95": stats.summarize([x["p95"] for x in lags])} if lags else None,
+            "failures": [{"run_id": r["run_id"], "error": r["error"]} for r in runs if r["status"] != "ok"],
+            "run_ids": [r["run_id"] for r in runs],
+        }
+    return out
+
+
+def boot_timing(board: Board, logs: Path, cache: Path, runs: int = 5, path: str | None = None,
+                only: list | None = None, until_ci: float | None = None, max_runs: int = 20,
+                timeout_factor: float = 1.0, say=print) -> dict:
+    path = path or board.boot
+    if path not in ("direct", "u-boot"):
+        raise BringupError(f"boot path {path!r}: use 'direct' or 'u-boot'")
+    if path == "u-boot" and not board.uboot:
+        raise BringupError(f"board {board.name}: no [uboot] table, so it cannot boot through U-Boot")
+    kernels = [k.id for k in board.kernels if not only or k.id in only]
+    if only and set(only) - set(kernels):
+        raise BringupError(f"board {board.name}: no kernel {sorted(set(only) - set(kernels))[0]!r}")
+    builds = {}
+    for kid in kernels:
+        recdir = Path(logs) / board.name / kid
+        f = recdir / "build.json"
+        if not f.exists():
+            raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
+        builds[kid] = (records.read_json(f, "bringup.build"), recdir)
+    rules = ms.load_rules(board.milestones)
+    rd = rootfs.build(board, logs, cache, say=say)
+    initrd = Path(logs) / board.name / "rootfs" / rd["file"]
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    recs = []
+    rnd = 0
+    limit = max_runs if until_ci else runs
+    while rnd < limit:
+        rnd += 1
+        for kid in kernels:
+            rec_b, recdir = builds[kid]
+            run_dir = recdir / "boot" / f"{stamp}-{path}-r{rnd:02d}"
+            r = boot_once(board, kid, rec_b, recdir, initrd, run_dir, path, rules, timeout_factor,
+                          run_index=rnd, say=say)
+            recs.append(r)
+            say(_run_line(r, rnd, limit))
+        if until_ci and rnd >= max(runs, 3) and _precise_enough(recs, kernels, rules, until_ci):
+            say(f"95 % confidence intervals within ±{until_ci}% after {rnd} rounds")
+            break
+    summary = summarize(board, recs, rules, kernels)
+    summary["path"] = path
+    summary["runs_requested"] = runs
+    summary["rootfs"] = {"file": rd["file"], "sha256": rd["sha256"]}
+    failed = sum(k["failed"] for k in summary["kernels"].values())
+    name = "boot-timing.json" if failed == 0 else "boot-timing-failed.json"
+    records.write_json(Path(logs) / board.name / name, summary)
+    summary["_file"] = str(Path(logs) / board.name / name)
+    return summary
+
+
+def _precise_enough(recs, kernels, rules, pct) -> bool:
+    end = [m.name for m in rules.milestones if m.end]
+    for kid in kernels:
+        vals = [r["milestones"][end[0]]["host_s"] - reference(r)[1] for r in recs
+                if r["kernel"] == kid and r["status"] == "ok" and end[0] in r["milestones"]]
+        s = stats.summarize(vals)
+        if not s or s["ci95_half_pct"] is None or s["ci95_half_pct"] > pct:
+            return False
+    return True
+
+
+def _run_line(r: dict, rnd: int, limit: int) -> str:
+    if r["status"] != "ok":
+        return f"  run {rnd}/{limit} {r['kernel']}: FAILED: {r['error']}"
+    ref_name, ref = reference(r)
+    m = r["milestones"]
+    parts = []
+    for name in ("linux_version", "freeing_init", "login"):
+        if name in m:
+            parts.append(f"{name} {m[name]['host_s'] - ref:.2f}s")
+    return f"  run {rnd}/{limit} {r['kernel']}: ok ({', '.join(parts)}; from {ref_name})"
+
+
+def render_table(summary: dict, rules: ms.Rules) -> str:
+    kern = list(summary["kernels"])
+    refs = {v["reference"] for v in summary["kernels"].values() if v["reference"]}
+    ref_label = ("begin of loading the kernel image (U-Boot tftpboot)" if refs == {"kernel_load"}
+                 else "QEMU start / power-on" if refs == {"t0"} else "mixed references")
+    heads = ["", *kern, *(["Delta"] if len(kern) == 2 else [f"Delta {k}" for k in kern[1:]])]
+    rows = []
+    skip_before_ref = refs == {"kernel_load"}
+    passed_ref = not skip_before_ref
+    for m in rules.milestones:
+        if not passed_ref:
+            passed_ref = m.name == "kernel_load"
+            continue
+        cells, meds = [], []
+        for k in kern:
+            st = summary["kernels"][k]["milestones"].get(m.name)
+            if st:
+                h = st["host"]
+                ci = f" ±{(h['ci95'][1] - h['ci95'][0]) / 2:.2f}" if h["ci95"] else ""
+                cells.append(f"{h['median']:.2f}s{ci}")
+                meds.append(h["median"])
+            else:
+                cells.append("-")
+                meds.append(None)
+        if all(c == "-" for c in cells):
+            continue
+        deltas = []
+        for v in meds[1:]:
+            if v is None or meds[0] in (None, 0):
+                deltas.append("n/a")
+            else:
+                d = (v - meds[0]) / meds[0] * 100
+                deltas.append(f"{'+' if d >= 0 else '-'} {abs(d):.0f} %")
+        rows.append([f"... until {m.label}", *cells, *deltas])
+    widths = [max(len(r[i]) for r in [heads, *rows]) for i in range(len(heads))]
+    out = [f"Boot timing for {summary['board']} ({summary.get('path')}): medians of "
+           + ", ".join(f"{k} n={summary['kernels'][k]['ok']}" for k in kern)
+           + "; ± is the 95 % confidence half-width",
+           f"Time from the {ref_label}:", ""]
+    out.append("| " + " | ".join(h.ljust(w) for h, w in zip(heads, widths)) + " |")
+    out.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        out.append("| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                     for i, (c, w) in enumerate(zip(r, widths))) + " |")
+    out.append("")
+    for k in kern:
+        v = summary["kernels"][k]
+        h = v["hidden_before_clock_s"]
+        lag = v["printk_lag_ms"]
+        extra = []
+        if h:
+            extra.append(f"host time before the kernel clock started: median {h['median']:.2f}s")
+        if lag and lag["median"]:
+            extra.append(f"printk lag median {lag['median']['median']:.1f} ms, p95 {lag['p95']['median']:.1f} ms")
+        if v["failed"]:
+            extra.append(f"{v['failed']} failed run(s), not in the statistics: "
+                         + "; ".join(f"{f['run_id']}: {f['error']}" for f in v["failures"][:3]))
+        if extra:
+            out.append(f"{k}: " + "; ".join(extra))
+    return "\n".join(out) + "\n"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
