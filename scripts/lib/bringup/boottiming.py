@@ -193,14 +193,14 @@ def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str
             if vals:
                 per[m.name] = {"label": m.label, "host": stats.summarize(vals),
                                "printk": stats.summarize(pk)}
-        hidden = [r["hidden_before_clock_s"] for r in ok if r.get("hidden_before_clock_s") is not None]
+        hidden = [r["hidden_at_zero_s"] for r in ok if r.get("hidden_at_zero_s") is not None]
         lags = [r["printk_lag_ms"] for r in ok if r.get("printk_lag_ms")]
         out["kernels"][kid] = {
             "runs": len(runs), "ok": len(ok), "failed": len(runs) - len(ok),
             "reference": refs.pop() if len(refs) == 1 else ("mixed" if refs else None),
             "kernelrelease": ok[0]["kernelrelease"] if ok else None,
             "milestones": per,
-            "hidden_before_clock_s": stats.summarize(hidden),
+            "hidden_at_zero_s": stats.summarize(hidden),
             "printk_lag_ms": {"median": stats.summarize([x["median"] for x in lags]),
                               "p95": stats.summarize([x["p95"] for x in lags])} if lags else None,
             "failures": [{"run_id": r["run_id"], "error": r["error"]} for r in runs if r["status"] != "ok"],
@@ -327,11 +327,12 @@ def render_table(summary: dict, rules: ms.Rules) -> str:
     out.append("")
     for k in kern:
         v = summary["kernels"][k]
-        h = v["hidden_before_clock_s"]
+        h = v["hidden_at_zero_s"]
         lag = v["printk_lag_ms"]
         extra = []
         if h:
-            extra.append(f"host time before the kernel clock started: median {h['median']:.2f}s")
+            extra.append(f"time hidden at [0.000000] (kernel printing before its clock ran): "
+                         f"median {h['median']:.3f}s")
         if lag and lag["median"]:
             extra.append(f"printk lag median {lag['median']['median']:.1f} ms, p95 {lag['p95']['median']:.1f} ms")
         if v["failed"]:

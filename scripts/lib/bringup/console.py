@@ -64,7 +64,12 @@ class Console:
         deadline = time.monotonic() + connect_timeout
         while True:
             try:
-                s = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0, do_not_open=False)
+                s = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0, do_not_open=True)
+                # pyserial's open() ends with reset_input_buffer(), which throws away
+                # bytes that arrived already: on a socket that is the start of the boot
+                s.reset_input_buffer = lambda: None
+                s.open()
+                del s.reset_input_buffer
                 return s
             except (serial.SerialException, OSError, ValueError) as e:
                 # QEMU may not listen yet; a device may not exist yet (USB re-enumeration)
@@ -108,7 +113,7 @@ class Console:
                         time.sleep(0.001)
                         continue
                 self._feed(data, t)
-        except (serial.SerialException, OSError, TypeError) as e:
+        except (serial.SerialException, OSError, TypeError, ValueError) as e:
             if not self._stop.is_set():
                 self.closed_reason = f"serial console {self.url} gone: {e}"
         finally:

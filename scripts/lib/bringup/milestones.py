@@ -9,9 +9,11 @@ Timing rules, named and explicit:
     FIRST line that matches it (grabserial reports the end of the last one);
   - its printk time is the [seconds] prefix of that line, when it has one;
   - intervals are between consecutive milestones that were reached;
-  - 'hidden before clock' is host time minus printk time on the first line
-    whose printk time is not zero: the host time that passed before the
-    kernel's clock started counting.
+  - 'clock zero' is host time minus printk time on the first line whose
+    printk time is not zero: the host time at which the kernel's clock read 0;
+  - 'hidden at zero' is clock zero minus the host time of the first line with a
+    printk time: how long the kernel printed at [0.000000] while its clock
+    had not started, time that printk stamps hide.
 """
 
 from __future__ import annotations
@@ -103,10 +105,13 @@ class Scan:
     banners: int = 0
     kernel_started: bool = False
     first_clock: tuple | None = None   # (host, printk) of the first line with printk > 0
+    first_printk_host: float | None = None   # host time of the first line with a printk time
     lags: list = field(default_factory=list)   # host - printk, per printk line (for lag stats)
 
     def feed(self, n: int, host: float | None, text: str) -> None:
         pk = printk_time(text)
+        if pk is not None and host is not None and self.first_printk_host is None:
+            self.first_printk_host = host
         if pk is not None and pk > 0 and host is not None:
             if self.first_clock is None:
                 self.first_clock = (host, pk)
@@ -140,11 +145,17 @@ class Scan:
                 return m
         return None
 
-    def hidden_before_clock(self) -> float | None:
+    def clock_zero(self) -> float | None:
         if self.first_clock is None:
             return None
         host, pk = self.first_clock
         return round(host - pk, 6)
+
+    def hidden_at_zero(self) -> float | None:
+        z = self.clock_zero()
+        if z is None or self.first_printk_host is None:
+            return None
+        return round(max(0.0, z - self.first_printk_host), 6)
 
     def printk_lag_ms(self) -> dict | None:
         """Host arrival against printk time: each line's (host - printk) minus the
@@ -170,7 +181,8 @@ class Scan:
             prev = f
         missing = [m.name for m in self.rules.milestones if m.required and m.name not in self.found]
         return {"milestones": ms, "intervals": intervals, "missing": missing, "fault": self.fault,
-                "hidden_before_clock_s": self.hidden_before_clock(), "printk_lag_ms": self.printk_lag_ms()}
+                "clock_zero_host_s": self.clock_zero(),
+                "hidden_at_zero_s": self.hidden_at_zero(), "printk_lag_ms": self.printk_lag_ms()}
 
 
 # --- reading logs made elsewhere -----------------------------------------

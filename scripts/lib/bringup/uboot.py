@@ -59,9 +59,15 @@ def run(exp, uboot: dict, files: dict, cmdline: str, serverip: str | None = "10.
             return
         idx = _expect(exp, [prompt, *ERRORS], f"'{cmd}'", timeout)
         if idx > 0:
-            before = (exp.before or "").strip().splitlines()
-            detail = (before[-1] if before else "") + exp.after
-            raise BootFailed(f"U-Boot: '{cmd}' failed: {detail.strip()}")
+            start = (exp.before or "").replace("\r", "").rsplit("\n", 1)[-1]
+            matched = exp.after
+            try:                                   # the rest of the error line
+                exp.expect([r"\r?\n"], timeout=2)
+                rest = exp.before
+            except (pexpect.TIMEOUT, pexpect.EOF):
+                rest = ""
+            detail = (start + matched + rest).strip()
+            raise BootFailed(f"U-Boot: '{cmd}' failed: {detail}")
 
 
 def _expect(exp, patterns, what, timeout) -> int:

@@ -1,0 +1,117 @@
+"""Integration: build the qemu-arm kernels (5.10 and 6.12 from Debian's
+sources, tinyconfig-based) with the real cross toolchain, and boot them in
+real QEMU, directly and through real U-Boot + TFTP."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, bringup
+
+pytestmark = pytest.mark.integration
+KERNELS = ["5.10", "6.12"]
+
+
+@pytest.mark.parametrize("kid", KERNELS)
+def test_build_record_matches_size_and_ls(arm_built, kid):
+    recdir = arm_built["logs"] / "qemu-arm" / kid
+    rec = json.loads((recdir / "build.json").read_text())
+    assert rec["status"] == "ok" and rec["schema"] == "bringup.build/1"
+    assert rec["kernelrelease"].startswith(kid + ".")
+    vm = recdir / rec["artifacts"]["vmlinux"]
+    out = subprocess.run(["arm-linux-gnueabihf-size", str(vm)], capture_output=True, text=True,
+                         check=True).stdout.splitlines()[1].split()
+    text, data, bss, dec = (int(x) for x in out[:4])
+    assert rec["sizes"]["berkeley"] == {"text": text, "data": data, "bss": bss, "dec": dec}
+    z = recdir / rec["artifacts"]["zImage"]
+    assert rec["sizes"]["compressed_image"] == {"file": "zImage", "bytes": os.stat(z).st_size}
+    u = recdir / rec["artifacts"]["uImage"]
+    assert rec["sizes"]["uimage"]["bytes"] == os.stat(u).st_size == os.stat(z).st_size + 64
+    assert rec["sizes"]["sections"][".text"] > 500_000
+    assert rec["config"]["dropped"] == [], "every fragment symbol must survive olddefconfig"
+    assert rec["time"]["real"] > 0 and rec["time"]["user"] > 0
+    cfg = (recdir / rec["artifacts"]["config"]).read_text()
+    for sym in ("CONFIG_PRINTK_TIME=y", "CONFIG_SERIAL_AMBA_PL011_CONSOLE=y", "CONFIG_ROOT_NFS=y",
+                "CONFIG_MMU=y", "CONFIG_BLK_DEV_INITRD=y"):
+        assert sym in cfg
+
+
+def test_second_build_all_rebuilds_nothing(arm_built):
+    t = time.monotonic()
+    p = bringup(arm_built, "build-all", "--board", "qemu-arm")
+    took = time.monotonic() - t
+    assert p.returncode == 0
+    assert p.stderr.count("up to date") == 2
+    assert took < 30
+
+
+def test_build_report_has_deltas(arm_built):
+    p = bringup(arm_built, "build-report", "--board", "qemu-arm")
+    assert p.returncode == 0
+    lines = p.stdout.splitlines()
+    head = next(line for line in lines if line.startswith("|") and "Delta" in line)
+    assert "5.10" in head and "6.12" in head
+    rows = {line.split("|")[1].strip(): line for line in lines if line.startswith("| ")}
+    for label in ("real", "user", "sys", "Compressed kernel", "Uncompressed kernel", "text", "data", "bss"):
+        assert label in rows and "%" in rows[label]
+
+
+@pytest.mark.parametrize("path", ["direct", "u-boot"])
+def test_boot_to_login(arm_built, path):
+    p = bringup(arm_built, "boot-timing", "--board", "qemu-arm", "--runs", "1", "--path", path, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    summary = json.loads((arm_built["logs"] / "qemu-arm" / "boot-timing.json").read_text())
+    assert summary["path"] == path
+    for kid in KERNELS:
+        k = summary["kernels"][kid]
+        assert k["ok"] == 1 and k["failed"] == 0
+        m = k["milestones"]
+        for name in ("linux_version", "console", "freeing_init", "run_init", "userspace", "login"):
+            assert name in m, name
+        assert m["linux_version"]["host"]["median"] < m["freeing_init"]["host"]["median"] \
+            < m["userspace"]["host"]["median"] <= m["login"]["host"]["median"] < 60
+        if path == "u-boot":
+            assert "bootloader" in m and "starting_kernel" in m and k["reference"] == "kernel_load"
+        run = sorted((arm_built["logs"] / "qemu-arm" / kid / "boot").glob(f"*-{path}-r01"))[-1]
+        boot = json.loads((run / "boot.json").read_text())
+        # printk time and host time agree: the kernel's own interval matches the host's
+        fi, us = boot["milestones"]["freeing_init"], boot["milestones"]["userspace"]
+        assert abs((us["host_s"] - fi["host_s"]) - (us["printk_s"] - fi["printk_s"])) < 0.05
+        assert boot["printk_lag_ms"]["median"] < 20
+    assert "Linux version" in p.stdout and "Delta" in p.stdout
+
+
+def test_qemu_killed_mid_run_fails_clearly_and_keeps_earlier_summary(arm_built):
+    logs = arm_built["logs"] / "qemu-arm"
+    good = logs / "boot-timing.json"
+    if not good.exists():
+        pytest.skip("needs a good boot-timing.json from test_boot_to_login")
+    before = good.read_bytes()
+    old_runs = set((logs / "6.12" / "boot").glob("*"))
+    proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "bringup"), "boot-timing", "--board",
+                             "qemu-arm", "--kernel", "6.12", "--runs", "1", "--path", "u-boot"],
+                            env=arm_built["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = False
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not killed:
+        for run in set((logs / "6.12" / "boot").glob("*")) - old_runs:
+            log = run / "console.log"
+            if log.exists() and "Starting kernel" in log.read_text(errors="replace"):
+                tftp = str(log.parent / "tftp")
+                r = subprocess.run(["pkill", "-9", "-f", f"tftp={tftp}"])
+                killed = r.returncode == 0
+                break
+        time.sleep(0.01)
+    out, err = proc.communicate(timeout=120)
+    assert killed, "did not catch QEMU mid-boot"
+    assert proc.returncode == 4
+    assert "QEMU exited (killed by signal 9)" in err
+    assert good.read_bytes() == before, "a failed run must not replace the good summary"
+    failed = json.loads((logs / "boot-timing-failed.json").read_text())
+    assert failed["kernels"]["6.12"]["failed"] == 1

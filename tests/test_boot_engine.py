@@ -1,0 +1,200 @@
+"""The boot engine, console and U-Boot dialogue against a fake board on a
+loopback socket (see fakeboard.py), and QEMU argument building."""
+
+import socket
+import threading
+import time
+
+import pytest
+
+from fakeboard import KERNEL, FakeBoard
+
+from bringup import boottiming, stats, targets, uboot
+from bringup import milestones as ms
+from bringup.board import load_board
+from bringup.console import Console
+
+
+@pytest.fixture
+def arm():
+    return load_board("qemu-arm")
+
+
+@pytest.fixture
+def fake_build(tmp_path):
+    recdir = tmp_path / "rec"
+    (recdir / "images").mkdir(parents=True)
+    (recdir / "images" / "uImage").write_bytes(b"\0" * 128)
+    (recdir / "images" / "zImage").write_bytes(b"\0" * 128)
+    initrd = tmp_path / "initramfs.cpio.gz"
+    initrd.write_bytes(b"\x1f\x8b" + b"\0" * 64)
+    rec = {"artifacts": {"uImage": "images/uImage", "zImage": "images/zImage"}, "kernelrelease": "6.12.95",
+           "key": "k"}
+    return rec, recdir, initrd
+
+
+def boot(arm, fake_build, tmp_path, target, path="u-boot", factor=1.0):
+    rec, recdir, initrd = fake_build
+    return boottiming.boot_once(arm, "6.12", rec, recdir, initrd, tmp_path / "run", path,
+                                ms.load_rules(), factor, target=target, say=lambda m: None)
+
+
+def test_uboot_path_end_to_end_with_timestamps(arm, fake_build, tmp_path):
+    fb = FakeBoard()
+    r = boot(arm, fake_build, tmp_path, fb)
+    assert r["status"] == "ok", r["error"]
+    assert fb.received[:2] == ["setenv autoload no", "dhcp"]
+    assert "tftpboot 0x42000000 uImage" in fb.received
+    assert "tftpboot 0x44000000 uInitrd" in fb.received
+    assert fb.received[-1] == "bootm 0x42000000 0x44000000 ${fdtcontroladdr}"
+    assert any(c.startswith("setenv bootargs console=ttyAMA0,115200 earlycon=pl011,0x9000000")
+               for c in fb.received)
+    m = r["milestones"]
+    order = ["bootloader", "kernel_load", "starting_kernel", "linux_version", "console", "freeing_init",
+             "run_init", "userspace", "login"]
+    assert list(m) == order
+    hosts = [m[n]["host_s"] for n in order]
+    assert hosts == sorted(hosts)
+    # the fake sleeps 0.30 s between "Run /init" and the marker: the stamps must show it
+    iv = {(i["from"], i["to"]): i["host_s"] for i in r["intervals"]}
+    assert iv[("run_init", "userspace")] == pytest.approx(0.30, abs=0.08)
+    assert iv[("console", "freeing_init")] == pytest.approx(0.20, abs=0.08)
+    log = (tmp_path / "run" / "console.log").read_text()
+    assert "] [    0.300000] Freeing unused kernel image" in log
+    assert (tmp_path / "run" / "console.raw").read_bytes().count(b"\r\n") > 5
+    assert (tmp_path / "run" / "tftp" / "uInitrd").exists()
+
+
+def test_direct_path(arm, fake_build, tmp_path):
+    r = boot(arm, fake_build, tmp_path, FakeBoard(uboot=False), path="direct")
+    assert r["status"] == "ok", r["error"]
+    assert "kernel_load" not in r["milestones"] and boottiming.reference(r) == ("t0", 0.0)
+
+
+def test_hang_names_the_missing_milestone(arm, fake_build, tmp_path):
+    fb = FakeBoard(uboot=False, hang_after=4)       # stops before "Freeing unused kernel memory"
+    t = time.monotonic()
+    r = boot(arm, fake_build, tmp_path, fb, path="direct", factor=0.01)   # 120 s * 0.01
+    assert r["status"] == "fail"
+    assert r["error"].startswith('no "Freeing unused kernel memory" (enter user space) within 1s')
+    assert "last milestone: console" in r["error"]
+    assert time.monotonic() - t < 5
+
+
+def test_panic_ends_the_run_quoting_the_line(arm, fake_build, tmp_path):
+    kernel = KERNEL[:3] + [(0.05, b"[    0.2] Kernel panic - not syncing: No working init found.\r\n")]
+    r = boot(arm, fake_build, tmp_path, FakeBoard(kernel=kernel, uboot=False), path="direct")
+    assert r["status"] == "fail"
+    assert r["error"] == ("kernel panic at line 5: '[    0.2] Kernel panic - not syncing: "
+                          "No working init found.'")
+    assert r["fault"]["kind"] == "panic"
+
+
+def test_console_gone_is_a_clear_failure(arm, fake_build, tmp_path):
+    r = boot(arm, fake_build, tmp_path, FakeBoard(uboot=False, close_after=4), path="direct")
+    assert r["status"] == "fail"
+    assert "serial console socket://127.0.0.1:" in r["error"]
+    assert "before \"Freeing unused kernel memory\"" in r["error"]
+
+
+def test_tftp_error_is_reported(arm, fake_build, tmp_path):
+    r = boot(arm, fake_build, tmp_path, FakeBoard(tftp_error=True))
+    assert r["status"] == "fail"
+    assert r["error"] == "U-Boot: 'tftpboot 0x42000000 uImage' failed: TFTP error: 'File not found' (1)"
+
+
+def test_line_time_is_its_first_byte(tmp_path):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def peer():
+        c, _ = srv.accept()
+        c.sendall(b"first half ")
+        time.sleep(0.4)
+        c.sendall(b"second half\r\nnext\r\n")
+        time.sleep(0.5)
+        c.close()
+    threading.Thread(target=peer, daemon=True).start()
+    t0 = time.monotonic()
+    con = Console(f"socket://127.0.0.1:{srv.getsockname()[1]}", t0=t0, log_path=tmp_path / "c.log")
+    assert con.wait(1, timeout=3)
+    time.sleep(0.1)
+    con.close()
+    a, b = con.lines[0], con.lines[1]
+    assert a.text == "first half second half" and b.text == "next"
+    assert b.t - a.t == pytest.approx(0.4, abs=0.1), "a line is stamped when its first byte arrives"
+    assert (tmp_path / "c.log").read_text().splitlines()[0].endswith("] first half second half")
+
+
+def test_loop_console_and_expect():
+    con = Console("loop://")
+    con.write(b"=> ")
+    e = con.expect(2)
+    assert e.expect([r"=> "]) == 0
+    con.close()
+
+
+def test_qemu_argv_direct_and_uboot(arm, tmp_path):
+    files = {"kernel": tmp_path / "zImage", "initrd": tmp_path / "rd"}
+    argv = targets.qemu_argv(arm, 5555, "direct", files, "console=ttyAMA0", None)
+    assert argv[:3] == ["qemu-system-arm", "-M", "virt"]
+    assert "tcp:127.0.0.1:5555,server=on,wait=on" in argv
+    assert argv[argv.index("-kernel") + 1] == str(tmp_path / "zImage")
+    assert argv[argv.index("-append") + 1] == "console=ttyAMA0"
+    assert "-bios" not in argv and "-enable-kvm" not in argv
+    argv = targets.qemu_argv(arm, 5555, "u-boot", files, "x", tmp_path / "tftp")
+    assert argv[argv.index("-bios") + 1] == "/usr/lib/u-boot/qemu_arm/u-boot.bin"
+    assert f"user,id=n0,ipv6=off,tftp={tmp_path / 'tftp'}" in argv
+    assert "-kernel" not in argv
+
+
+def test_uboot_commands_with_dtb():
+    cmds = uboot.commands({"kernel_addr": "0x1", "initrd_addr": "0x2", "fdt": "", "boot_command": "bootz"},
+                          {"kernel": "zImage", "initrd": "rd", "dtb": "b.dtb"}, "console=ttyS0", "10.0.2.2")
+    assert [c for c, _ in cmds][-2:] == ["tftpboot 0x48000000 b.dtb", "bootz 0x1 0x2 0x48000000"]
+    assert cmds[-1][1] is False
+
+
+def test_stats_summary():
+    s = stats.summarize([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert s["median"] == 3.0 and s["min"] == 1.0 and s["max"] == 5.0
+    assert s["stdev"] == pytest.approx(1.5811, abs=1e-4)
+    # mean 3, t(4)=2.776, sd/sqrt(5)=0.7071 -> half-width 1.963
+    assert s["ci95"] == pytest.approx([1.037, 4.963], abs=1e-3)
+    assert stats.summarize([2.0])["ci95"] is None and stats.summarize([]) is None
+    assert stats.t95(22) == stats.t95(20)
+
+
+def test_summary_keeps_failed_runs_out_of_the_statistics(arm):
+    rules = ms.load_rules()
+    ok = {"kernel": "6.12", "status": "ok", "run_id": "a", "error": None, "kernelrelease": "6.12.95",
+          "milestones": {"login": {"host_s": 1.0, "printk_s": None}}, "hidden_at_zero_s": 0.1}
+    bad = {"kernel": "6.12", "status": "fail", "run_id": "b", "error": "no login",
+           "milestones": {"login": {"host_s": 99.0, "printk_s": None}}}
+    s = boottiming.summarize(arm, [ok, bad, dict(ok, run_id="c", milestones={"login": {"host_s": 3.0, "printk_s": None}})],
+                             rules, ["6.12"])
+    k = s["kernels"]["6.12"]
+    assert k["ok"] == 2 and k["failed"] == 1
+    assert k["milestones"]["login"]["host"]["max"] == 3.0
+    assert k["failures"] == [{"run_id": "b", "error": "no login"}]
+
+
+def test_bytes_sent_right_at_connect_are_kept():
+    # pyserial's open() flushes input; a bootloader banner sent at once must survive it
+    for _ in range(5):
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+
+        def peer():
+            c, _ = srv.accept()
+            c.sendall(b"U-Boot banner\r\n")
+            time.sleep(0.5)
+            c.close()
+        threading.Thread(target=peer, daemon=True).start()
+        con = Console(f"socket://127.0.0.1:{srv.getsockname()[1]}")
+        con.wait(0, timeout=2)
+        con.close()
+        srv.close()
+        assert [line.text for line in con.lines][:1] == ["U-Boot banner"]
