@@ -4,18 +4,25 @@
 #   KERNEL=<id>      only this kernel of the board
 #   FORCE=1          rebuild even when up to date
 #   JOBS=<n>         make -j for kernel builds (default: number of CPUs)
+#   CROSS_COMPILE=<prefix>  override the board's toolchain prefix (external toolchains)
+#   RUNS=<n>         boots per kernel for boot-timing (default 5)
+#   BOOT_PATH=direct|u-boot  boot path for boot-timing (default: the board's 'boot')
 
 BOARD ?= qemu-arm
 KERNEL ?=
 FORCE ?=
 JOBS ?=
+CROSS_COMPILE ?=
+RUNS ?= 5
+BOOT_PATH ?=
 PYTEST_ARGS ?=
 
 BRINGUP := scripts/bringup
-KOPT := $(if $(KERNEL),--kernel $(KERNEL)) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS))
+KSEL := $(if $(KERNEL),--kernel $(KERNEL))
+KOPT := $(KSEL) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(if $(CROSS_COMPILE),--cross-compile $(CROSS_COMPILE))
 DEPS_STAMP := .venv/.requirements.sha256
 
-.PHONY: help deps all study build-all build-report boards test test-unit test-integration bench clean
+.PHONY: help deps all study build-all build-report boot-timing boards test test-unit test-integration bench clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -27,7 +34,7 @@ deps: ## install Debian packages and the Python venv (idempotent)
 $(DEPS_STAMP): requirements.txt scripts/debian-packages.txt
 	@scripts/install-deps
 
-all: $(DEPS_STAMP) build-all build-report ## the whole study for BOARD (so far: build-all + build-report)
+all: $(DEPS_STAMP) build-all build-report boot-timing ## the whole study for BOARD (so far: build-all, build-report, boot-timing)
 
 study: all ## same as all
 
@@ -39,6 +46,9 @@ build-all: $(DEPS_STAMP) ## fetch sources and build every kernel of BOARD, writi
 
 build-report: $(DEPS_STAMP) ## print the build results table with deltas for BOARD
 	@$(BRINGUP) build-report --board $(BOARD)
+
+boot-timing: $(DEPS_STAMP) ## boot each kernel of BOARD RUNS times over the serial console; milestone table
+	@$(BRINGUP) boot-timing --board $(BOARD) --runs $(RUNS) $(KSEL) $(if $(BOOT_PATH),--path $(BOOT_PATH))
 
 test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU)
 	@.venv/bin/python -m pytest $(PYTEST_ARGS)

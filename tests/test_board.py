@@ -125,3 +125,20 @@ def test_cli_help_lists_commands():
     p = run_cli("--help", check=True)
     for c in ("boards", "build-all", "build-report"):
         assert c in p.stdout
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_seed_templates_load_once_the_user_adds_sha256(tmp_path, name):
+    text = (paths.BOARDS / f"{name}.toml").read_text()
+    assert "sha256" not in text.split("[[kernels]]", 1)[1], "templates must not carry unconfirmed checksums"
+    boards = tmp_path / "boards"
+    boards.mkdir()
+    (boards / f"{name}.toml").write_text(text.replace(".tar.bz2\" }", ".tar.bz2\", sha256 = \"" + "ab" * 32 + "\" }"))
+    b = load_board(name, boards=boards)
+    assert [(k.id, k.era.name, k.arch.kernel_arch) for k in b.kernels] == [
+        ("2.4.25", "2.4", "ppc"), ("2.6.11.7", "2.6+", "ppc")]
+    assert not b.kernels[0].era.out_of_tree and b.kernels[1].era.out_of_tree
+    from bringup import toolchain
+    with pytest.raises(Exception, match=r"ppc_8\d*xx-gcc not found for arch ppc: no Debian package provides it: "
+                                        r"point cross_compile"):
+        toolchain.find(b.kernels[0].cross_compile, b.kernels[0].arch)

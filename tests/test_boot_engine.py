@@ -139,7 +139,7 @@ def test_qemu_argv_direct_and_uboot(arm, tmp_path):
     files = {"kernel": tmp_path / "zImage", "initrd": tmp_path / "rd"}
     argv = targets.qemu_argv(arm, 5555, "direct", files, "console=ttyAMA0", None)
     assert argv[:3] == ["qemu-system-arm", "-M", "virt"]
-    assert "tcp:127.0.0.1:5555,server=on,wait=on" in argv
+    assert "tcp:127.0.0.1:5555,server=on,wait=on,nodelay=on" in argv
     assert argv[argv.index("-kernel") + 1] == str(tmp_path / "zImage")
     assert argv[argv.index("-append") + 1] == "console=ttyAMA0"
     assert "-bios" not in argv and "-enable-kvm" not in argv

@@ -45,6 +45,9 @@ def cmd_build_all(a) -> int:
     from .board import load_board
     from .build import build_all
     b = load_board(a.board)
+    if a.cross_compile is not None:
+        for k in b.kernels:
+            k.cross_compile = a.cross_compile
     build_all(b, paths.logs_dir(), paths.cache_dir(), only=a.kernel or None, force=a.force,
               jobs=a.jobs, say=_say)
     return 0
@@ -118,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--kernel", "-k", action="append", help="only this kernel id (repeatable)")
     s.add_argument("--force", action="store_true", help="rebuild even when up to date")
     s.add_argument("-j", "--jobs", type=int, default=None, help="make -j (default: number of CPUs)")
+    s.add_argument("--cross-compile", metavar="PREFIX",
+                   help="use this CROSS_COMPILE prefix for every kernel of the board, e.g. an external "
+                        "gcc 3/4-era toolchain: /opt/eldk/usr/bin/ppc_8xx-")
     s.set_defaults(fn=cmd_build_all)
 
     s = sub.add_parser("build-report", help="print the build results table (seed 002 style)")

@@ -31,17 +31,22 @@ awk mktemp basename dirname expr xargs which [""".split()
 SBIN = {"init", "getty", "ifconfig", "ip", "poweroff", "reboot", "halt", "mknod"}
 
 
-def busybox_for(arch: str, cache: Path, say=print) -> tuple[Path, str]:
-    """Debian's static busybox for a Debian architecture: (binary, version)."""
+def busybox_for(arch: str, cache: Path, cross_compile: str | None = None, say=print) -> tuple[Path, str]:
+    """A static busybox for a Debian architecture: (binary, version).
+
+    Debian's busybox-static when Debian builds that architecture; otherwise
+    Debian's busybox source, cross-built static with `cross_compile`."""
     apt = PrivateApt(cache / "apt", USERSPACE_SUITE, architectures=tuple(dict.fromkeys(("amd64", arch))))
     pkg = f"busybox-static:{arch}"
     try:
         version = apt.candidate(pkg)
-    except BringupError as e:
-        raise BringupError(f"no busybox for userspace arch {arch!r}: {e}")
+    except BringupError:
+        version = None          # the mirror has no index for that architecture
     if version is None:
-        raise BringupError(f"no busybox-static for userspace arch {arch!r} in Debian {USERSPACE_SUITE} "
-                           f"(not a Debian architecture): give the board a busybox binary")
+        if cross_compile is None:
+            raise BringupError(f"no busybox-static for userspace arch {arch!r} in Debian {USERSPACE_SUITE} "
+                               f"and no cross compiler to build it")
+        return busybox_from_source(arch, cross_compile, cache, say)
     out = cache / "userspace" / arch / f"busybox-{version.replace(':', '_')}"
     if not out.exists():
         deb = apt.download(pkg)
@@ -53,6 +58,74 @@ def busybox_for(arch: str, cache: Path, say=print) -> tuple[Path, str]:
         tmp.chmod(0o755)
         tmp.rename(out)
     return out, version
+
+
+def busybox_from_source(arch: str, cross_compile: str, cache: Path, say=print) -> tuple[Path, str]:
+    """Debian's busybox source (private deb-src), built static with Debian's
+    busybox-static configuration and the given cross compiler."""
+    import shutil as _sh
+    if not _sh.which(f"{cross_compile}gcc"):
+        raise BringupError(f"building busybox for {arch} needs {cross_compile}gcc (make deps installs it)")
+    src_root = cache / "userspace" / "src"
+    tree, version = debian_source("busybox", src_root, say)
+    out = cache / "userspace" / arch / f"busybox-{version.replace(':', '_')}-built"
+    if out.exists():
+        return out, version + " (built from source)"
+    bdir = cache / "userspace" / arch / "busybox-build"
+    if bdir.exists():
+        _sh.rmtree(bdir)
+    bdir.mkdir(parents=True)
+    _sh.copyfile(tree / "debian" / "config" / "pkg" / "static", bdir / ".config")
+    say(f"  building busybox {version} for {arch} from Debian's source ({cross_compile}gcc, static)")
+    log = bdir / "build.log"
+    with open(log, "w") as lf:
+        for target, feed in (("oldconfig", True), ("busybox", False)):
+            p = subprocess.run(["make", "-C", str(tree), f"O={bdir}", f"CROSS_COMPILE={cross_compile}",
+                                f"-j{os.cpu_count() or 1}", target], stdout=lf, stderr=subprocess.STDOUT,
+                               input=b"\n" * 2000 if feed else None,
+                               stdin=None if feed else subprocess.DEVNULL)
+            if p.returncode != 0:
+                raise BringupError(f"busybox build for {arch} failed at 'make {target}'; log: {log}")
+    tmp = out.with_suffix(".tmp")
+    _sh.copyfile(bdir / "busybox", tmp)
+    tmp.chmod(0o755)
+    tmp.rename(out)
+    return out, version + " (built from source)"
+
+
+def debian_source(package: str, root: Path, say=print) -> tuple[Path, str]:
+    """Download (private deb-src, hashes checked by apt) and unpack a Debian
+    source package; returns (tree, version)."""
+    apt = PrivateApt(root.parent.parent / "apt", USERSPACE_SUITE, deb_src=True)
+    apt.update()
+    p = subprocess.run(["apt-cache", "showsrc", "--only-source", package], env=apt._env(),
+                       capture_output=True, text=True)
+    versions = [line.split(":", 1)[1].strip() for line in p.stdout.splitlines() if line.startswith("Version:")]
+    if not versions:
+        raise BringupError(f"Debian source package {package!r} not found in {USERSPACE_SUITE}")
+    version = versions[0]
+    tree = root / f"{package}-{version.replace(':', '_')}" / "src"
+    if (tree / ".complete").exists():
+        return tree, version
+    dl = tree.parent
+    dl.mkdir(parents=True, exist_ok=True)
+    say(f"  fetching Debian source {package} {version}")
+    p = subprocess.run(["apt-get", "-q", "source", "--download-only", f"{package}={version}"], cwd=dl,
+                       env=apt._env(), capture_output=True, text=True)
+    if p.returncode != 0:
+        raise BringupError(f"apt-get source {package} failed: {(p.stderr or p.stdout).strip()[-300:]}")
+    dsc = sorted(dl.glob(f"{package}_*.dsc"))
+    if not dsc:
+        raise BringupError(f"apt-get source {package}: no .dsc downloaded")
+    if tree.exists():
+        import shutil as _sh
+        _sh.rmtree(tree)
+    p = subprocess.run(["dpkg-source", "-x", str(dsc[-1]), str(tree)], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        raise BringupError(f"dpkg-source -x {dsc[-1].name} failed: {p.stderr.strip()[-300:]}")
+    (tree / ".complete").touch()
+    return tree, version
 
 
 def _member_of_deb(deb: Path, member: str) -> bytes:
@@ -105,7 +178,7 @@ def build(board: Board, logs: Path, cache: Path, extra: list[cpio.Entry] = (), n
           extra_key: dict | None = None, say=print) -> dict:
     """Build (or reuse) the board's ramdisk; returns its record."""
     arch = board.arch.debian_arch
-    bb, bb_version = busybox_for(arch, cache, say)
+    bb, bb_version = busybox_for(arch, cache, board.cross_compile, say)
     entries = _dedupe(base_entries(bb.read_bytes()) + overlay_entries(paths.OVERLAY) + list(extra))
     data = cpio.gzipped(cpio.archive(entries))
     outdir = Path(logs) / board.name / "rootfs"
@@ -126,7 +199,9 @@ def build(board: Board, logs: Path, cache: Path, extra: list[cpio.Entry] = (), n
     rec = {
         "schema": ROOTFS_SCHEMA, "board": board.name, "name": name, "file": out.name, "bytes": len(data),
         "sha256": digest, "userspace_arch": arch,
-        "busybox": {"source": f"debian {USERSPACE_SUITE} busybox-static:{arch}", "version": bb_version},
+        "busybox": {"source": (f"debian {USERSPACE_SUITE} busybox source, cross-built"
+                               if "from source" in bb_version else
+                               f"debian {USERSPACE_SUITE} busybox-static:{arch}"), "version": bb_version},
         "files": sorted(e.path for e in entries), "extra": extra_key or {},
     }
     records.write_json(recf, rec)

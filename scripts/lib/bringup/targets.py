@@ -69,7 +69,7 @@ def qemu_argv(board: Board, port: int, mode: str, files: dict, cmdline: str,
         argv += ["-cpu", q["cpu"]]
     argv += ["-m", str(board.memory_mb), "-smp", str(q["smp"]),
              "-display", "none", "-monitor", "none", "-nodefaults",
-             "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on"]
+             "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on"]
     if q["net_device"]:
         net = "user,id=n0,ipv6=off"
         if tftp_dir is not None:
