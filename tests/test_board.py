@@ -142,3 +142,9 @@ def test_seed_templates_load_once_the_user_adds_sha256(tmp_path, name):
     with pytest.raises(Exception, match=r"ppc_8\d*xx-gcc not found for arch ppc: no Debian package provides it: "
                                         r"point cross_compile"):
         toolchain.find(b.kernels[0].cross_compile, b.kernels[0].arch)
+
+
+def test_board_file_reference_is_current():
+    from bringup.board import reference_markdown
+    assert (paths.ROOT / "docs" / "board-files.md").read_text() == reference_markdown(), \
+        "docs/board-files.md is stale: scripts/bringup doc board-files > docs/board-files.md"

@@ -91,6 +91,9 @@ def test_garbage_bytes_break_nothing():
     ("[   14.9] VFS: Mounted root (nfs4 filesystem) on device 0:14.", "nfs_root"),
     ("[    0.91] console [ttyS0] enabled", "console"),
     ("[    0.91] printk: console [ttyAMA0] enabled", "console"),
+    ("bringup login: ", "login"),
+    # a late kernel message can land on the prompt's line
+    ("bringup login: [    0.921860] input: ImExPS/2 Generic Explorer Mouse as /devices/input2", "login"),
 ])
 def test_wordings(line, name):
     s = ms.Scan(ms.load_rules())
@@ -111,3 +114,9 @@ def test_cli_parse_bootlog_prints_json():
     p = run_cli("parse", "bootlog", str(DATA / "boot-2.6-sandpoint.log"), check=True)
     r = json.loads(p.stdout)
     assert r["milestones"]["freeing_init"]["printk_s"] == 14.91
+
+
+def test_login_word_in_a_kernel_message_is_not_the_prompt():
+    s = ms.Scan(ms.load_rules())
+    s.feed(1, None, "[    1.0] audit: type=1006 old-auid=4294967295 auid=0 tty=(none) res=1 login:")
+    assert "login" not in s.found

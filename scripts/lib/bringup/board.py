@@ -115,13 +115,13 @@ SOURCE_SPEC = {
 }
 
 KERNEL_SPEC = {
-    "id": Field(str, required=True, check=_is_id),
+    "id": Field(str, required=True, check=_is_id, doc="names logs/<board>/<id>/"),
     "description": Field(str, default=""),
-    "source": Field(SOURCE_SPEC, required=True),
+    "source": Field(SOURCE_SPEC, required=True, doc="exactly one of debian, url, tarball, path"),
     "defconfig": Field(str, default="", doc="make target that writes the base .config"),
     "config_file": Field(str, default="", doc="a complete .config, relative to configs/"),
     "fragments": Field(list, items=str, default=[], doc="config fragments, relative to configs/"),
-    "era": Field(str, default="2.6+"),
+    "era": Field(str, default="2.6+", doc="build recipe: a file under configs/era/ ('2.4' or '2.6+')"),
     "arch": Field(str, default="", doc="override the board's arch"),
     "cross_compile": Field(str, doc="override the board's CROSS_COMPILE"),
     "make_args": Field(list, items=str, default=[], doc="extra VAR=value for make"),
@@ -141,7 +141,7 @@ QEMU_SPEC = {
     "machine": Field(str, required=True),
     "cpu": Field(str, default=""),
     "smp": Field(int, default=1),
-    "args": Field(list, items=str, default=[]),
+    "args": Field(list, items=str, default=[], doc="extra QEMU arguments"),
     "net_device": Field(str, default="", doc="QEMU NIC model for user networking"),
 }
 
@@ -156,32 +156,34 @@ UBOOT_SPEC = {
 
 SERIAL_SPEC = {
     "port": Field(str, required=True, doc="/dev/ttyUSB0, socket://host:port or rfc2217://host:port"),
-    "baud": Field(int, default=115200),
+    "baud": Field(int, default=115200, doc="for local serial devices"),
 }
 
 POWER_SPEC = {
-    "on": Field(list, items=str, default=[]),
-    "off": Field(list, items=str, default=[]),
-    "reset": Field(list, items=str, default=[]),
+    "on": Field(list, items=str, default=[], doc="command that switches the board on"),
+    "off": Field(list, items=str, default=[], doc="command that switches it off"),
+    "reset": Field(list, items=str, default=[], doc="command that resets it (used when there is no 'on')"),
 }
 
 BOARD_SPEC = {
-    "name": Field(str, required=True, check=_is_id),
+    "name": Field(str, required=True, check=_is_id, doc="must equal the file name without .toml"),
     "description": Field(str, default=""),
-    "arch": Field(str, required=True),
-    "cross_compile": Field(str),
-    "memory_mb": Field(int, default=256, check=lambda v: None if v > 0 else "must be positive"),
+    "arch": Field(str, required=True, doc="an architecture under configs/arch/"),
+    "cross_compile": Field(str, doc="CROSS_COMPILE prefix (default: the arch's)"),
+    "memory_mb": Field(int, default=256, check=lambda v: None if v > 0 else "must be positive",
+                       doc="RAM given to QEMU; the board's RAM for a real board"),
     "console": Field(str, default="ttyS0,115200", doc="kernel console= argument"),
     "earlycon": Field(str, default="", doc="kernel earlycon= argument"),
     "cmdline": Field(str, default=""),
-    "image": Field(IMAGE_SPEC, required=True),
-    "qemu": Field(QEMU_SPEC),
-    "uboot": Field(UBOOT_SPEC),
-    "serial": Field(SERIAL_SPEC),
-    "power": Field(POWER_SPEC),
-    "boot": Field(str, default="direct", choices=("direct", "u-boot")),
+    "image": Field(IMAGE_SPEC, required=True, doc="what the build produces and how it is loaded"),
+    "qemu": Field(QEMU_SPEC, doc="how QEMU emulates the board (a QEMU board)"),
+    "uboot": Field(UBOOT_SPEC, doc="the U-Boot dialogue (boards with boot = 'u-boot')"),
+    "serial": Field(SERIAL_SPEC, doc="the console of a real board"),
+    "power": Field(POWER_SPEC, doc="power commands of a real board (argument lists, no shell)"),
+    "boot": Field(str, default="direct", choices=("direct", "u-boot"),
+                  doc="default boot path: QEMU -kernel/-initrd, or U-Boot with TFTP"),
     "milestones": Field(dict, default={}, doc="milestone name -> regex, overriding the defaults"),
-    "kernels": Field(list, items=KERNEL_SPEC, required=True),
+    "kernels": Field(list, items=KERNEL_SPEC, required=True, doc="the kernels to build and compare"),
 }
 
 
@@ -332,3 +334,22 @@ def _check_source(s: dict, where: str, name: str) -> None:
     if kind == "url" and not s.get("sha256"):
         raise DataError(f"{where}: field '{name}.sha256': missing (required with 'url'; "
                         f"take it from the sha256sums file published next to the tarball)")
+
+
+def reference_markdown() -> str:
+    """docs/board-files.md, generated from the specs above (tests check it is current)."""
+    from .schema import markdown
+    lines = ["# Board, architecture and era files", "",
+             "Generated from `scripts/lib/bringup/board.py` by `scripts/bringup doc board-files`; "
+             "do not edit by hand.", "",
+             "A board is `boards/<name>.toml`. It names an architecture (`configs/arch/<arch>.toml`), "
+             "and each kernel names an era (`configs/era/<era>.toml`) that selects the build recipe. "
+             "Config fragments and config files are paths relative to `configs/`. Every file is "
+             "validated on load; an error names the file, the field and the value.", "",
+             "## Board files (`boards/*.toml`)", ""]
+    lines += markdown(BOARD_SPEC, "top level")
+    lines += ["## Architecture files (`configs/arch/*.toml`)", ""]
+    lines += markdown(ARCH_SPEC, "fields")
+    lines += ["## Era files (`configs/era/*.toml`)", ""]
+    lines += markdown(ERA_SPEC, "fields")
+    return "\n".join(lines).rstrip() + "\n"

@@ -98,6 +98,12 @@ def cmd_parse(a) -> int:
     return 0
 
 
+def cmd_doc(a) -> int:
+    from .board import reference_markdown
+    sys.stdout.write(reference_markdown())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="bringup",
@@ -154,6 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("file", help="the log file, or - for standard input")
     s.add_argument("--board", "-b", help="use this board's milestone overrides")
     s.set_defaults(fn=cmd_parse)
+
+    s = sub.add_parser("doc", help="print generated documentation (board-files: docs/board-files.md)")
+    s.add_argument("what", choices=("board-files",))
+    s.set_defaults(fn=cmd_doc)
     return p
 
 

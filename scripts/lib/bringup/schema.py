@@ -131,3 +131,30 @@ def is_sha256(v) -> str | None:
     if len(v) == 64 and all(c in "0123456789abcdef" for c in v.lower()):
         return None
     return "not a sha256 (64 hex digits)"
+
+
+def markdown(spec: dict, title: str, prefix: str = "") -> list[str]:
+    """Markdown tables describing a spec (nested tables get their own section)."""
+    out = [f"### {title}", "", "| field | type | required | default | meaning |", "|---|---|---|---|---|"]
+    nested = []
+    for name, f in spec.items():
+        full = f"{prefix}{name}"
+        if isinstance(f.type, dict):
+            t = "table"
+            nested.append((full, f.type))
+        elif f.type is list and isinstance(f.items, dict):
+            t = "list of tables"
+            nested.append((f"{full}[]", f.items))
+        elif f.type is list:
+            t = f"list of {_tname(f.items).replace('a ', '').replace('an ', '')}s" if f.items else "list"
+        else:
+            t = _tname(f.type).replace("a ", "").replace("an ", "")
+        default = "" if f.required or f.default in (None, "", [], {}) else f"`{f.default!r}`"
+        doc = f.doc
+        if f.choices:
+            doc = (doc.rstrip(".") + ". " if doc else "") + f"One of {', '.join(repr(c) for c in f.choices)}."
+        out.append(f"| `{full}` | {t} | {'yes' if f.required else ''} | {default} | {doc.strip()} |")
+    out.append("")
+    for full, sub in nested:
+        out += markdown(sub, f"`{full}`", f"{full}.")
+    return out
