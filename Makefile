@@ -22,7 +22,7 @@ KSEL := $(if $(KERNEL),--kernel $(KERNEL))
 KOPT := $(KSEL) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(if $(CROSS_COMPILE),--cross-compile $(CROSS_COMPILE))
 DEPS_STAMP := .venv/.requirements.sha256
 
-.PHONY: help deps all study build-all build-report boot-timing boards test test-unit test-integration bench clean
+.PHONY: help deps all study build-all build-report boot-timing boards test test-unit test-integration bench bench-boot clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -60,7 +60,10 @@ test-integration: $(DEPS_STAMP) ## run only the integration tests
 	@.venv/bin/python -m pytest -m integration $(PYTEST_ARGS)
 
 bench: $(DEPS_STAMP) ## build benchmarks: bringup vs bare make, no-op rerun, ccache warm vs cold
-	@.venv/bin/python bench/build_bench.py --board $(BOARD)
+	@.venv/bin/python bench/build_bench.py --board $(BOARD) $(KSEL)
+
+bench-boot: $(DEPS_STAMP) ## boot benchmark: printk lag, overhead against bare QEMU
+	@.venv/bin/python bench/boot_bench.py --board $(BOARD) $(KSEL)
 
 clean: ## remove results under logs/ (the download/build cache is kept: see README)
 	@find logs -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +

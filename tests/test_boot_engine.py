@@ -198,3 +198,53 @@ def test_bytes_sent_right_at_connect_are_kept():
         con.close()
         srv.close()
         assert [line.text for line in con.lines][:1] == ["U-Boot banner"]
+
+
+def test_real_board_path_power_commands_and_host_tftp(tmp_path, fake_build):
+    fb = FakeBoard()
+    fb.start()                                  # the "hardware": a board waiting on its serial line
+    on, off, tftproot = tmp_path / "powered-on", tmp_path / "powered-off", tmp_path / "tftproot"
+    boards = tmp_path / "boards"
+    boards.mkdir()
+    (boards / "bench-board.toml").write_text(f"""
+name = "bench-board"
+arch = "arm"
+cross_compile = ""
+boot = "u-boot"
+console = "ttyS0,115200"
+[image]
+target = "zImage"
+uimage = true
+load_address = "0x8000"
+[serial]
+port = "{fb.console_url}"
+[power]
+on = ["touch", "{on}"]
+off = ["touch", "{off}"]
+[tftp]
+dir = "{tftproot}"
+serverip = "192.168.3.1"
+[uboot]
+binary = "(flash)"
+kernel_addr = "0x200000"
+initrd_addr = "0x400000"
+fdt = ""
+[[kernels]]
+id = "k"
+source = {{ path = "/nonexistent" }}
+defconfig = "x"
+""")
+    board = load_board("bench-board", boards=boards)
+    assert board.qemu is None and board.serial["port"] == fb.console_url
+    rec, recdir, initrd = fake_build
+    try:
+        r = boottiming.boot_once(board, "k", rec, recdir, initrd, tmp_path / "run", "u-boot",
+                                 ms.load_rules(), target=None, say=lambda m: None)
+    finally:
+        fb.stop()
+    assert r["status"] == "ok", r["error"]
+    assert r["t0"] == "power-on" and on.exists() and off.exists()
+    assert "setenv serverip 192.168.3.1" in fb.received
+    assert "tftpboot 0x200000 bringup/bench-board/k/uImage" in fb.received
+    assert fb.received[-1] == "bootm 0x200000 0x400000"
+    assert (tftproot / "bringup" / "bench-board" / "k" / "uInitrd").exists()

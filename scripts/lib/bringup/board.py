@@ -159,6 +159,14 @@ SERIAL_SPEC = {
     "baud": Field(int, default=115200, doc="for local serial devices"),
 }
 
+TFTP_SPEC = {
+    "dir": Field(str, required=True, doc="the host's TFTP root (tftpd-hpa's directory); bringup "
+                                         "writes bringup/<board>/<kernel>/ under it"),
+    "serverip": Field(str, default="", doc="U-Boot serverip (empty: the one DHCP gives)"),
+    "ipaddr": Field(str, default="", doc="U-Boot ipaddr when dhcp = false"),
+    "dhcp": Field(bool, default=True, doc="run dhcp in U-Boot"),
+}
+
 POWER_SPEC = {
     "on": Field(list, items=str, default=[], doc="command that switches the board on"),
     "off": Field(list, items=str, default=[], doc="command that switches it off"),
@@ -180,6 +188,7 @@ BOARD_SPEC = {
     "uboot": Field(UBOOT_SPEC, doc="the U-Boot dialogue (boards with boot = 'u-boot')"),
     "serial": Field(SERIAL_SPEC, doc="the console of a real board"),
     "power": Field(POWER_SPEC, doc="power commands of a real board (argument lists, no shell)"),
+    "tftp": Field(TFTP_SPEC, doc="TFTP for a real board booting through U-Boot"),
     "boot": Field(str, default="direct", choices=("direct", "u-boot"),
                   doc="default boot path: QEMU -kernel/-initrd, or U-Boot with TFTP"),
     "milestones": Field(dict, default={}, doc="milestone name -> regex, overriding the defaults"),
@@ -222,6 +231,7 @@ class Board:
     uboot: dict | None
     serial: dict | None
     power: dict | None
+    tftp: dict | None
     boot: str
     milestones: dict
     kernels: list = field(default_factory=list)
@@ -319,7 +329,7 @@ def load_board(name_or_path: str, boards: Path | None = None,
     return Board(name=d["name"], description=d["description"], file=f, arch=arch,
                  cross_compile=board_cc, memory_mb=d["memory_mb"], console=d["console"],
                  earlycon=d["earlycon"], cmdline=d["cmdline"], image=d["image"], qemu=d["qemu"],
-                 uboot=d["uboot"], serial=d["serial"], power=d["power"], boot=d["boot"],
+                 uboot=d["uboot"], serial=d["serial"], power=d["power"], tftp=d["tftp"], boot=d["boot"],
                  milestones=d["milestones"], kernels=kernels)
 
 

@@ -70,18 +70,33 @@ def boot_once(board: Board, kernel_id: str, build_rec: dict, recdir: Path, initr
     files["initrd"] = initrd
     tftp_names = None
     tftp_dir = None
+    net = {"serverip": "10.0.2.2", "use_dhcp": True, "ipaddr": None}    # QEMU user networking
     if path == "u-boot":
-        tftp_dir = run_dir / "tftp"
-        tftp_dir.mkdir(exist_ok=True)
+        prefix = ""
+        if board.qemu:
+            tftp_dir = run_dir / "tftp"                 # QEMU's built-in TFTP server serves it
+        elif board.tftp:
+            prefix = f"bringup/{board.name}/{kernel_id}/"
+            tftp_dir = Path(board.tftp["dir"]) / prefix  # the bench's TFTP server serves it
+            net = {"serverip": board.tftp["serverip"] or None, "use_dhcp": board.tftp["dhcp"],
+                   "ipaddr": board.tftp["ipaddr"] or None}
+        else:
+            raise BringupError(f"board {board.name}: booting a real board through U-Boot needs a [tftp] "
+                               f"table (the host's TFTP directory)")
+        tftp_dir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(files["kernel"], tftp_dir / "uImage")
         make_uinitrd(board, initrd, tftp_dir / "uInitrd")
-        tftp_names = {"kernel": "uImage", "initrd": "uInitrd"}
+        tftp_names = {"kernel": prefix + "uImage", "initrd": prefix + "uInitrd"}
         if "dtb" in files:
             shutil.copyfile(files["dtb"], tftp_dir / files["dtb"].name)
-            tftp_names["dtb"] = files["dtb"].name
+            tftp_names["dtb"] = prefix + files["dtb"].name
     if target is None:
-        target = targets.QemuTarget(
-            board, lambda port: targets.qemu_argv(board, port, path, files, cmdline, tftp_dir), run_dir)
+        if board.qemu:
+            target = targets.QemuTarget(
+                board, lambda port: targets.qemu_argv(board, port, path, files, cmdline,
+                                                      tftp_dir if board.qemu else None), run_dir)
+        else:
+            target = targets.SerialTarget(board, say=say)
     rec = {"schema": BOOT_SCHEMA, "board": board.name, "kernel": kernel_id, "run_id": run_dir.name,
            "run_index": run_index, "status": "fail", "error": None, "path": path,
            "started": _now(), "kernelrelease": build_rec.get("kernelrelease"),
@@ -100,7 +115,7 @@ def boot_once(board: Board, kernel_id: str, build_rec: dict, recdir: Path, initr
             if path == "u-boot":
                 exp = console.expect(timeout=30 * timeout_factor)
                 try:
-                    uboot.run(exp, board.uboot, tftp_names, cmdline, timeout=60 * timeout_factor)
+                    uboot.run(exp, board.uboot, tftp_names, cmdline, timeout=60 * timeout_factor, **net)
                 except BootFailed as e:
                     why = target.alive() or console.closed_reason
                     raise BootFailed(f"{e}" + (f" ({why})" if why else ""))

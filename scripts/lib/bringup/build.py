@@ -114,7 +114,7 @@ def build_key(board: Board, k: Kernel, src: sources.SourceTree, tc: toolchain.To
 def build_kernel(board: Board, k: Kernel, logs: Path, cache: Path, force: bool = False,
                  jobs: int | None = None, say=print) -> dict:
     recdir = record_dir(logs, board.name, k.id)
-    tc = toolchain.find(k.cross_compile, k.arch)
+    tc = toolchain.find(k.cross_compile, k.arch, use_ccache=os.environ.get("BRINGUP_CCACHE", "1") != "0")
     if board.image["uimage"] and not shutil.which("mkimage"):
         raise BringupError(f"board {board.name}: image.uimage needs mkimage: install Debian package "
                            f"u-boot-tools (make deps does)")
