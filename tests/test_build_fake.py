@@ -119,8 +119,11 @@ def test_second_build_is_reused_and_a_changed_fragment_rebuilds(env):
     assert len(calls(env["cache"] / "build" / "fake" / "k1")) == n, "an up-to-date build must not run make"
     frag.write_text("CONFIG_FAKE_PRINTK=y\nCONFIG_FAKE_NET=y\n")
     board = load_board("fake", boards=env["tmp"] / "boards")
+    stale = env["cache"] / "build" / "fake" / "k1" / "stale.o"
+    stale.write_text("left over")
     third = do_build(env, board)
     assert not third.get("reused") and third["key"] != first["key"]
+    assert not stale.exists(), "a build that runs starts from an empty tree (whole-build times)"
 
 
 def test_local_tree_outside_git_always_runs_make(env):

@@ -128,8 +128,12 @@ def build_kernel(board: Board, k: Kernel, logs: Path, cache: Path, force: bool =
         rec["reused"] = True
         return rec
 
+    # Every build that runs starts from an empty build tree, so that recorded times are
+    # whole builds, comparable between kernels (ccache still helps; its hit rate is recorded).
     builddir = Path(cache) / "build" / board.name / k.id
-    builddir.mkdir(parents=True, exist_ok=True)
+    if builddir.exists():
+        shutil.rmtree(builddir)
+    builddir.mkdir(parents=True)
     if k.era.out_of_tree:
         tree = src.path
     else:

@@ -22,9 +22,14 @@ ROWS = [
     ("data", "kB", lambda r: r["sizes"]["berkeley"]["data"] / 1024),
     ("bss", "kB", lambda r: r["sizes"]["berkeley"]["bss"] / 1024),
 ]
+# shown, never compared: builds with different ccache hit rates do not compare
+INFO_ROWS = [
+    ("ccache hits", "%", lambda r: (r.get("ccache") or {}).get("hit_rate")),
+]
 
 NOTES = [
-    "real/user/sys: the make process trees (configuration and image), monotonic wall clock.",
+    "real/user/sys: the make process trees (configuration and image) of a build from an empty tree, "
+    "monotonic wall clock; compare them only between builds with similar ccache hit rates.",
     "Compressed kernel: the compressed image file ({files}).",
     "Uncompressed kernel: vmlinux text+data+bss (Berkeley `size` dec), as in seed 002.",
 ]
@@ -78,6 +83,10 @@ def render_text(recs: list[dict], board: str, missing: list[str] = ()) -> str:
         fmt = "{:.1f}{}".format
         rows.append([row["label"], *[fmt(v, row["unit"]) for v in row["values"]],
                      *[fmt_delta(d) for d in row["deltas"]]])
+    for label, unit, fn in INFO_ROWS:
+        vals = [fn(r) for r in recs]
+        rows.append([label, *["-" if v is None else f"{v * 100:.0f}{unit}" for v in vals],
+                     *["" for _ in vals[1:]]])
     widths = [max(len(str(r[i])) for r in [heads, *rows]) for i in range(len(heads))]
     names = ", ".join(f"{r['kernel']} = {r['kernelrelease']}" for r in recs)
     lines = [f"Build results for {board} (kernels: {names})", ""]

@@ -94,6 +94,9 @@ def cmd_parse(a) -> int:
             from .board import load_board
             rules = ms.load_rules(load_board(a.board).milestones)
         res = ms.parse_bootlog(data, rules)
+    else:
+        from . import lmbench_parse
+        res = lmbench_parse.parse_any(data.decode("utf-8", errors="replace"))
     print(json.dumps(res, indent=2))
     return 0
 
@@ -155,8 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("parse", help="parse a log made elsewhere and print JSON",
                        description="parse bootlog FILE: the milestones of a raw console log, a dmesg "
-                                   "with printk times, or a grabserial/bringup timestamped log.")
-    s.add_argument("what", choices=("bootlog",))
+                                   "with printk times, or a grabserial/bringup timestamped log. "
+                                   "parse lmbench FILE: the values (with units) of lmbench output, the "
+                                   "footprint runner's blocks, or a classic lmbench results file.")
+    s.add_argument("what", choices=("bootlog", "lmbench"))
     s.add_argument("file", help="the log file, or - for standard input")
     s.add_argument("--board", "-b", help="use this board's milestone overrides")
     s.set_defaults(fn=cmd_parse)

@@ -1,0 +1,117 @@
+"""lmbench parsers on real outputs of Debian's lmbench 3.0-a9 (tests/data/lmbench/,
+captured from its amd64 binaries with the quick knobs) and a classic results file."""
+
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+from bringup import lmbench_parse as lp
+
+DATA = Path(__file__).parent / "data" / "lmbench"
+
+
+def metrics(name):
+    return {m["name"]: m for m in lp.parse_text((DATA / f"{name}.txt").read_text(), name)}
+
+
+@pytest.mark.parametrize("name,metric,unit", [
+    ("lat_syscall_null", "Simple syscall", "us"),
+    ("lat_syscall_read", "Simple read", "us"),
+    ("lat_syscall_write", "Simple write", "us"),
+    ("lat_syscall_stat", "Simple stat", "us"),
+    ("lat_syscall_open", "Simple open/close", "us"),
+    ("lat_sig_install", "Signal handler installation", "us"),
+    ("lat_sig_catch", "Signal handler overhead", "us"),
+    ("lat_proc_fork", "Process fork+exit", "us"),
+    ("lat_proc_exec", "Process fork+execve", "us"),
+    ("lat_pipe", "Pipe latency", "us"),
+    ("lat_unix", "AF_UNIX sock stream latency", "us"),
+    ("lat_udp", "UDP latency using localhost", "us"),
+    ("lat_tcp", "TCP latency using localhost", "us"),
+    ("lat_connect", "TCP/IP connection cost to localhost", "us"),
+    ("lat_pagefault", "Pagefaults on /tmp/lmb.file", "us"),
+    ("lat_select", "Select on 100 fd's", "us"),
+    ("bw_pipe", "Pipe bandwidth", "MB/s"),
+    ("bw_unix", "AF_UNIX sock stream bandwidth", "MB/s"),
+])
+def test_labeled_outputs(name, metric, unit):
+    m = metrics(name)
+    assert list(m) == [metric]
+    assert m[metric]["unit"] == unit and m[metric]["value"] > 0
+    assert m[metric]["better"] == ("higher" if unit == "MB/s" else "lower")
+
+
+def test_lat_ctx_block():
+    m = metrics("lat_ctx")
+    assert list(m) == ["ctx 2p/16K", "ctx 8p/16K", "ctx 16p/16K"]
+    assert m["ctx 8p/16K"]["value"] == 28.43 and m["ctx 8p/16K"]["unit"] == "us"
+
+
+def test_lat_fs_rows_become_latencies():
+    m = metrics("lat_fs")
+    assert m["0K file create"]["value"] == pytest.approx(1e6 / 75143, abs=1e-3)
+    assert m["10K file delete"]["value"] == pytest.approx(1e6 / 200997, abs=1e-3)
+    assert len(m) == 8
+
+
+@pytest.mark.parametrize("name,metric,value,unit", [
+    ("bw_mem_rd", "bw_mem_rd 64K", 106103.67, "MB/s"),
+    ("bw_mem_wr", None, None, "MB/s"),
+    ("bw_mem_bcopy", "bw_mem_bcopy 1M", 34173.81, "MB/s"),
+    ("bw_file_rd", "bw_file_rd 1M", 23122.26, "MB/s"),
+    ("bw_mmap_rd", "bw_mmap_rd 1M", 59672.01, "MB/s"),
+    ("bw_tcp", "bw_tcp 64K", 2395.65, "MB/s"),
+    ("lat_mmap", "lat_mmap 1M", 13.0, "us"),
+])
+def test_pairs(name, metric, value, unit):
+    m = metrics(name)
+    assert len(m) == 1
+    got = next(iter(m.values()))
+    assert got["unit"] == unit
+    if metric:
+        assert got["name"] == metric and got["value"] == value
+
+
+def test_lat_mem_rd_stride_block():
+    m = metrics("lat_mem_rd")
+    assert "mem read stride=64 512B" in m
+    assert all(v["unit"] == "ns" for v in m.values()) and len(m) > 10
+
+
+def test_lat_ops():
+    m = metrics("lat_ops")
+    assert m["integer add"]["value"] == 0.25 and m["integer add"]["unit"] == "ns"
+    assert m["double div"]["value"] == 3.80
+
+
+def test_runner_blocks_and_unfinished_block():
+    text = ("@@@ BEGIN lat_pipe @@@\r\nPipe latency: 12.5 microseconds\r\n@@@ END lat_pipe rc=0 @@@\r\n"
+            "@@@ BEGIN bw_mem_rd @@@\n0.065536 1234.5\n@@@ END bw_mem_rd rc=0 @@@\n"
+            "@@@ BEGIN lat_sig_prot @@@\n@@@ END lat_sig_prot rc=1 @@@\n"
+            "@@@ BEGIN lat_tcp @@@\n")
+    r = lp.parse_runner(text)
+    assert r["lat_pipe"]["metrics"][0]["value"] == 12.5 and r["lat_pipe"]["rc"] == 0
+    assert r["bw_mem_rd"]["metrics"][0]["name"] == "bw_mem_rd 64K"
+    assert r["lat_sig_prot"] == {"rc": 1, "metrics": [], "text": ""}
+    assert r["lat_tcp"]["rc"] is None, "a block that never ended is not a result"
+
+
+def test_classic_results_file():
+    r = lp.parse_any((DATA.parent / "lmbench-results-classic.txt").read_text())
+    assert r["format"] == "lmbench-results" and r["host"].startswith("Linux tqm860l 2.6.11.7")
+    m = {x["name"]: x for x in r["metrics"]}
+    assert m["Simple syscall"]["value"] == 2.5841
+    assert m["ctx 16p/0K"]["value"] == 96.09
+    assert m["0K file create"]["value"] == pytest.approx(1e6 / 1563, abs=1e-3)
+    assert m["mappings 512K"]["value"] == 402 and m["mappings 512K"]["unit"] == "us"
+    assert m["read bandwidth 512B"]["value"] == 18.87 and m["read bandwidth 512B"]["unit"] == "MB/s"
+    assert m["libc bcopy aligned 512B"]["value"] == 42.90
+
+
+def test_cli_parse_lmbench():
+    import json
+    p = run_cli("parse", "lmbench", str(DATA / "lat_ctx.txt"), check=True)
+    r = json.loads(p.stdout)
+    assert r["format"] == "output" and r["metrics"][0]["name"] == "ctx 2p/16K"
