@@ -15,6 +15,7 @@ JOBS ?=
 CROSS_COMPILE ?=
 RUNS ?= 5
 BOOT_PATH ?=
+LMBENCH ?= quick
 PYTEST_ARGS ?=
 
 BRINGUP := scripts/bringup
@@ -22,7 +23,7 @@ KSEL := $(if $(KERNEL),--kernel $(KERNEL))
 KOPT := $(KSEL) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(if $(CROSS_COMPILE),--cross-compile $(CROSS_COMPILE))
 DEPS_STAMP := .venv/.requirements.sha256
 
-.PHONY: help deps all study build-all build-report boot-timing boards test test-unit test-integration bench bench-boot clean
+.PHONY: help deps all study build-all build-report boot-timing footprint-report boards test test-unit test-integration bench bench-boot clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -49,6 +50,9 @@ build-report: $(DEPS_STAMP) ## print the build results table with deltas for BOA
 
 boot-timing: $(DEPS_STAMP) ## boot each kernel of BOARD RUNS times over the serial console; milestone table
 	@$(BRINGUP) boot-timing --board $(BOARD) --runs $(RUNS) $(KSEL) $(if $(BOOT_PATH),--path $(BOOT_PATH))
+
+footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc() (mem_eat), lmbench (LMBENCH=quick|full|none)
+	@$(BRINGUP) footprint-report --board $(BOARD) $(KSEL) --lmbench $(LMBENCH)
 
 test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU)
 	@.venv/bin/python -m pytest $(PYTEST_ARGS)

@@ -35,6 +35,8 @@ ARCH_SPEC = {
     "mkimage_arch": Field(str, default=""),
     "toolchain_packages": Field(dict, default={}, doc="CROSS_COMPILE prefix -> Debian package"),
     "debian_arch": Field(str, default="", doc="Debian architecture of a matching userspace"),
+    "userspace_cross_compile": Field(str, default="", doc="compiler prefix for static userspace tools "
+                                                         "(mem_eat, busybox from source)"),
 }
 
 ERA_SPEC = {
@@ -61,6 +63,7 @@ class Arch:
     mkimage_arch: str
     toolchain_packages: dict
     debian_arch: str
+    userspace_cross_compile: str = ""
     description: str = ""
 
 

@@ -62,7 +62,10 @@ def make_uinitrd(board: Board, initrd: Path, out: Path) -> Path:
 
 def boot_once(board: Board, kernel_id: str, build_rec: dict, recdir: Path, initrd: Path,
               run_dir: Path, path: str, rules: ms.Rules, timeout_factor: float = 1.0,
-              target: targets.Target | None = None, run_index: int = 0, say=print) -> dict:
+              target: targets.Target | None = None, run_index: int = 0, say=print,
+              then=None) -> dict:
+    """One boot.  `then(console)`, if given, runs once the boot reached its end
+    milestone, while the target is still up; its result goes to rec["after"]."""
     run_dir.mkdir(parents=True, exist_ok=True)
     kernel = board.kernel(kernel_id)
     cmdline = targets.kernel_cmdline(board, kernel.cmdline)
@@ -120,6 +123,8 @@ def boot_once(board: Board, kernel_id: str, build_rec: dict, recdir: Path, initr
                     why = target.alive() or console.closed_reason
                     raise BootFailed(f"{e}" + (f" ({why})" if why else ""))
             _watch(console, target, scan, rules, timeout_factor)
+            if then is not None:
+                rec["after"] = then(console)
             rec["status"] = "ok"
     except BootFailed as e:
         rec["error"] = str(e)
@@ -132,7 +137,7 @@ def boot_once(board: Board, kernel_id: str, build_rec: dict, recdir: Path, initr
         res = scan.result()
         rec.update(res)
         rec["finished"] = _now()
-        records.write_json(run_dir / "boot.json", rec)
+        records.write_json(run_dir / "boot.json", {k: v for k, v in rec.items() if k != "after"})
     return rec
 
 

@@ -84,6 +84,17 @@ def cmd_boot_timing(a) -> int:
     return 0
 
 
+def cmd_footprint(a) -> int:
+    from . import footprint
+    from .board import load_board
+    b = load_board(a.board)
+    res = footprint.footprint(b, paths.logs_dir(), paths.cache_dir(), only=a.kernel or None,
+                              mode=a.lmbench, timeout_factor=a.timeout_factor, say=_say)
+    sys.stdout.write(footprint.render_footprint(b.name, res))
+    sys.stdout.write(footprint.render_lmbench(res))
+    return 0
+
+
 def cmd_parse(a) -> int:
     from . import milestones as ms
     from pathlib import Path
@@ -155,6 +166,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-runs", type=int, default=20)
     s.add_argument("--timeout-factor", type=float, default=1.0, help="scale every milestone timeout")
     s.set_defaults(fn=cmd_boot_timing)
+
+    s = sub.add_parser("footprint-report", help="boot the ramdisk: kernel code+data, free memory, "
+                                                "memory for malloc(), lmbench",
+                       description="Boot each kernel with a ramdisk holding mem_eat and lmbench, and "
+                                   "report seed 002's footprint table and the lmbench tables. Writes "
+                                   "logs/<board>/<kernel>/footprint.json and lmbench.json.")
+    s.add_argument("--board", "-b", required=True)
+    s.add_argument("--kernel", "-k", action="append")
+    s.add_argument("--lmbench", choices=("quick", "full", "none"), default="quick",
+                   help="quick: the seed's set with lmbench's speed knobs (about a minute per kernel "
+                        "under emulation); full: lmbench's defaults; none: footprint only")
+    s.add_argument("--timeout-factor", type=float, default=1.0)
+    s.set_defaults(fn=cmd_footprint)
 
     s = sub.add_parser("parse", help="parse a log made elsewhere and print JSON",
                        description="parse bootlog FILE: the milestones of a raw console log, a dmesg "
