@@ -115,3 +115,24 @@ def test_qemu_killed_mid_run_fails_clearly_and_keeps_earlier_summary(arm_built):
     assert good.read_bytes() == before, "a failed run must not replace the good summary"
     failed = json.loads((logs / "boot-timing-failed.json").read_text())
     assert failed["kernels"]["6.12"]["failed"] == 1
+
+
+def test_footprint_quick(arm_built):
+    """Boot the qemu-arm ramdisk, eat memory, run the quick lmbench set (real lmbench)."""
+    p = bringup(arm_built, "footprint-report", "--board", "qemu-arm", timeout=1200)
+    assert p.returncode == 0, p.stderr[-3000:]
+    import tomllib
+    quick = [b["name"] for b in tomllib.loads((ROOT / "configs" / "lmbench.toml").read_text())["bench"]
+             if b.get("quick", True)]
+    for kid in KERNELS:
+        d = arm_built["logs"] / "qemu-arm" / kid
+        fp = json.loads((d / "footprint.json").read_text())
+        assert 0 < fp["malloc_kb"] < 512 * 1024
+        assert fp["malloc_kb"] < fp["total_free_kb"] <= 512 * 1024
+        assert 0 < fp["kernel_code_data_kb"] < 20 * 1024
+        assert fp["memory_line"]["wording"] == "modern"
+        lm = json.loads((d / "lmbench.json").read_text())
+        assert lm["measured"] is True
+        missing = [n for n in quick if not lm["benchmarks"].get(n, {}).get("metrics")]
+        assert missing == [], f"{kid}: quick benchmarks without a number: {missing}"
+    assert "Available for malloc()" in p.stdout and "Context switching:" in p.stdout
