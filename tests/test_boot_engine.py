@@ -248,3 +248,13 @@ defconfig = "x"
     assert "tftpboot 0x200000 bringup/bench-board/k/uImage" in fb.received
     assert fb.received[-1] == "bootm 0x200000 0x400000"
     assert (tftproot / "bringup" / "bench-board" / "k" / "uInitrd").exists()
+
+
+def test_table_with_only_failed_runs_says_so(arm):
+    rules = ms.load_rules()
+    bad = {"kernel": "6.12", "status": "fail", "run_id": "b", "error": "no login", "milestones": {}}
+    s = boottiming.summarize(arm, [bad], rules, ["6.12"])
+    s["path"] = "direct"
+    t = boottiming.render_table(s, rules)
+    assert "Time from the (no successful run):" in t
+    assert "1 failed run(s), not in the statistics: b: no login" in t

@@ -304,7 +304,8 @@ def render_table(summary: dict, rules: ms.Rules) -> str:
     kern = list(summary["kernels"])
     refs = {v["reference"] for v in summary["kernels"].values() if v["reference"]}
     ref_label = ("begin of loading the kernel image (U-Boot tftpboot)" if refs == {"kernel_load"}
-                 else "QEMU start / power-on" if refs == {"t0"} else "mixed references")
+                 else "QEMU start / power-on" if refs == {"t0"}
+                 else "(no successful run)" if not refs else "mixed references")
     heads = ["", *kern, *(["Delta"] if len(kern) == 2 else [f"Delta {k}" for k in kern[1:]])]
     rows = []
     skip_before_ref = refs == {"kernel_load"}
