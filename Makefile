@@ -35,7 +35,7 @@ deps: ## install Debian packages and the Python venv (idempotent)
 $(DEPS_STAMP): requirements.txt scripts/debian-packages.txt
 	@scripts/install-deps
 
-all: $(DEPS_STAMP) build-all build-report boot-timing ## the whole study for BOARD (so far: build-all, build-report, boot-timing)
+all: $(DEPS_STAMP) build-all build-report boot-timing footprint-report ## the whole study for BOARD (so far: build-all, build-report, boot-timing, footprint-report)
 
 study: all ## same as all
 

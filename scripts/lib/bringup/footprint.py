@@ -100,7 +100,8 @@ def lmbench_entries(arch: str, cache: Path, say=print) -> tuple[list[cpio.Entry]
     except BringupError:
         version = None
     if version is None:
-        raise BringupError(f"lmbench: Debian has no lmbench binaries for {arch}; give a source tarball")
+        raise BringupError(f"lmbench: Debian has no lmbench binaries for {arch} (building lmbench from "
+                           f"source is not supported yet)")
 
     def flatten(name):
         parts = name.split("/")
