@@ -258,3 +258,15 @@ def test_table_with_only_failed_runs_says_so(arm):
     t = boottiming.render_table(s, rules)
     assert "Time from the (no successful run):" in t
     assert "1 failed run(s), not in the statistics: b: no login" in t
+
+
+def test_until_ci_stops_only_when_every_kernel_is_precise():
+    rules = ms.load_rules()
+
+    def run(k, t):
+        return {"kernel": k, "status": "ok", "milestones": {"login": {"host_s": t, "printk_s": None}}}
+    tight = [run("a", t) for t in (1.00, 1.01, 0.99, 1.00)]
+    loose = [run("b", t) for t in (1.0, 2.0, 0.5, 1.5)]
+    assert boottiming._precise_enough(tight, ["a"], rules, 2.0)
+    assert not boottiming._precise_enough(tight + loose, ["a", "b"], rules, 2.0)
+    assert not boottiming._precise_enough(tight[:1], ["a"], rules, 2.0), "one run has no interval"
