@@ -75,7 +75,7 @@ class Console:
                 # QEMU may not listen yet; a device may not exist yet (USB re-enumeration)
                 if time.monotonic() > deadline:
                     raise ConsoleClosed(f"serial console {self.url}: cannot open: {e}")
-                time.sleep(0.05)
+                time.sleep(0.002)    # QEMU holds the guest until we connect: every ms counts
 
     def write(self, data: bytes | str) -> None:
         if isinstance(data, str):

@@ -111,7 +111,6 @@ class QemuTarget(Target):
         # QEMU holds the guest until the console connects (server=on,wait=on); the
         # console retries until QEMU listens.  No probe connection here: QEMU would take
         # it for the client and start the guest with nobody listening.
-        time.sleep(0.05)
         if self.proc.poll() is not None:
             raise BootFailed(f"QEMU exited at start (code {self.proc.returncode}): {self.stderr_tail()}")
 
