@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 import urllib.request
@@ -229,8 +228,3 @@ def _tree_identity(p: Path) -> str:
 def _safe_name(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]", "_", s)
 
-
-if __name__ == "__main__":   # manual use: python -m bringup.sources <debian-pkg> <suite>
-    from . import paths
-    t = prepare({"debian": sys.argv[1], "suite": sys.argv[2]}, paths.cache_dir())
-    print(t)
