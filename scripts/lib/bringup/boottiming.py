@@ -120,7 +120,7 @@ def boot_once(board: Board, kernel_id: str, build_rec: dict, recdir: Path, initr
                 try:
                     uboot.run(exp, board.uboot, tftp_names, cmdline, timeout=60 * timeout_factor, **net)
                 except BootFailed as e:
-                    why = target.alive() or console.closed_reason
+                    why = _cause(target, console)
                     raise BootFailed(f"{e}" + (f" ({why})" if why else ""))
             _watch(console, target, scan, rules, timeout_factor)
             if then is not None:
@@ -175,12 +175,25 @@ def _watch(console: Console, target, scan: ms.Scan, rules: ms.Rules, factor: flo
             last = max(scan.found.values(), key=lambda f: f.host or 0, default=None)
             after = f" (last milestone: {last.name} at {last.host:.2f}s)" if last else ""
             raise BootFailed(f"no {nxt.label} within {nxt.timeout * factor:.0f}s{after}")
+        why = _cause(target, console)
+        if why:
+            raise BootFailed(f"{why}, before {nxt.label if nxt else 'the end'}")
+
+
+def _cause(target, console, grace: float = 1.0) -> str | None:
+    """Why the boot cannot go on, naming the root cause: when the console closed because
+    QEMU died, the socket closes a moment before the process can be reaped, so give
+    the target a moment to say so."""
+    why = target.alive()
+    if why or not console.closed_reason:
+        return why
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
         why = target.alive()
         if why:
-            nxt_label = nxt.label if nxt else "the end"
-            raise BootFailed(f"{why}, before {nxt_label}")
-        if console.closed_reason:
-            raise BootFailed(f"{console.closed_reason}, before {nxt.label if nxt else 'the end'}")
+            return f"{why} ({console.closed_reason})"
+        time.sleep(0.02)
+    return console.closed_reason
 
 
 # --- runs, statistics, summary ---------------------------------------------
