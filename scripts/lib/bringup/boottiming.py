@@ -96,8 +96,7 @@ def boot_once(board: Board, kernel_id: str, build_rec: dict, recdir: Path, initr
     if target is None:
         if board.qemu:
             target = targets.QemuTarget(
-                board, lambda port: targets.qemu_argv(board, port, path, files, cmdline,
-                                                      tftp_dir if board.qemu else None), run_dir)
+                board, lambda port: targets.qemu_argv(board, port, path, files, cmdline, tftp_dir), run_dir)
         else:
             target = targets.SerialTarget(board, say=say)
     rec = {"schema": BOOT_SCHEMA, "board": board.name, "kernel": kernel_id, "run_id": run_dir.name,
@@ -128,6 +127,9 @@ def boot_once(board: Board, kernel_id: str, build_rec: dict, recdir: Path, initr
             rec["status"] = "ok"
     except BootFailed as e:
         rec["error"] = str(e)
+    except BringupError as e:             # set-up faults (power command, missing QEMU): recorded, then raised
+        rec["error"] = str(e)
+        raise
     except KeyboardInterrupt:
         rec["status"], rec["error"] = "interrupted", "interrupted by the user"
         raise
