@@ -270,3 +270,30 @@ def test_until_ci_stops_only_when_every_kernel_is_precise():
     assert boottiming._precise_enough(tight, ["a"], rules, 2.0)
     assert not boottiming._precise_enough(tight + loose, ["a", "b"], rules, 2.0)
     assert not boottiming._precise_enough(tight[:1], ["a"], rules, 2.0), "one run has no interval"
+
+
+def test_failing_power_command_is_named_and_recorded(tmp_path, fake_build):
+    import json
+    boards = tmp_path / "boards"
+    boards.mkdir()
+    (boards / "dead-board.toml").write_text("""
+name = "dead-board"
+arch = "arm"
+[image]
+target = "zImage"
+[serial]
+port = "socket://127.0.0.1:9"
+[power]
+on = ["false"]
+[[kernels]]
+id = "k"
+source = { path = "/nonexistent" }
+defconfig = "x"
+""")
+    board = load_board("dead-board", boards=boards)
+    rec, recdir, initrd = fake_build
+    with pytest.raises(Exception, match=r"board dead-board: power.on command false failed \(exit 1\)"):
+        boottiming.boot_once(board, "k", rec, recdir, initrd, tmp_path / "run", "direct", ms.load_rules(),
+                             say=lambda m: None)
+    saved = json.loads((tmp_path / "run" / "boot.json").read_text())
+    assert saved["status"] == "fail" and "power.on command false failed" in saved["error"]
