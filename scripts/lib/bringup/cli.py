@@ -95,6 +95,29 @@ def cmd_footprint(a) -> int:
     return 0
 
 
+def cmd_compare(a) -> int:
+    from . import compare
+    logs = paths.logs_dir()
+    c = compare.compare(compare.resolve(a.a, logs), compare.resolve(a.b, logs))
+    sys.stdout.write(compare.render(c, a.top))
+    for path, text in ((a.csv, compare.to_csv(c) if a.csv else ""), (a.json, compare.to_json(c) if a.json else "")):
+        if path:
+            _write_atomic(path, text)
+            _say(f"wrote {path}")
+    return 0
+
+
+def _write_atomic(path: str, text: str) -> None:
+    import os
+    import tempfile
+    from pathlib import Path
+    p = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent if str(p.parent) else ".")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, p)
+
+
 def cmd_parse(a) -> int:
     from . import milestones as ms
     from pathlib import Path
@@ -179,6 +202,18 @@ def build_parser() -> argparse.ArgumentParser:
                         "under emulation); full: lmbench's defaults; none: footprint only")
     s.add_argument("--timeout-factor", type=float, default=1.0)
     s.set_defaults(fn=cmd_footprint)
+
+    s = sub.add_parser("compare", help="compare two build records: deltas, symbol sizes, .config",
+                       description="Compare two build records (two kernels, one kernel on two boards, or "
+                                   "two runs on different days): the build table's deltas, a per-symbol "
+                                   "size diff in the manner of bloat-o-meter, and a .config diff. A record "
+                                   "is a build.json path, its directory, or <board>/<kernel> under logs/.")
+    s.add_argument("a")
+    s.add_argument("b")
+    s.add_argument("--top", type=int, default=20, help="symbols and config lines to show (default 20)")
+    s.add_argument("--csv", metavar="FILE", help="also write the deltas as CSV")
+    s.add_argument("--json", metavar="FILE", help="also write everything as JSON")
+    s.set_defaults(fn=cmd_compare)
 
     s = sub.add_parser("parse", help="parse a log made elsewhere and print JSON",
                        description="parse bootlog FILE: the milestones of a raw console log, a dmesg "
