@@ -167,3 +167,49 @@ def test_merge_fragment_replaces_and_appends():
     parsed = build.parse_config(out)
     assert parsed == {"CONFIG_A": "n", "CONFIG_B": "y", "CONFIG_C": '"x"', "CONFIG_D": "12"}
     assert out.count("CONFIG_A") == 1
+
+
+def test_ctrl_c_keeps_the_good_record_and_leaves_no_make(env):
+    import os
+    import signal
+    import sys
+    import time
+    from conftest import ROOT
+    board, tree, frag = setup_board(env, "6.1.0")
+    do_build(env, board)
+    recdir = env["logs"] / "fake" / "k1"
+    before = (recdir / "build.json").read_bytes()
+    frag.write_text("CONFIG_FAKE_SLOW=y\n")
+    p = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "bringup"), "build-all", "--board",
+                          str(env["tmp"] / "boards" / "fake.toml")], env=dict(os.environ),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = recdir / "build.log.partial"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (log.exists() and "slow.o" in log.read_text()):
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and "bringup: interrupted" in err
+    assert (recdir / "build.json").read_bytes() == before
+    failed = json.loads((recdir / "build-failed.json").read_text())
+    assert failed["status"] == "interrupted"
+    left = subprocess.run(["pgrep", "-f", str(tree)], capture_output=True, text=True).stdout.strip()
+    assert left == "", "make must not outlive an interrupted build"
+
+
+def test_build_all_goes_on_after_a_failed_kernel(env):
+    tree = make_fake_tree(env["tmp"] / "linux-6.1.0", "6.1.0")
+    bad, good = env["tmp"] / "bad.config", env["tmp"] / "good.config"
+    bad.write_text("CONFIG_FAKE_BREAK=y\n")
+    good.write_text("CONFIG_FAKE_NET=y\n")
+    boards = env["tmp"] / "boards"
+    write_board(boards, "two", [
+        {"id": "broken", "source": {"path": str(tree)}, "defconfig": "tinyconfig", "fragments": [str(bad)]},
+        {"id": "fine", "source": {"path": str(tree)}, "defconfig": "tinyconfig", "fragments": [str(good)]}])
+    said = []
+    with pytest.raises(BuildFailed, match=r"1 of 2 builds failed for board two"):
+        build.build_all(load_board("two", boards=boards), env["logs"], env["cache"], say=said.append)
+    assert (env["logs"] / "two" / "fine" / "build.json").exists()
+    assert not (env["logs"] / "two" / "broken" / "build.json").exists()
+    assert any("failed at 'make zImage'" in s for s in said)
+    assert any("broken on purpose" in s for s in said), "the tail of the failed log is shown"

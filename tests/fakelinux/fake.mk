@@ -11,7 +11,7 @@
 srctree := $(CURDIR)
 objtree := $(if $(filter 4,$(PATCHLEVEL)),$(srctree),$(if $(O),$(O),$(srctree)))
 CC ?= $(CROSS_COMPILE)gcc
-KNOWN := CONFIG_FAKE_BASE CONFIG_FAKE_PRINTK CONFIG_FAKE_NET CONFIG_FAKE_BREAK CONFIG_FAKE_OFF
+KNOWN := CONFIG_FAKE_BASE CONFIG_FAKE_PRINTK CONFIG_FAKE_NET CONFIG_FAKE_BREAK CONFIG_FAKE_OFF CONFIG_FAKE_SLOW
 HAVE_OLDDEFCONFIG := $(shell grep -q olddefconfig $(srctree)/scripts/kconfig/Makefile && echo y)
 KRELEASE := $(VERSION).$(PATCHLEVEL).$(SUBLEVEL)$(EXTRAVERSION)
 
@@ -45,6 +45,7 @@ vmlinux: FORCE
 	@test -f $(objtree)/.config || { echo "no .config" >&2; exit 1; }
 	@if grep -q '^CONFIG_FAKE_BREAK=y' $(objtree)/.config; then echo "fake.c:1:1: error: broken on purpose" >&2; exit 2; fi
 	@if [ "$(PATCHLEVEL)" = 4 ] && [ ! -f $(objtree)/.depend ]; then echo "2.4: run make dep first" >&2; exit 2; fi
+	@if grep -q '^CONFIG_FAKE_SLOW=y' $(objtree)/.config; then echo "  CC      slow.o"; sleep 60; fi
 	@echo "  CC      fake.o"
 	@$(CC) -Os -c $(srctree)/fake.c -o $(objtree)/fake.o
 	@echo "fake.c:2:3: warning: this is a fake kernel"
