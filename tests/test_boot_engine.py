@@ -297,3 +297,34 @@ defconfig = "x"
                              say=lambda m: None)
     saved = json.loads((tmp_path / "run" / "boot.json").read_text())
     assert saved["status"] == "fail" and "power.on command false failed" in saved["error"]
+
+
+def test_mann_whitney_exact_and_ties():
+    # fully separated groups of 5: the most extreme of C(10,5)=252 splits, two-sided p = 2/252
+    r = stats.mann_whitney([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
+    assert r["method"] == "exact" and r["u"] == 0 and r["p"] == pytest.approx(2 / 252)
+    assert stats.mann_whitney([1, 2, 3], [1, 2, 3])["p"] == 1.0
+    # interleaved values are not significant
+    assert stats.mann_whitney([1, 3, 5, 7, 9], [2, 4, 6, 8, 10])["p"] > 0.5
+    assert stats.mann_whitney([1.0], [2.0, 3.0]) is None
+    big = stats.mann_whitney(list(range(30)), [x + 100 for x in range(30)])
+    assert big["method"] == "normal" and big["p"] < 1e-6
+
+
+def test_table_marks_significant_and_insignificant_deltas(arm):
+    rules = ms.load_rules()
+
+    def runs(k, logins, lv):
+        return [{"kernel": k, "status": "ok", "run_id": f"{k}{i}", "error": None, "kernelrelease": k,
+                 "milestones": {"linux_version": {"host_s": lv[i], "printk_s": None},
+                                "login": {"host_s": t, "printk_s": None}}} for i, t in enumerate(logins)]
+    recs = runs("A", [1.0, 1.1, 1.05, 0.95, 1.02], [0.10, 0.12, 0.11, 0.09, 0.10]) + \
+        runs("B", [2.0, 2.1, 2.05, 1.95, 2.02], [0.11, 0.09, 0.12, 0.10, 0.10])
+    s = boottiming.summarize(arm, recs, rules, ["A", "B"])
+    s["path"] = "direct"
+    t = boottiming.render_table(s, rules)
+    login = next(line for line in t.splitlines() if "login" in line and line.startswith("|"))
+    version = next(line for line in t.splitlines() if "Linux version" in line and line.startswith("|"))
+    assert login.rstrip(" |").endswith("+ 98 % *")
+    assert "(n.s.)" in version
+    assert s["kernels"]["A"]["milestones"]["login"]["values"] == [1.0, 1.1, 1.05, 0.95, 1.02]

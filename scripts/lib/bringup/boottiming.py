@@ -227,7 +227,7 @@ def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str
                         pk.append(f["printk_s"])
             if vals:
                 per[m.name] = {"label": m.label, "host": stats.summarize(vals),
-                               "printk": stats.summarize(pk)}
+                               "printk": stats.summarize(pk), "values": [round(v, 6) for v in vals]}
         hidden = [r["hidden_at_zero_s"] for r in ok if r.get("hidden_at_zero_s") is not None]
         lags = [r["printk_lag_ms"] for r in ok if r.get("printk_lag_ms")]
         out["kernels"][kid] = {
@@ -343,17 +343,21 @@ def render_table(summary: dict, rules: ms.Rules) -> str:
         if all(c == "-" for c in cells):
             continue
         deltas = []
-        for v in meds[1:]:
+        base = summary["kernels"][kern[0]]["milestones"].get(m.name, {}).get("values")
+        for k, v in zip(kern[1:], meds[1:]):
             if v is None or meds[0] in (None, 0):
                 deltas.append("n/a")
-            else:
-                d = (v - meds[0]) / meds[0] * 100
-                deltas.append(f"{'+' if d >= 0 else '-'} {abs(d):.0f} %")
+                continue
+            d = (v - meds[0]) / meds[0] * 100
+            test = stats.mann_whitney(base or [], summary["kernels"][k]["milestones"][m.name].get("values") or [])
+            mark = "" if test is None else " *" if test["p"] < 0.05 else " (n.s.)"
+            deltas.append(f"{'+' if d >= 0 else '-'} {abs(d):.0f} %{mark}")
         rows.append([f"... until {m.label}", *cells, *deltas])
     widths = [max(len(r[i]) for r in [heads, *rows]) for i in range(len(heads))]
     out = [f"Boot timing for {summary['board']} ({summary.get('path')}): medians of "
            + ", ".join(f"{k} n={summary['kernels'][k]['ok']}" for k in kern)
-           + "; ± is the 95 % confidence half-width",
+           + "; ± is the 95 % confidence half-width; * marks a delta significant at p < 0.05 "
+           "(Mann-Whitney U, two-sided, over the runs), (n.s.) one that is not",
            f"Time from the {ref_label}:", ""]
     out.append("| " + " | ".join(h.ljust(w) for h, w in zip(heads, widths)) + " |")
     out.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
