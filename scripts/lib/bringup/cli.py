@@ -96,26 +96,15 @@ def cmd_footprint(a) -> int:
 
 
 def cmd_compare(a) -> int:
-    from . import compare
+    from . import compare, records
     logs = paths.logs_dir()
     c = compare.compare(compare.resolve(a.a, logs), compare.resolve(a.b, logs))
     sys.stdout.write(compare.render(c, a.top))
     for path, text in ((a.csv, compare.to_csv(c) if a.csv else ""), (a.json, compare.to_json(c) if a.json else "")):
         if path:
-            _write_atomic(path, text)
+            records.write_text(path, text)
             _say(f"wrote {path}")
     return 0
-
-
-def _write_atomic(path: str, text: str) -> None:
-    import os
-    import tempfile
-    from pathlib import Path
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent if str(p.parent) else ".")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, p)
 
 
 def cmd_parse(a) -> int:
