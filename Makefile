@@ -7,6 +7,8 @@
 #   CROSS_COMPILE=<prefix>  override the board's toolchain prefix (external toolchains)
 #   RUNS=<n>         boots per kernel for boot-timing (default 5)
 #   BOOT_PATH=direct|u-boot  boot path for boot-timing (default: the board's 'boot')
+#   LMBENCH=quick|full|none  lmbench set for footprint-report
+#   LMBENCH_SRC=<tree|tarball|URL> [LMBENCH_SHA256=<hex>]  build lmbench from this source
 
 BOARD ?= qemu-arm
 KERNEL ?=
@@ -16,6 +18,8 @@ CROSS_COMPILE ?=
 RUNS ?= 5
 BOOT_PATH ?=
 LMBENCH ?= quick
+LMBENCH_SRC ?=
+LMBENCH_SHA256 ?=
 PYTEST_ARGS ?=
 
 BRINGUP := scripts/bringup
@@ -52,7 +56,7 @@ boot-timing: $(DEPS_STAMP) ## boot each kernel of BOARD RUNS times over the seri
 	@$(BRINGUP) boot-timing --board $(BOARD) --runs $(RUNS) $(KSEL) $(if $(BOOT_PATH),--path $(BOOT_PATH))
 
 footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc() (mem_eat), lmbench (LMBENCH=quick|full|none)
-	@$(BRINGUP) footprint-report --board $(BOARD) $(KSEL) --lmbench $(LMBENCH)
+	@$(BRINGUP) footprint-report --board $(BOARD) $(KSEL) --lmbench $(LMBENCH) $(if $(LMBENCH_SRC),--lmbench-source $(LMBENCH_SRC)) $(if $(LMBENCH_SHA256),--lmbench-sha256 $(LMBENCH_SHA256))
 
 test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU)
 	@.venv/bin/python -m pytest $(PYTEST_ARGS)

@@ -87,9 +87,11 @@ def cmd_boot_timing(a) -> int:
 def cmd_footprint(a) -> int:
     from . import footprint
     from .board import load_board
+    from .lmbench_build import parse_spec
     b = load_board(a.board)
+    spec = parse_spec(a.lmbench_source, a.lmbench_sha256)
     res = footprint.footprint(b, paths.logs_dir(), paths.cache_dir(), only=a.kernel or None,
-                              mode=a.lmbench, timeout_factor=a.timeout_factor, say=_say)
+                              mode=a.lmbench, timeout_factor=a.timeout_factor, lmbench_source=spec, say=_say)
     sys.stdout.write(footprint.render_footprint(b.name, res))
     sys.stdout.write(footprint.render_lmbench(res))
     return 0
@@ -189,6 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--lmbench", choices=("quick", "full", "none"), default="quick",
                    help="quick: the seed's set with lmbench's speed knobs (about a minute per kernel "
                         "under emulation); full: lmbench's defaults; none: footprint only")
+    s.add_argument("--lmbench-source", metavar="TREE|TARBALL|URL",
+                   help="build lmbench 3.0-a9 from this source (static, with the board's cross compiler) "
+                        "instead of using Debian's binaries; the route for 32-bit PowerPC")
+    s.add_argument("--lmbench-sha256", metavar="HEX", help="sha256 of the source tarball (required for a URL)")
     s.add_argument("--timeout-factor", type=float, default=1.0)
     s.set_defaults(fn=cmd_footprint)
 

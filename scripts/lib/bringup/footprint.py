@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pexpect
 
-from . import boottiming, cpio, meminfo, paths, records, rootfs
+from . import boottiming, cpio, lmbench_build, meminfo, paths, records, rootfs
 from . import lmbench_parse as lp
 from . import milestones as ms
 from .aptprivate import PrivateApt
@@ -34,8 +34,11 @@ records.READABLE.update({"bringup.footprint": {1}, "bringup.lmbench": {1}})
 BENCH_SPEC = {"name": Field(str, required=True), "group": Field(str, required=True),
               "cmd": Field(str, required=True), "quick": Field(bool, default=True),
               "timeout": Field((int, float), default=60)}
+SOURCE_BUILD_SPEC = {"os": Field(str, default="{triplet}"), "make_args": Field(list, items=str, required=True),
+                     "timeout": Field((int, float), default=1800)}
 SET_SPEC = {"quick_env": Field(str, default=""), "quick_flags": Field(str, default=""),
             "full_timeout_factor": Field((int, float), default=10), "setup": Field(str, default=""),
+            "source_build": Field(SOURCE_BUILD_SPEC, required=True),
             "bench": Field(list, items=BENCH_SPEC, required=True)}
 SKIP_PREFIXES = ("usr/share/doc", "usr/share/man", "usr/share/locale", "usr/share/lintian",
                  "usr/share/info", "usr/include", "usr/share/bug")
@@ -100,8 +103,8 @@ def lmbench_entries(arch: str, cache: Path, say=print) -> tuple[list[cpio.Entry]
     except BringupError:
         version = None
     if version is None:
-        raise BringupError(f"lmbench: Debian has no lmbench binaries for {arch} (building lmbench from "
-                           f"source is not supported yet)")
+        raise BringupError(f"lmbench: Debian has no lmbench binaries for {arch}; give an lmbench 3.0-a9 "
+                           f"source to build it (LMBENCH_SRC=<tree|tarball|URL> [LMBENCH_SHA256=...])")
 
     def flatten(name):
         parts = name.split("/")
@@ -159,7 +162,7 @@ def run_benchmarks(exp, bset: dict, mode: str, factor: float, say=print, only: l
 
 
 def footprint(board: Board, logs: Path, cache: Path, only: list | None = None, mode: str = "quick",
-              timeout_factor: float = 1.0, say=print) -> dict:
+              timeout_factor: float = 1.0, lmbench_source: dict | None = None, say=print) -> dict:
     if mode not in ("quick", "full", "none"):
         raise BringupError(f"lmbench mode {mode!r}: use quick, full or none")
     kernels = [k.id for k in board.kernels if not only or k.id in only]
@@ -175,7 +178,11 @@ def footprint(board: Board, logs: Path, cache: Path, only: list | None = None, m
     lm_info, lm_missing = {}, None
     if mode != "none":
         try:
-            entries, lm_info = lmbench_entries(arch, cache, say)
+            if lmbench_source:
+                entries, lm_info = lmbench_build.build(lmbench_source, bset["source_build"],
+                                                       board.arch.userspace_cross_compile, arch, cache, say)
+            else:
+                entries, lm_info = lmbench_entries(arch, cache, say)
             extra += entries + bench_files(bset, mode)
         except BringupError as e:
             lm_missing = str(e)
