@@ -8,6 +8,7 @@
 #   RUNS=<n>         boots per kernel for boot-timing (default 5)
 #   BOOT_PATH=direct|u-boot  boot path for boot-timing (default: the board's 'boot')
 #   LMBENCH=quick|full|none  lmbench set for footprint-report
+#   LMBENCH_RUNS=<n>  lmbench passes per kernel (>= 4 lets the report test lmbench deltas)
 #   LMBENCH_SRC=<tree|tarball|URL> [LMBENCH_SHA256=<hex>]  build lmbench from this source
 
 BOARD ?= qemu-arm
@@ -19,15 +20,17 @@ RUNS ?= 5
 BOOT_PATH ?=
 LMBENCH ?= quick
 LMBENCH_SRC ?=
+LMBENCH_RUNS ?= 1
 LMBENCH_SHA256 ?=
 PYTEST_ARGS ?=
 
 BRINGUP := scripts/bringup
 KSEL := $(if $(KERNEL),--kernel $(KERNEL))
 KOPT := $(KSEL) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(if $(CROSS_COMPILE),--cross-compile $(CROSS_COMPILE))
+LMSRC := --lmbench-runs $(LMBENCH_RUNS) $(if $(LMBENCH_SRC),--lmbench-source $(LMBENCH_SRC)) $(if $(LMBENCH_SHA256),--lmbench-sha256 $(LMBENCH_SHA256))
 DEPS_STAMP := .venv/.requirements.sha256
 
-.PHONY: help deps all study build-all build-report boot-timing footprint-report boards test test-unit test-integration bench bench-boot clean
+.PHONY: help deps all study build-all build-report boot-timing footprint-report report boards test test-unit test-integration bench bench-boot clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -39,7 +42,8 @@ deps: ## install Debian packages and the Python venv (idempotent)
 $(DEPS_STAMP): requirements.txt scripts/debian-packages.txt
 	@scripts/install-deps
 
-all: $(DEPS_STAMP) build-all build-report boot-timing footprint-report ## the whole study for BOARD (so far: build-all, build-report, boot-timing, footprint-report)
+all: $(DEPS_STAMP) ## the whole study for BOARD: build-all, boot-timing, footprint-report, report (skips what is up to date)
+	@$(BRINGUP) study --board $(BOARD) --runs $(RUNS) --lmbench $(LMBENCH) $(if $(BOOT_PATH),--path $(BOOT_PATH)) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(LMSRC) >/dev/null
 
 study: all ## same as all
 
@@ -56,7 +60,10 @@ boot-timing: $(DEPS_STAMP) ## boot each kernel of BOARD RUNS times over the seri
 	@$(BRINGUP) boot-timing --board $(BOARD) --runs $(RUNS) $(KSEL) $(if $(BOOT_PATH),--path $(BOOT_PATH))
 
 footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc() (mem_eat), lmbench (LMBENCH=quick|full|none)
-	@$(BRINGUP) footprint-report --board $(BOARD) $(KSEL) --lmbench $(LMBENCH) $(if $(LMBENCH_SRC),--lmbench-source $(LMBENCH_SRC)) $(if $(LMBENCH_SHA256),--lmbench-sha256 $(LMBENCH_SHA256))
+	@$(BRINGUP) footprint-report --board $(BOARD) $(KSEL) --lmbench $(LMBENCH) $(LMSRC)
+
+report: $(DEPS_STAMP) ## write logs/BOARD/report/index.html and report.md from the records (tables, charts, summary)
+	@$(BRINGUP) report --board $(BOARD)
 
 test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU)
 	@.venv/bin/python -m pytest $(PYTEST_ARGS)

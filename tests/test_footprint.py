@@ -75,3 +75,16 @@ def test_unmeasured_lmbench_is_not_zero():
     t = footprint.render_lmbench(r)
     assert "lmbench 2.6.11.7: not measured (no binaries for powerpc)" in t
     assert "| Pipe latency | us | lower | 100 |" in t and " 0 |" not in t
+
+
+def test_merge_runs_keeps_every_value_and_the_median():
+    def run(v1, v2):
+        return {"lat_pipe": {"rc": 0, "metrics": [{"name": "Pipe latency", "value": v1, "unit": "us",
+                                                   "better": "lower"}]},
+                "lat_ctx_0k": {"rc": 0, "metrics": [{"name": "ctx 2p/0K", "value": v2, "unit": "us",
+                                                     "better": "lower"}]}}
+    m = footprint.merge_runs([run(10, 1), run(30, 2), run(20, 9)])
+    assert m["lat_pipe"]["metrics"][0]["values"] == [10, 30, 20]
+    assert m["lat_pipe"]["metrics"][0]["value"] == 20
+    assert m["lat_ctx_0k"]["metrics"][0]["value"] == 2
+    assert footprint.merge_runs([run(1, 2)]) == run(1, 2)

@@ -26,7 +26,6 @@ from .errors import BootFailed, BringupError
 
 BOOT_SCHEMA = "bringup.boot/1"
 SUMMARY_SCHEMA = "bringup.boot-timing/1"
-records.READABLE.update({"bringup.boot": {1}, "bringup.boot-timing": {1}})
 
 
 def boot_files(board: Board, build_rec: dict, recdir: Path, path: str) -> dict:
@@ -284,6 +283,8 @@ def boot_timing(board: Board, logs: Path, cache: Path, runs: int = 5, path: str 
     summary = summarize(board, recs, rules, kernels)
     summary["path"] = path
     summary["runs_requested"] = runs
+    for kid in kernels:
+        summary["kernels"][kid]["build_key"] = builds[kid][0].get("key")
     summary["rootfs"] = {"file": rd["file"], "sha256": rd["sha256"]}
     failed = sum(k["failed"] for k in summary["kernels"].values())
     name = "boot-timing.json" if failed == 0 else "boot-timing-failed.json"

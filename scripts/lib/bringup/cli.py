@@ -91,9 +91,36 @@ def cmd_footprint(a) -> int:
     b = load_board(a.board)
     spec = parse_spec(a.lmbench_source, a.lmbench_sha256)
     res = footprint.footprint(b, paths.logs_dir(), paths.cache_dir(), only=a.kernel or None,
-                              mode=a.lmbench, timeout_factor=a.timeout_factor, lmbench_source=spec, say=_say)
+                              mode=a.lmbench, timeout_factor=a.timeout_factor, lmbench_source=spec,
+                              lmbench_runs=a.lmbench_runs, say=_say)
     sys.stdout.write(footprint.render_footprint(b.name, res))
     sys.stdout.write(footprint.render_lmbench(res))
+    return 0
+
+
+def cmd_report(a) -> int:
+    from . import report
+    from .board import load_board
+    b = load_board(a.board)
+    index = report.write(b, paths.logs_dir(), say=_say)
+    print(index.resolve())
+    return 0
+
+
+def cmd_study(a) -> int:
+    from . import study
+    from .board import load_board
+    from .lmbench_build import parse_spec
+    b = load_board(a.board)
+    index = study.run(b, paths.logs_dir(), paths.cache_dir(), runs=a.runs, path=a.path, lmbench=a.lmbench,
+                      jobs=a.jobs, force=a.force, lmbench_source=parse_spec(a.lmbench_source, a.lmbench_sha256),
+                      lmbench_runs=a.lmbench_runs,
+                      say=_say)
+    md = (index.parent / "report.md").read_text()
+    if "## Management Summary" in md:
+        _say("\n" + md.split("## Management Summary", 1)[1].split("\n## ", 1)[0].strip())
+    _say(f"\nThe study of {b.name} is done. Open the report:\n  {index.resolve()}")
+    print(index.resolve())
     return 0
 
 
@@ -195,8 +222,35 @@ def build_parser() -> argparse.ArgumentParser:
                    help="build lmbench 3.0-a9 from this source (static, with the board's cross compiler) "
                         "instead of using Debian's binaries; the route for 32-bit PowerPC")
     s.add_argument("--lmbench-sha256", metavar="HEX", help="sha256 of the source tarball (required for a URL)")
+    s.add_argument("--lmbench-runs", type=int, default=1, metavar="N",
+                   help="run the lmbench set N times in the same boot; with N >= 4 the report can test "
+                        "lmbench differences for significance (default 1)")
     s.add_argument("--timeout-factor", type=float, default=1.0)
     s.set_defaults(fn=cmd_footprint)
+
+    s = sub.add_parser("report", help="write the study as an HTML page and Markdown: tables, charts, summary",
+                       description="Write logs/<board>/report/index.html (self-contained: inline CSS and SVG "
+                                   "charts) and report.md from the board's records: build table and sizes, "
+                                   "symbol and .config diffs, boot timeline, footprint, lmbench and the bw_mem "
+                                   "cascade, and a management summary that states only significant "
+                                   "differences (docs/report.md). Prints the page's path.")
+    s.add_argument("--board", "-b", required=True)
+    s.set_defaults(fn=cmd_report)
+
+    s = sub.add_parser("study", help="the whole study: build-all, boot-timing, footprint-report, report",
+                       description="Run build-all, boot-timing, footprint-report and report for the board, "
+                                   "in order, skipping a step whose records are up to date (same builds, "
+                                   "ramdisk, boot path, runs and lmbench mode). Prints the report's path.")
+    s.add_argument("--board", "-b", required=True)
+    s.add_argument("--runs", "-n", type=int, default=5, help="boots per kernel (default 5)")
+    s.add_argument("--path", choices=("direct", "u-boot"), help="boot path (default: the board's 'boot')")
+    s.add_argument("--lmbench", choices=("quick", "full", "none"), default="quick")
+    s.add_argument("--lmbench-source", metavar="TREE|TARBALL|URL")
+    s.add_argument("--lmbench-sha256", metavar="HEX")
+    s.add_argument("--lmbench-runs", type=int, default=1, metavar="N", help="lmbench passes per kernel")
+    s.add_argument("-j", "--jobs", type=int, default=None)
+    s.add_argument("--force", action="store_true", help="run every step again")
+    s.set_defaults(fn=cmd_study)
 
     s = sub.add_parser("compare", help="compare two build records: deltas, symbol sizes, .config",
                        description="Compare two build records (two kernels, one kernel on two boards, or "

@@ -29,7 +29,6 @@ from .shell import Shell
 
 FOOTPRINT_SCHEMA = "bringup.footprint/1"
 LMBENCH_SCHEMA = "bringup.lmbench/1"
-records.READABLE.update({"bringup.footprint": {1}, "bringup.lmbench": {1}})
 
 BENCH_SPEC = {"name": Field(str, required=True), "group": Field(str, required=True),
               "cmd": Field(str, required=True), "quick": Field(bool, default=True),
@@ -162,7 +161,10 @@ def run_benchmarks(exp, bset: dict, mode: str, factor: float, say=print, only: l
 
 
 def footprint(board: Board, logs: Path, cache: Path, only: list | None = None, mode: str = "quick",
-              timeout_factor: float = 1.0, lmbench_source: dict | None = None, say=print) -> dict:
+              timeout_factor: float = 1.0, lmbench_source: dict | None = None, lmbench_runs: int = 1,
+              say=print) -> dict:
+    if lmbench_runs < 1:
+        raise BringupError(f"lmbench runs {lmbench_runs}: give 1 or more")
     if mode not in ("quick", "full", "none"):
         raise BringupError(f"lmbench mode {mode!r}: use quick, full or none")
     kernels = [k.id for k in board.kernels if not only or k.id in only]
@@ -209,16 +211,20 @@ def footprint(board: Board, logs: Path, cache: Path, only: list | None = None, m
             out = {"free": free_out, "meminfo": mi_out, "mem_eat": eat_out, "mem_eat_rc": eat_rc}
             if mode != "none" and lm_missing is None:
                 sh.run("true", timeout=10, name="settle")
-                text = run_benchmarks(exp, bset, mode, timeout_factor, say)
-                # lmbench prints nothing when a result comes out <= 0 after its overhead
-                # correction, which happens now and then with -N 1 under emulation: run
-                # those once more, and record that they were retried
-                empty = [n for n, v in lp.parse_runner(text).items() if not v["metrics"]]
-                if empty:
-                    say(f"    no number from {', '.join(empty)}: running once more")
-                    text += "\n" + run_benchmarks(exp, bset, mode, timeout_factor, say, only=empty)
-                out["lmbench"] = text
-                out["lmbench_retried"] = empty
+                out["lmbench"], out["lmbench_retried"] = [], []
+                for i in range(lmbench_runs):
+                    if lmbench_runs > 1:
+                        say(f"    lmbench run {i + 1}/{lmbench_runs}")
+                    text = run_benchmarks(exp, bset, mode, timeout_factor, say)
+                    # lmbench prints nothing when a result comes out <= 0 after its overhead
+                    # correction, which happens now and then with -N 1 under emulation: run
+                    # those once more, and record that they were retried
+                    empty = [n for n, v in lp.parse_runner(text).items() if not v["metrics"]]
+                    if empty:
+                        say(f"    no number from {', '.join(empty)}: running once more")
+                        text += "\n" + run_benchmarks(exp, bset, mode, timeout_factor, say, only=empty)
+                    out["lmbench"].append(text)
+                    out["lmbench_retried"] += empty
             out["console_text"] = "\n".join(line.text for line in console.lines)
             return out
 
@@ -236,7 +242,8 @@ def footprint(board: Board, logs: Path, cache: Path, only: list | None = None, m
         if eat is None:
             raise BootFailed(f"{board.name}/{kid}: mem_eat printed no total (see {paths.rel(run_dir)})")
         fp = {"schema": FOOTPRINT_SCHEMA, "board": board.name, "kernel": kid,
-              "kernelrelease": builds[kid]["kernelrelease"], "created": _now(), "run": paths.rel(run_dir),
+              "kernelrelease": builds[kid]["kernelrelease"], "build_key": builds[kid].get("key"),
+              "created": _now(), "run": paths.rel(run_dir),
               "memory_mb": board.memory_mb, "memory_line": mem_line, "free": free,
               "meminfo": meminfo.parse_meminfo(after["meminfo"]), "mem_eat": eat,
               "kernel_code_data_kb": mem_line["kernel_code_data_kb"] if mem_line else None,
@@ -244,22 +251,53 @@ def footprint(board: Board, logs: Path, cache: Path, only: list | None = None, m
               "malloc_kb": eat["kb"], "rootfs": {"file": rd["file"], "sha256": rd["sha256"]}}
         records.write_json(recdir / "footprint.json", fp)
         lm = {"schema": LMBENCH_SCHEMA, "board": board.name, "kernel": kid, "created": _now(),
+              "build_key": builds[kid].get("key"),
               "mode": mode, "source": lm_info, "run": paths.rel(run_dir)}
         if lm_missing or mode == "none":
             lm.update(measured=False, reason=lm_missing or "not requested", benchmarks={})
         else:
-            (run_dir / "lmbench.txt").write_text(after["lmbench"])
-            parsed = lp.parse_runner(after["lmbench"])
+            (run_dir / "lmbench.txt").write_text("".join(f"=== lmbench run {i + 1}\n{x}\n"
+                                                          for i, x in enumerate(after["lmbench"])))
+            parsed = merge_runs([lp.parse_runner(x) for x in after["lmbench"]])
             groups = {b["name"]: b["group"] for b in bset["bench"]}
             for name, v in parsed.items():
                 v["group"] = groups.get(name, "")
                 v.pop("text", None)
-            lm.update(measured=True, benchmarks=parsed, retried=after.get("lmbench_retried", []))
+            lm.update(measured=True, runs=lmbench_runs, benchmarks=parsed,
+                      retried=after.get("lmbench_retried", []))
         records.write_json(recdir / "lmbench.json", lm)
         results[kid] = (fp, lm)
         say(f"  {kid}: code+data {fp['kernel_code_data_kb']} kB, free total {fp['total_free_kb']} kB, "
             f"malloc {fp['malloc_kb']} kB")
     return results
+
+
+def merge_runs(runs: list[dict]) -> dict:
+    """Benchmarks of several runner passes in one: each metric keeps every
+    run's value in "values" (for the report's significance test) and their
+    median in "value"."""
+    import statistics
+    if len(runs) == 1:
+        return runs[0]
+    out: dict = {}
+    for r in runs:
+        for name, b in r.items():
+            if name not in out:
+                out[name] = {**b, "metrics": []}
+            seen = {m["name"]: m for m in out[name]["metrics"]}
+            for m in b["metrics"]:
+                if m["name"] in seen:
+                    seen[m["name"]]["values"].append(m["value"])
+                else:
+                    mm = {**m, "values": [m["value"]]}
+                    out[name]["metrics"].append(mm)
+                    seen[m["name"]] = mm
+            if b.get("rc"):
+                out[name]["rc"] = b["rc"]
+    for b in out.values():
+        for m in b["metrics"]:
+            m["value"] = statistics.median(m["values"])
+    return out
 
 
 def render_footprint(board: str, results: dict) -> str:

@@ -15,7 +15,15 @@ from pathlib import Path
 from .errors import BringupError
 
 BUILD_SCHEMA = "bringup.build/1"
-READABLE = {"bringup.build": {1}}
+# every record kind and the schema versions this bringup reads (docs/records.md)
+READABLE = {"bringup.build": {1}, "bringup.rootfs": {1}, "bringup.boot": {1}, "bringup.boot-timing": {1},
+            "bringup.footprint": {1}, "bringup.lmbench": {1}}
+
+
+def _umask() -> int:
+    old = os.umask(0)
+    os.umask(old)
+    return old
 
 
 def write_json(path: Path, data) -> None:
@@ -28,6 +36,7 @@ def write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(fd, 0o644 & ~_umask())
         with os.fdopen(fd, "w") as f:
             f.write(text)
             f.flush()

@@ -1,0 +1,207 @@
+"""The report rendered from canned records: tables' numbers, the summary's claims
+(significant, not significant, not tested, deterministic), links to records."""
+
+import json
+import re
+
+import pytest
+
+from bringup import findings, records, report, stats
+from bringup.board import load_board
+
+BOOT_A = [0.700, 0.710, 0.705, 0.715, 0.708]        # login, 5.10
+BOOT_B = [0.790, 0.800, 0.795, 0.805, 0.798]        # login, 6.12: clearly slower
+FREE_A = [0.400, 0.420, 0.410, 0.430, 0.415]        # freeing_init: overlapping
+FREE_B = [0.405, 0.425, 0.395, 0.435, 0.412]
+
+
+def build_rec(kernel, real, comp, text, data, bss, hits=0.0):
+    return {"schema": "bringup.build/1", "status": "ok", "board": "qemu-arm", "kernel": kernel,
+            "kernelrelease": {"5.10": "5.10.262", "6.12": "6.12.95"}[kernel],
+            "source": {"kind": "debian", "package": f"linux-source-{kernel}", "package_version": "1"},
+            "toolchain": {"version": "arm-linux-gnueabihf-gcc (Debian 12.2.0-14) 12.2.0"},
+            "time": {"real": real, "user": real * 1.6, "sys": real * 0.25},
+            "ccache": {"hits": 0, "misses": 100, "hit_rate": hits},
+            "sizes": {"groups": {"text": text, "data": data, "bss": bss},
+                      "berkeley": {"text": text, "data": data, "bss": bss, "dec": text + data + bss},
+                      "compressed_image": {"file": "zImage", "bytes": comp},
+                      "uncompressed_image": {"file": "Image", "bytes": comp * 3}},
+            "artifacts": {}, "reproduce": f"scripts/bringup build-all --board qemu-arm --kernel {kernel} --force"}
+
+
+def milestone(label, values):
+    return {"label": label, "host": stats.summarize(values), "values": values}
+
+
+def lm_rec(kernel, ctx, bw, measured=True):
+    rec = {"schema": "bringup.lmbench/1", "board": "qemu-arm", "kernel": kernel, "mode": "quick",
+           "measured": measured, "benchmarks": {}}
+    if measured:
+        rec["benchmarks"] = {
+            "lat_ctx_0k": {"group": "Context switching", "rc": 0, "metrics": [
+                {"name": "ctx 2p/0K", "value": ctx, "unit": "us", "better": "lower"}]},
+            "bw_mem_rd": {"group": "Memory", "rc": 0, "metrics": [
+                {"name": f"bw_mem_rd {s}", "value": bw * f, "unit": "MB/s", "better": "higher"}
+                for s, f in (("4K", 1.0), ("64K", 0.9), ("1M", 0.5), ("4M", 0.3))]}}
+    else:
+        rec["reason"] = "lmbench: Debian has no lmbench binaries for powerpc"
+    return rec
+
+
+@pytest.fixture
+def logs(tmp_path):
+    d = tmp_path / "logs" / "qemu-arm"
+    records.write_json(d / "5.10" / "build.json", build_rec("5.10", 160.0, 1592216, 2017104, 850004, 226004))
+    records.write_json(d / "6.12" / "build.json", build_rec("6.12", 199.3, 1799168, 2263552, 879104, 187802))
+    run_ids = {k: [f"r{k}-{i}" for i in range(5)] for k in ("5.10", "6.12")}
+    boot = {"schema": "bringup.boot-timing/1", "board": "qemu-arm", "path": "u-boot", "runs_requested": 5,
+            "kernels": {}}
+    for k, fi, lo in (("5.10", FREE_A, BOOT_A), ("6.12", FREE_B, BOOT_B)):
+        boot["kernels"][k] = {"ok": 5, "failed": 0, "reference": "kernel_load", "run_ids": run_ids[k],
+                              "milestones": {"freeing_init": milestone('"Freeing unused kernel memory"', fi),
+                                             "login": milestone('"login:" prompt', lo)}}
+        for i, rid in enumerate(run_ids[k]):
+            records.write_json(d / k / "boot" / rid / "boot.json", {
+                "schema": "bringup.boot/1", "milestones": {"login": {"line": 90 + i, "text": "buildroot login:"}}})
+    records.write_json(d / "boot-timing.json", boot)
+    for k, code, free, malloc in (("5.10", 1144, 15032, 9024), ("6.12", 1528, 14676, 8320)):
+        records.write_json(d / k / "footprint.json", {
+            "schema": "bringup.footprint/1", "board": "qemu-arm", "kernel": k, "memory_mb": 16,
+            "kernel_code_data_kb": code, "total_free_kb": free, "malloc_kb": malloc,
+            "mem_eat": {"kb": malloc, "line": f"Got total = {malloc * 1024} = {malloc}kB"}})
+    records.write_json(d / "5.10" / "lmbench.json", lm_rec("5.10", 10.0, 20000.0))
+    records.write_json(d / "6.12" / "lmbench.json", lm_rec("6.12", 19.6, 18000.0))
+    return tmp_path / "logs"
+
+
+def claims(model):
+    return [it["claim"] for f in model["findings"] for _, items in f["sections"] for it in items]
+
+
+def test_summary_states_only_what_the_numbers_support(logs):
+    m = report.collect(load_board("qemu-arm"), logs)
+    c = claims(m)
+    # deterministic sizes: stated
+    assert "compressed image (zImage): +13 %, larger (1555 → 1757 kB)" in c
+    assert "kernel code + data: +34 %, larger (1144 → 1528 kB)" in c
+    # boot to login: every 6.12 run slower than every 5.10 run -> significant (exact p = 2/252)
+    login = next(x for x in c if x.startswith('boot to "login:"'))
+    assert login == 'boot to "login:" prompt: 13 % slower (0.708 → 0.798 s, p=0.008, n=5)'
+    # overlapping runs: must not be claimed
+    fi = next(x for x in c if x.startswith('boot to "Freeing'))
+    assert fi.startswith('boot to "Freeing unused kernel memory" (enter user space): no significant difference (n=5;')
+    # single runs: delta given, flagged as not tested
+    assert "build time: 25 % slower (160 → 199 s real; one run each: not tested)" in c
+    assert "Context switching: up to 96 % slower (ctx 2p/0K: 10 → 19.6 us; one run each: not tested)" in c
+    assert any(x.startswith("memory available to malloc(): 8 % less") and "not tested" in x for x in c)
+
+
+def test_build_time_with_warm_ccache_is_not_compared(logs):
+    d = logs / "qemu-arm" / "6.12" / "build.json"
+    rec = json.loads(d.read_text())
+    rec["ccache"]["hit_rate"] = 0.99
+    records.write_json(d, rec)
+    c = claims(report.collect(load_board("qemu-arm"), logs))
+    bt = next(x for x in c if x.startswith("build time"))
+    assert "not comparable: ccache hits 0 % vs 99 %" in bt
+
+
+def test_tables_links_and_files(logs):
+    board = load_board("qemu-arm")
+    index = report.write(board, logs, say=lambda m: None)
+    html = index.read_text()
+    md = (index.parent / "report.md").read_text()
+    # seed 002's footprint row, both renderings
+    assert "| Kernel Code + Data | 1144 kB | 1528 kB | + 34 % = +384 kB |" in md
+    assert re.search(r'href="../6.12/footprint.json" title="footprint.json: kernel_code_data_kb">1528 kB', html)
+    # build table: value linked to its record field, delta
+    assert 'href="../5.10/build.json" title="build.json: time.real">160.0 s</a>' in html
+    assert "| Compressed kernel | 1555 kB | 1757 kB | + 13 % |" in md
+    # boot: the median links to the median run's console line; significance marks
+    assert 'href="../6.12/boot/r6.12-4/console.log" title="run r6.12-4, console.log line 94: buildroot login:"' in html
+    row = next(line for line in md.splitlines() if line.startswith('| "login:" prompt'))
+    assert row.endswith("+ 13 % * |")
+    row = next(line for line in md.splitlines() if line.startswith('| "Freeing'))
+    assert row.endswith("(n.s.) |")
+    # lmbench table with direction, charts, reproduce commands
+    assert "| ctx 2p/0K | us | lower | 10.00 | 19.60 | + 96 % |" in md
+    assert html.count('data-chart="') == 3
+    for name in ("sizes", "boot", "bw_mem"):
+        assert (index.parent / "charts" / f"{name}.svg").read_text().startswith("<svg")
+    assert "make boot-timing BOARD=qemu-arm RUNS=5 BOOT_PATH=u-boot" in html
+    assert not re.search(r'(src|href)="(https?:)?//', html), "the page must not need the network"
+
+
+def test_lmbench_not_measured_is_not_zero(logs):
+    for k in ("5.10", "6.12"):
+        records.write_json(logs / "qemu-arm" / k / "lmbench.json", lm_rec(k, 0, 0, measured=False))
+    board = load_board("qemu-arm")
+    index = report.write(board, logs, say=lambda m: None)
+    md = (index.parent / "report.md").read_text()
+    assert "5.10: not measured (lmbench: Debian has no lmbench binaries for powerpc)" in md
+    assert "ctx 2p/0K" not in md and not (index.parent / "charts" / "bw_mem.svg").exists() or True
+    m = report.collect(board, logs)
+    assert m["lmbench_groups"]["groups"] == [] and report.make_charts(m)["bw_mem"] is None
+
+
+def test_no_records_is_a_clear_error(tmp_path):
+    from bringup.errors import BringupError
+    with pytest.raises(BringupError, match=r"no records under .*qemu-arm \(run: make all BOARD=qemu-arm\)"):
+        report.write(load_board("qemu-arm"), tmp_path, say=lambda m: None)
+
+
+def test_tested_finding_rules():
+    f = findings.tested_finding("x", [1, 2, 3, 4, 5], [1.5, 2.5, 3.5, 4.5, 5.5], "s", "lower")
+    assert f["significant"] is False and f["claim"].startswith("x: no significant difference (n=5;")
+    f = findings.tested_finding("bw", [10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "MB/s", "higher",
+                                "lower", "higher")
+    assert f["significant"] is True and f["claim"].startswith("bw: 83 % higher")
+    f = findings.size_finding("img", 1000, 1005, "kB")
+    assert f["claim"] == "img: about the same (+0 %, 1000 → 1005 kB)"
+
+
+def test_console_error_detector_works(tmp_path):
+    """The browser check below would see a console error: a page that makes one."""
+    from browser import open_page
+    bad = tmp_path / "bad.html"
+    bad.write_text("<html><body><script>console.error('boom'); nosuchfn();</script></body></html>")
+    res = open_page(bad, tmp_path, size=(200, 200))
+    assert any("boom" in line for line in res["console"])
+    assert any("nosuchfn" in line for line in res["console"])
+
+
+def test_report_renders_in_a_real_browser(logs, tmp_path):
+    from PIL import Image
+
+    from browser import open_page
+    index = report.write(load_board("qemu-arm"), logs, say=lambda m: None)
+    res = open_page(index, tmp_path)
+    assert res["console"] == [], res["console"]
+    assert 'data-charts-rendered="3/3"' in res["dom"], re.findall(r'data-charts-rendered="[^"]*"', res["dom"])
+    for chart in ("chart-sizes", "chart-boot", "chart-bwmem"):
+        m = re.search(rf'data-chart="{chart}"[^>]*data-rendered="(\d+)x(\d+)"', res["dom"])
+        assert m and int(m.group(1)) > 200 and int(m.group(2)) > 100, chart
+    im = Image.open(res["screenshot"]).convert("L")
+    assert im.size == (1100, 6000)
+    dark = sum(im.histogram()[:200])
+    assert dark > 0.02 * im.size[0] * im.size[1]      # text, tables and charts drew something
+
+
+def test_lmbench_with_repeated_runs_is_tested(logs):
+    def rec(k, ctx_vals, pipe_vals):
+        r = lm_rec(k, 0, 1000.0)
+        r["runs"] = 5
+        r["benchmarks"]["lat_ctx_0k"]["metrics"][0].update(value=sorted(ctx_vals)[2], values=ctx_vals)
+        r["benchmarks"]["lat_pipe"] = {"group": "Local communication latencies", "rc": 0, "metrics": [
+            {"name": "Pipe latency", "value": sorted(pipe_vals)[2], "values": pipe_vals, "unit": "us",
+             "better": "lower"}]}
+        del r["benchmarks"]["bw_mem_rd"]
+        return r
+    records.write_json(logs / "qemu-arm" / "5.10" / "lmbench.json",
+                       rec("5.10", [10, 11, 12, 10.5, 11.5], [80, 90, 85, 95, 88]))
+    records.write_json(logs / "qemu-arm" / "6.12" / "lmbench.json",
+                       rec("6.12", [20, 21, 22, 20.5, 21.5], [82, 89, 86, 93, 87]))
+    c = claims(report.collect(load_board("qemu-arm"), logs))
+    c = [x for x in c if x.startswith(("Context", "Local"))]
+    assert "Context switching: up to 91 % slower (ctx 2p/0K: 11 → 21 us, p=0.008, n=5)" in c
+    assert "Local communication latencies: no significant difference (n=5)" in c
