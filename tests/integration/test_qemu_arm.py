@@ -136,3 +136,31 @@ def test_footprint_quick(arm_built):
         missing = [n for n in quick if not lm["benchmarks"].get(n, {}).get("metrics")]
         assert missing == [], f"{kid}: quick benchmarks without a number: {missing}"
     assert "Available for malloc()" in p.stdout and "Context switching:" in p.stdout
+
+
+def test_report_from_real_records_renders_in_a_browser(arm_built, tmp_path):
+    """The page from the records the tests above made (real builds, boots, lmbench)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from browser import open_page
+    d = arm_built["logs"] / "qemu-arm"
+    if not (d / "boot-timing.json").exists() or not (d / "6.12" / "lmbench.json").exists():
+        pytest.skip("needs the boot and footprint records of the tests above")
+    p = bringup(arm_built, "report", "--board", "qemu-arm", timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    index = d / "report" / "index.html"
+    assert p.stdout.strip() == str(index.resolve())
+    model = json.loads((d / "report" / "model.json").read_text())
+    assert model["kernels"] == KERNELS
+    assert all(c["value"] > 0 for r in model["build_table"][:8] for c in r["cells"])
+    assert {r["name"] for r in model["boot_rows"]} >= {"freeing_init", "login"}
+    assert all(c and c["median"] > 0 for r in model["boot_rows"] for c in r["cells"])
+    assert all(c["value"] > 0 for r in model["footprint_rows"] for c in r["cells"])
+    assert len(model["lmbench_groups"]["groups"]) == 6
+    assert set(model["bw_mem"]) == {"rd", "wr", "bcopy"}
+    sd = model["sizediff"][0]
+    assert sd["symbols"]["grown_rows"] and sd["config"]["added"]
+    sections = [t for f in model["findings"] for t, _ in f["sections"]]
+    assert sections == ["Build", "Boot", "Footprint", "lmbench"]
+    res = open_page(index, tmp_path)
+    assert res["console"] == [], res["console"]
+    assert 'data-charts-rendered="3/3"' in res["dom"]

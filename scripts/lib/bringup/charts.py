@@ -108,11 +108,21 @@ def bw_mem_cascade(kernels: list[str], series: dict[str, dict[str, list[tuple[in
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, color=COLORS[i % len(COLORS)],
                         label=k)
         ax.set_xscale("log", base=2)
+        ticks = sorted({p[0] for k in kernels for p in series[op].get(k, [])})
+        ax.set_xticks(ticks, [_size_label(x) for x in ticks])
+        ax.minorticks_off()
         ax.set_title(f"bw_mem {op}")
-        ax.set_xlabel("buffer size (bytes)")
+        ax.set_xlabel("buffer size")
         ax.set_ylim(bottom=0)
         ax.grid(True, which="major", alpha=0.3)
     axes[0][0].set_ylabel("MB/s")
     axes[0][0].legend(fontsize=7, frameon=False)
     fig.tight_layout()
     return _svg(fig, "chart-bwmem", "bw_mem bandwidth against buffer size")
+
+
+def _size_label(n: int) -> str:
+    for unit, f in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= f and n % f == 0:
+            return f"{n // f}{unit}"
+    return str(n)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import buildreport, charts, compare, findings, paths, records, sizediff
+from . import buildreport, charts, compare, findings, paths, records, sizediff, stats
 from . import milestones as ms
 from .board import Board
 
@@ -226,8 +226,9 @@ def _lmbench_groups(lm: dict, kernels: list[str]) -> dict:
             for m in b["metrics"]:
                 row = groups.setdefault(b.get("group") or "other", {}).setdefault(
                     m["name"], {"name": m["name"], "unit": m["unit"], "better": m["better"], "bench": bname,
-                                "values": {}})
+                                "values": {}, "runs": {}})
                 row["values"][k] = m["value"]
+                row["runs"][k] = m.get("values") or [m["value"]]
     out = {"kernels": measured, "not_measured": {k: lm[k].get("reason") for k in kernels
                                                    if k in lm and not lm[k].get("measured")},
            "missing": [k for k in kernels if k not in lm], "groups": []}
@@ -236,10 +237,12 @@ def _lmbench_groups(lm: dict, kernels: list[str]) -> dict:
         for r in rows.values():
             vals = [r["values"].get(k) for k in measured]
             deltas = []
-            for v in vals[1:]:
+            for k, v in zip(measured[1:], vals[1:]):
                 d = None if v is None else _delta(vals[0], v)
                 worse = None if d is None else (d > 0) == (r["better"] == "lower")
-                deltas.append(None if d is None else {"pct": d, "worse": worse})
+                t = stats.mann_whitney(r["runs"].get(measured[0], []), r["runs"].get(k, []))
+                deltas.append(None if d is None else {"pct": d, "worse": worse, "p": t and t["p"],
+                                                      "significant": None if t is None else t["p"] < findings.ALPHA})
             rs.append({**r, "cells": [{"kernel": k, "value": v, "link": f"../{k}/lmbench.json",
                                        "title": f"lmbench.json: benchmarks.{r['bench']}"} for k, v in
                                       zip(measured, vals)], "deltas": deltas})
