@@ -7,6 +7,7 @@
 #   CROSS_COMPILE=<prefix>  override the board's toolchain prefix (external toolchains)
 #   RUNS=<n>         boots per kernel for boot-timing (default 5)
 #   BOOT_PATH=direct|u-boot  boot path for boot-timing (default: the board's 'boot')
+#   ROOT=ramdisk|nfs  root filesystem for boot-timing (nfs: NFS-Ganesha per run, kernel nfsroot)
 #   LMBENCH=quick|full|none  lmbench set for footprint-report
 #   LMBENCH_RUNS=<n>  lmbench passes per kernel (>= 4 lets the report test lmbench deltas)
 #   LMBENCH_SRC=<tree|tarball|URL> [LMBENCH_SHA256=<hex>]  build lmbench from this source
@@ -18,6 +19,7 @@ JOBS ?=
 CROSS_COMPILE ?=
 RUNS ?= 5
 BOOT_PATH ?=
+ROOT ?= ramdisk
 LMBENCH ?= quick
 LMBENCH_SRC ?=
 LMBENCH_RUNS ?= 5
@@ -57,7 +59,7 @@ build-report: $(DEPS_STAMP) ## print the build results table with deltas for BOA
 	@$(BRINGUP) build-report --board $(BOARD)
 
 boot-timing: $(DEPS_STAMP) ## boot each kernel of BOARD RUNS times over the serial console; milestone table
-	@$(BRINGUP) boot-timing --board $(BOARD) --runs $(RUNS) $(KSEL) $(if $(BOOT_PATH),--path $(BOOT_PATH))
+	@$(BRINGUP) boot-timing --board $(BOARD) --runs $(RUNS) $(KSEL) $(if $(BOOT_PATH),--path $(BOOT_PATH)) --root $(ROOT)
 
 footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc() (mem_eat), lmbench (LMBENCH=quick|full|none)
 	@$(BRINGUP) footprint-report --board $(BOARD) $(KSEL) --lmbench $(LMBENCH) $(LMSRC)

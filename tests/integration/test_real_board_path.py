@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from bringup.nfsserver import GaneshaServer
 from bringup.targets import free_port
 
 from .conftest import ROOT, bringup
@@ -18,8 +19,13 @@ from .conftest import ROOT, bringup
 pytestmark = pytest.mark.integration
 
 
-def test_qemu_as_a_real_board_through_uboot(arm_built, tmp_path):
+@pytest.mark.parametrize("root", ["ramdisk", "nfs", "nfs-external"])
+def test_qemu_as_a_real_board_through_uboot(arm_built, tmp_path, root):
+    """root: the ramdisk; NFS from bringup's Ganesha bound to the bench address; or
+    the user's own NFS server (here a Ganesha the test runs) given by path."""
     logs = arm_built["logs"]
+    if (logs / "bench-arm").exists():
+        shutil.rmtree(logs / "bench-arm")
     # the board's kernels are qemu-arm's: reuse its build records and images
     shutil.copytree(logs / "qemu-arm" / "6.12", logs / "bench-arm" / "6.12",
                     ignore=shutil.ignore_patterns("boot", "footprint-runs"))
@@ -32,6 +38,16 @@ def test_qemu_as_a_real_board_through_uboot(arm_built, tmp_path):
             "-monitor", "none", "-nodefaults", "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on",
             "-netdev", f"user,id=n0,ipv6=off,tftp={tftp}", "-device", "virtio-net-device,netdev=n0",
             "-bios", "/usr/lib/u-boot/qemu_arm/u-boot.bin"]
+    nfs = ""
+    own_server = None
+    if root == "nfs":
+        nfs = '[nfs]\nbind = "127.0.0.1"\naddress = "10.0.2.2"\n'
+    elif root == "nfs-external":
+        (tmp_path / "srv").mkdir()
+        own_server = GaneshaServer(tmp_path / "srv", tmp_path / "own-server")
+        own_server.start()
+        nfs = (f'[nfs]\nserver = "external"\naddress = "10.0.2.2"\nport = {own_server.port}\n'
+               f'export_dir = "{tmp_path / "srv"}"\nexport_path = "{own_server.pseudo}"\n')
     board = tmp_path / "bench-arm.toml"
     board.write_text(f"""
 name = "bench-arm"
@@ -53,6 +69,7 @@ off = {json.dumps([power, "off", str(state)])}
 [tftp]
 dir = "{tftp}"
 serverip = "10.0.2.2"
+{nfs}
 [uboot]
 binary = "(in the board's flash)"
 kernel_addr = "0x42000000"
@@ -63,15 +80,28 @@ source = {{ debian = "linux-source-6.12", suite = "bookworm-backports" }}
 defconfig = "tinyconfig"
 fragments = ["fragments/bringup-base.config", "fragments/arm-virt.config"]
 """)
-    p = bringup(arm_built, "boot-timing", "--board", str(board), "--runs", "1", timeout=300)
+    try:
+        p = bringup(arm_built, "boot-timing", "--board", str(board), "--runs", "1",
+                    "--root", "ramdisk" if root == "ramdisk" else "nfs", timeout=300)
+    finally:
+        if own_server:
+            own_server.stop()
     assert p.returncode == 0, p.stderr[-3000:]
-    run = sorted((logs / "bench-arm" / "6.12" / "boot").glob("*-u-boot-r01"))[-1]
+    run = sorted((logs / "bench-arm" / "6.12" / "boot").glob("*-r01"))[-1]
     rec = json.loads((run / "boot.json").read_text())
     assert rec["status"] == "ok" and rec["t0"] == "power-on"
     assert rec["console"] == f"socket://127.0.0.1:{port}"
     assert rec["milestones"]["kernel_load"]["text"].endswith("tftpboot 0x42000000 bringup/bench-arm/6.12/uImage")
     assert "login" in rec["milestones"]
-    assert (tftp / "bringup" / "bench-arm" / "6.12" / "uInitrd").exists()
+    assert (tftp / "bringup" / "bench-arm" / "6.12" / "uInitrd").exists() == (root == "ramdisk")
+    if root != "ramdisk":
+        assert "nfs4 filesystem" in rec["milestones"]["nfs_root"]["text"]
+        export = (run / "nfsroot" if root == "nfs" else
+                  tmp_path / "srv" / "bringup" / "bench-arm" / "6.12" / run.name)
+        assert rec["nfs"]["export"] == str(export)
+        assert (export / "bringup-booted").read_text().strip() == rec["kernelrelease"]
+    if root == "nfs-external":
+        assert f"nfsroot=10.0.2.2:/bringup/bringup/bench-arm/6.12/{run.name}," in rec["cmdline"]
     # power off ran: no QEMU is left playing the board
     time.sleep(0.5)
     left = subprocess.run(["pgrep", "-f", f"tcp:127.0.0.1:{port},"], capture_output=True, text=True)

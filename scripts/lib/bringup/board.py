@@ -170,6 +170,24 @@ TFTP_SPEC = {
     "dhcp": Field(bool, default=True, doc="run dhcp in U-Boot"),
 }
 
+NFS_SPEC = {
+    "server": Field(str, default="ganesha", choices=("ganesha", "external"),
+                    doc="ganesha: bringup runs NFS-Ganesha for each run; external: your own NFS server"),
+    "bind": Field(str, default="127.0.0.1", doc="address Ganesha listens on: loopback for QEMU (the guest "
+                                                 "reaches it as 10.0.2.2); on a bench, the host's address on "
+                                                 "the board's network"),
+    "address": Field(str, default="10.0.2.2", doc="the NFS server's address as the board sees it"),
+    "port": Field(int, default=0, doc="Ganesha's port; 0 picks a free one (the kernel is told the port); "
+                                      "an external server: its port, usually 2049"),
+    "version": Field(str, default="4", choices=("3", "4", "4.0", "4.1", "4.2"),
+                     doc="nfsroot vers=; 4 needs no rpcbind (Ganesha here serves v4 only)"),
+    "options": Field(str, default="tcp", doc="more nfsroot options"),
+    "ip": Field(str, default="dhcp", doc="kernel ip= argument (dhcp, or client:server:gw:netmask::dev:off)"),
+    "export_dir": Field(str, default="", doc="external: the host directory your server exports; bringup "
+                                             "copies each run's rootfs under bringup/<board>/<kernel>/<run>/"),
+    "export_path": Field(str, default="", doc="external: the same directory as the server exports it"),
+}
+
 POWER_SPEC = {
     "on": Field(list, items=str, default=[], doc="command that switches the board on"),
     "off": Field(list, items=str, default=[], doc="command that switches it off"),
@@ -192,6 +210,7 @@ BOARD_SPEC = {
     "serial": Field(SERIAL_SPEC, doc="the console of a real board"),
     "power": Field(POWER_SPEC, doc="power commands of a real board (argument lists, no shell)"),
     "tftp": Field(TFTP_SPEC, doc="TFTP for a real board booting through U-Boot"),
+    "nfs": Field(NFS_SPEC, doc="NFS root (boot-timing --root nfs); the defaults suit QEMU boards"),
     "boot": Field(str, default="direct", choices=("direct", "u-boot"),
                   doc="default boot path: QEMU -kernel/-initrd, or U-Boot with TFTP"),
     "milestones": Field(dict, default={}, doc="milestone name -> regex, overriding the defaults"),
@@ -235,6 +254,7 @@ class Board:
     serial: dict | None
     power: dict | None
     tftp: dict | None
+    nfs: dict
     boot: str
     milestones: dict
     kernels: list = field(default_factory=list)
@@ -281,6 +301,10 @@ def load_board(name_or_path: str, boards: Path | None = None,
         raise DataError(f"{where}: field 'uboot': missing, but boot = 'u-boot'")
     if not d["qemu"] and not d["serial"]:
         raise DataError(f"{where}: field 'qemu': a board needs a [qemu] or a [serial] table")
+    if d["nfs"] and d["nfs"]["server"] == "external":
+        for key in ("export_dir", "export_path"):
+            if not d["nfs"][key]:
+                raise DataError(f"{where}: field 'nfs.{key}': required when nfs.server = 'external'")
     try:
         arch = load_arch(d["arch"], configs)
     except DataError as e:
@@ -332,7 +356,8 @@ def load_board(name_or_path: str, boards: Path | None = None,
     return Board(name=d["name"], description=d["description"], file=f, arch=arch,
                  cross_compile=board_cc, memory_mb=d["memory_mb"], console=d["console"],
                  earlycon=d["earlycon"], cmdline=d["cmdline"], image=d["image"], qemu=d["qemu"],
-                 uboot=d["uboot"], serial=d["serial"], power=d["power"], tftp=d["tftp"], boot=d["boot"],
+                 uboot=d["uboot"], serial=d["serial"], power=d["power"], tftp=d["tftp"],
+                 nfs=d["nfs"] or validate({}, NFS_SPEC, where, "nfs"), boot=d["boot"],
                  milestones=d["milestones"], kernels=kernels)
 
 

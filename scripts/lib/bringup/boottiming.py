@@ -12,6 +12,7 @@ not know whether the target is QEMU or a board on the bench.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import shutil
 import subprocess
@@ -19,7 +20,7 @@ import time
 from pathlib import Path
 
 from . import milestones as ms
-from . import records, rootfs, stats, targets, uboot
+from . import nfsroot, records, rootfs, stats, targets, uboot
 from .board import Board
 from .console import Console
 from .errors import BootFailed, BringupError
@@ -62,14 +63,19 @@ def make_uinitrd(board: Board, initrd: Path, out: Path) -> Path:
 def boot_once(board: Board, kernel_id: str, build_rec: dict, recdir: Path, initrd: Path,
               run_dir: Path, path: str, rules: ms.Rules, timeout_factor: float = 1.0,
               target: targets.Target | None = None, run_index: int = 0, say=print,
-              then=None) -> dict:
+              then=None, root: str = "ramdisk") -> dict:
     """One boot.  `then(console)`, if given, runs once the boot reached its end
     milestone, while the target is still up; its result goes to rec["after"]."""
     run_dir.mkdir(parents=True, exist_ok=True)
     kernel = board.kernel(kernel_id)
-    cmdline = targets.kernel_cmdline(board, kernel.cmdline)
     files = boot_files(board, build_rec, recdir, path)
-    files["initrd"] = initrd
+    nfs = None
+    if root == "nfs":
+        nfs = nfsroot.NfsRoot(board, kernel_id, initrd, run_dir)
+        cmdline = targets.kernel_cmdline(board, kernel.cmdline, nfs.cmdline)
+    else:
+        cmdline = targets.kernel_cmdline(board, kernel.cmdline)
+        files["initrd"] = initrd
     tftp_names = None
     tftp_dir = None
     net = {"serverip": "10.0.2.2", "use_dhcp": True, "ipaddr": None}    # QEMU user networking
@@ -87,8 +93,10 @@ def boot_once(board: Board, kernel_id: str, build_rec: dict, recdir: Path, initr
                                f"table (the host's TFTP directory)")
         tftp_dir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(files["kernel"], tftp_dir / "uImage")
-        make_uinitrd(board, initrd, tftp_dir / "uInitrd")
-        tftp_names = {"kernel": prefix + "uImage", "initrd": prefix + "uInitrd"}
+        tftp_names = {"kernel": prefix + "uImage"}
+        if nfs is None:
+            make_uinitrd(board, initrd, tftp_dir / "uInitrd")
+            tftp_names["initrd"] = prefix + "uInitrd"
         if "dtb" in files:
             shutil.copyfile(files["dtb"], tftp_dir / files["dtb"].name)
             tftp_names["dtb"] = prefix + files["dtb"].name
@@ -101,13 +109,17 @@ def boot_once(board: Board, kernel_id: str, build_rec: dict, recdir: Path, initr
     rec = {"schema": BOOT_SCHEMA, "board": board.name, "kernel": kernel_id, "run_id": run_dir.name,
            "run_index": run_index, "status": "fail", "error": None, "path": path,
            "started": _now(), "kernelrelease": build_rec.get("kernelrelease"),
-           "build_key": build_rec.get("key"), "initrd": str(initrd), "cmdline": cmdline,
+           "build_key": build_rec.get("key"), "root": root, "initrd": str(initrd), "cmdline": cmdline,
            "t0": "QEMU spawn" if isinstance(target, targets.QemuTarget) else "power-on",
            "log": "console.log", "raw": "console.raw"}
     scan = ms.Scan(rules)
     console = None
     try:
-        with target:
+        with contextlib.ExitStack() as stack:
+            if nfs is not None:
+                stack.enter_context(nfs)          # fails at once, in one line, if the server cannot start
+                rec["nfs"] = nfs.info()
+            stack.enter_context(target)
             target.start()
             rec["qemu_argv"] = getattr(target, "argv", None)
             console = Console(target.console_url, target.baud, t0=target.t0,
@@ -245,8 +257,10 @@ def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str
 
 def boot_timing(board: Board, logs: Path, cache: Path, runs: int = 5, path: str | None = None,
                 only: list | None = None, until_ci: float | None = None, max_runs: int = 20,
-                timeout_factor: float = 1.0, say=print) -> dict:
+                timeout_factor: float = 1.0, root: str = "ramdisk", say=print) -> dict:
     path = path or board.boot
+    if root not in ("ramdisk", "nfs"):
+        raise BringupError(f"root {root!r}: use 'ramdisk' or 'nfs'")
     if path not in ("direct", "u-boot"):
         raise BringupError(f"boot path {path!r}: use 'direct' or 'u-boot'")
     if path == "u-boot" and not board.uboot:
@@ -262,6 +276,10 @@ def boot_timing(board: Board, logs: Path, cache: Path, runs: int = 5, path: str 
             raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
         builds[kid] = (records.read_json(f, "bringup.build"), recdir)
     rules = ms.load_rules(board.milestones)
+    if root == "nfs":      # an NFS boot must show the mount (the kernel's wording differs by era)
+        import dataclasses
+        rules = dataclasses.replace(rules, milestones=[dataclasses.replace(m, required=True)
+                                                       if m.name == "nfs_root" else m for m in rules.milestones])
     rd = rootfs.build(board, logs, cache, say=say)
     initrd = Path(logs) / board.name / "rootfs" / rd["file"]
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -272,9 +290,9 @@ def boot_timing(board: Board, logs: Path, cache: Path, runs: int = 5, path: str 
         rnd += 1
         for kid in kernels:
             rec_b, recdir = builds[kid]
-            run_dir = recdir / "boot" / f"{stamp}-{path}-r{rnd:02d}"
+            run_dir = recdir / "boot" / f"{stamp}-{path}{'-nfs' if root == 'nfs' else ''}-r{rnd:02d}"
             r = boot_once(board, kid, rec_b, recdir, initrd, run_dir, path, rules, timeout_factor,
-                          run_index=rnd, say=say)
+                          run_index=rnd, say=say, root=root)
             recs.append(r)
             say(_run_line(r, rnd, limit))
         if until_ci and rnd >= max(runs, 3) and _precise_enough(recs, kernels, rules, until_ci):
@@ -282,12 +300,14 @@ def boot_timing(board: Board, logs: Path, cache: Path, runs: int = 5, path: str 
             break
     summary = summarize(board, recs, rules, kernels)
     summary["path"] = path
+    summary["root"] = root
     summary["runs_requested"] = runs
     for kid in kernels:
         summary["kernels"][kid]["build_key"] = builds[kid][0].get("key")
     summary["rootfs"] = {"file": rd["file"], "sha256": rd["sha256"]}
     failed = sum(k["failed"] for k in summary["kernels"].values())
-    name = "boot-timing.json" if failed == 0 else "boot-timing-failed.json"
+    stem = "boot-timing" if root == "ramdisk" else f"boot-timing-{root}"
+    name = f"{stem}.json" if failed == 0 else f"{stem}-failed.json"
     records.write_json(Path(logs) / board.name / name, summary)
     summary["_file"] = str(Path(logs) / board.name / name)
     return summary

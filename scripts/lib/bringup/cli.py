@@ -74,7 +74,7 @@ def cmd_boot_timing(a) -> int:
     b = load_board(a.board)
     summary = boottiming.boot_timing(b, paths.logs_dir(), paths.cache_dir(), runs=a.runs, path=a.path,
                                      only=a.kernel or None, until_ci=a.until_ci, max_runs=a.max_runs,
-                                     timeout_factor=a.timeout_factor, say=_say)
+                                     timeout_factor=a.timeout_factor, root=a.root, say=_say)
     sys.stdout.write(boottiming.render_table(summary, ms.load_rules(b.milestones)))
     _say(f"summary: {paths.rel(summary['_file'])}")
     failed = sum(k["failed"] for k in summary["kernels"].values())
@@ -201,6 +201,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--kernel", "-k", action="append", help="only this kernel id (repeatable)")
     s.add_argument("--runs", "-n", type=int, default=5, help="boots per kernel (default 5)")
     s.add_argument("--path", choices=("direct", "u-boot"), help="boot path (default: the board's 'boot')")
+    s.add_argument("--root", choices=("ramdisk", "nfs"), default="ramdisk",
+                   help="root filesystem: the ramdisk (default), or the same files over NFS with the "
+                        "kernel's nfsroot, served by NFS-Ganesha for each run (board file [nfs]); "
+                        "results go to boot-timing-nfs.json")
     s.add_argument("--until-ci", type=float, metavar="PCT",
                    help="repeat until the 95%% CI half-width of the last milestone is below PCT %% of "
                         "its mean (at least --runs rounds, at most --max-runs)")

@@ -126,17 +126,21 @@ def summarize(model: dict) -> list[dict]:
                   size_finding("uncompressed kernel (vmlinux text+data+bss)", ra["sizes"]["berkeley"]["dec"] / 1024,
                                rb["sizes"]["berkeley"]["dec"] / 1024, "kB", f"../{k}/build.json")]
             sections.append(("Build", fs))
-        boot = model.get("boot")
-        if boot and base in boot["kernels"] and k in boot["kernels"]:
+        nfs = model.get("boot_nfs") or {}
+        for title, boot, mil, fname in (("Boot", model.get("boot"), model.get("boot_milestones", []),
+                                         "boot-timing.json"),
+                                        ("Boot, root over NFS", nfs.get("summary"), nfs.get("milestones", []),
+                                         "boot-timing-nfs.json")):
+            if not (boot and base in boot["kernels"] and k in boot["kernels"]):
+                continue
             fs = []
-            for m in model["boot_milestones"]:
+            for m in mil:
                 va = boot["kernels"][base]["milestones"].get(m["name"], {}).get("values")
                 vb = boot["kernels"][k]["milestones"].get(m["name"], {}).get("values")
-                if va and vb and m["summary"]:
-                    fs.append(tested_finding(f"boot to {m['label']}", va, vb, "s", "lower",
-                                             link="../boot-timing.json"))
+                if va and vb and (m["summary"] or m["name"] == "nfs_root"):
+                    fs.append(tested_finding(f"boot to {m['label']}", va, vb, "s", "lower", link=f"../{fname}"))
             if fs:
-                sections.append(("Boot", fs))
+                sections.append((title, fs))
         fp = model["footprint"]
         if fp.get(base) and fp.get(k):
             fa, fb = fp[base], fp[k]

@@ -57,7 +57,13 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     model["sizediff"] = _sizediffs(bdir, build, kernels, top)
     rules = ms.load_rules(board.milestones)
     model["boot_milestones"] = _boot_milestones(boot, rules) if boot else []
-    model["boot_rows"] = _boot_rows(model, bdir) if boot else []
+    model["boot_rows"] = _boot_rows(boot, model["boot_milestones"], kernels, bdir, "boot-timing.json") if boot else []
+    nfs = _read(bdir / "boot-timing-nfs.json", "bringup.boot-timing")
+    model["boot_nfs"] = None
+    if nfs:
+        mil = _boot_milestones(nfs, rules)
+        model["boot_nfs"] = {"summary": nfs, "milestones": mil,
+                             "rows": _boot_rows(nfs, mil, kernels, bdir, "boot-timing-nfs.json")}
     model["footprint_rows"] = _footprint_rows(fp, kernels, bdir)
     model["lmbench_groups"] = _lmbench_groups(lm, kernels)
     model["bw_mem"] = _bw_mem(lm, kernels)
@@ -147,12 +153,10 @@ def _median_run(bdir: Path, kernel: str, kinfo: dict, name: str, value: float) -
             "title": f"run {ids[i]}, console.log line {m.get('line')}: {m.get('text', '')}"}
 
 
-def _boot_rows(model: dict, bdir: Path) -> list[dict]:
-    from . import stats
-    boot = model["boot"]
-    ks = [k for k in model["kernels"] if k in boot["kernels"]]
+def _boot_rows(boot: dict, milestones: list[dict], kernels: list[str], bdir: Path, fname: str) -> list[dict]:
+    ks = [k for k in kernels if k in boot["kernels"]]
     rows = []
-    for m in model["boot_milestones"]:
+    for m in milestones:
         cells, base_vals = [], None
         for k in ks:
             st = boot["kernels"][k]["milestones"].get(m["name"])
@@ -162,7 +166,7 @@ def _boot_rows(model: dict, bdir: Path) -> list[dict]:
             h = st["host"]
             cell = {"kernel": k, "median": h["median"], "mean": h["mean"], "ci": h["ci95"], "n": h["n"],
                     "half": None if not h["ci95"] else (h["ci95"][1] - h["ci95"][0]) / 2,
-                    "link": "../boot-timing.json", "title": f"boot-timing.json: kernels.{k}.milestones.{m['name']}"}
+                    "link": f"../{fname}", "title": f"{fname}: kernels.{k}.milestones.{m['name']}"}
             run = _median_run(bdir, k, boot["kernels"][k], m["name"], h["median"])
             if run:
                 cell.update(run)
@@ -312,6 +316,11 @@ def _reproduce(board: Board, model: dict) -> list[dict]:
     if boot:
         steps.append({"step": "boot timing", "command": f"make boot-timing BOARD={b} RUNS={boot['runs_requested']} "
                                                         f"BOOT_PATH={boot['path']}", "detail": []})
+    if model.get("boot_nfs"):
+        s = model["boot_nfs"]["summary"]
+        steps.append({"step": "boot timing, NFS root", "command": f"make boot-timing BOARD={b} ROOT=nfs "
+                                                                  f"RUNS={s['runs_requested']} BOOT_PATH={s['path']}",
+                      "detail": []})
     lm_modes = {r.get("mode") for r in model["lmbench"].values()}
     if model["footprint"]:
         mode = lm_modes.pop() if len(lm_modes) == 1 else "quick"

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .board import Board
 from .errors import BootFailed, BringupError
+from .procutil import die_with_parent
 
 
 class Target:
@@ -104,7 +105,8 @@ class QemuTarget(Target):
         self.t0 = time.monotonic()
         try:
             self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=self._stderr,
-                                         stderr=self._stderr, start_new_session=True)
+                                         stderr=self._stderr, start_new_session=True,
+                                         preexec_fn=die_with_parent)
         except FileNotFoundError:
             raise BringupError(f"{self.argv[0]} not found: install Debian package "
                                f"{_qemu_package(self.argv[0])} (make deps does)")
