@@ -45,7 +45,7 @@ $(DEPS_STAMP): requirements.txt scripts/debian-packages.txt
 	@scripts/install-deps
 
 all: $(DEPS_STAMP) ## the whole study for BOARD: build-all, boot-timing, footprint-report, report (skips what is up to date)
-	@$(BRINGUP) study --board $(BOARD) --runs $(RUNS) --lmbench $(LMBENCH) $(if $(BOOT_PATH),--path $(BOOT_PATH)) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(LMSRC) >/dev/null
+	@$(BRINGUP) study --board $(BOARD) --runs $(RUNS) --lmbench $(LMBENCH) $(if $(BOOT_PATH),--path $(BOOT_PATH)) --root $(ROOT) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(LMSRC) >/dev/null
 
 study: all ## same as all
 

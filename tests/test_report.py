@@ -157,7 +157,7 @@ def test_tested_finding_rules():
                                 "lower", "higher")
     assert f["significant"] is True and f["claim"].startswith("bw: 83 % higher")
     f = findings.size_finding("img", 1000, 1005, "kB")
-    assert f["claim"] == "img: about the same (+0 %, 1000 → 1005 kB)"
+    assert f["claim"] == "img: about the same (+0.5 %, 1000 → 1005 kB)"
 
 
 def test_console_error_detector_works(tmp_path):

@@ -92,7 +92,7 @@ def cmd_footprint(a) -> int:
     spec = parse_spec(a.lmbench_source, a.lmbench_sha256)
     res = footprint.footprint(b, paths.logs_dir(), paths.cache_dir(), only=a.kernel or None,
                               mode=a.lmbench, timeout_factor=a.timeout_factor, lmbench_source=spec,
-                              lmbench_runs=a.lmbench_runs, say=_say)
+                              lmbench_runs=a.lmbench_runs, root=a.root, say=_say)
     sys.stdout.write(footprint.render_footprint(b.name, res))
     sys.stdout.write(footprint.render_lmbench(res))
     return 0
@@ -114,7 +114,7 @@ def cmd_study(a) -> int:
     b = load_board(a.board)
     index = study.run(b, paths.logs_dir(), paths.cache_dir(), runs=a.runs, path=a.path, lmbench=a.lmbench,
                       jobs=a.jobs, force=a.force, lmbench_source=parse_spec(a.lmbench_source, a.lmbench_sha256),
-                      lmbench_runs=a.lmbench_runs,
+                      lmbench_runs=a.lmbench_runs, root=a.root,
                       say=_say)
     md = (index.parent / "report.md").read_text()
     if "## Management Summary" in md:
@@ -252,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--lmbench-source", metavar="TREE|TARBALL|URL")
     s.add_argument("--lmbench-sha256", metavar="HEX")
     s.add_argument("--lmbench-runs", type=int, default=1, metavar="N", help="lmbench passes per kernel")
+    s.add_argument("--root", choices=("ramdisk", "nfs"), default="ramdisk", help="root for the boot-timing step")
     s.add_argument("-j", "--jobs", type=int, default=None)
     s.add_argument("--force", action="store_true", help="run every step again")
     s.set_defaults(fn=cmd_study)

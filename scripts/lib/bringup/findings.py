@@ -32,7 +32,17 @@ def pct(a: float | None, b: float | None) -> float | None:
 
 
 def signed(d: float) -> str:
-    return f"{'+' if d >= 0 else '-'}{abs(d):.0f} %"
+    return f"{'+' if d >= 0 else '-'}{abs(d):.1f} %" if abs(d) < 10 else f"{'+' if d >= 0 else '-'}{abs(d):.0f} %"
+
+
+def _run_values(st: dict | None) -> list | None:
+    """Per-run values of a milestone; a single run's median when older records kept none."""
+    if not st:
+        return None
+    if st.get("values"):
+        return st["values"]
+    h = st.get("host") or {}
+    return [h["median"]] if h.get("n") == 1 else None
 
 
 def size_finding(what: str, a: float, b: float, unit: str, link: str = "") -> dict:
@@ -135,8 +145,8 @@ def summarize(model: dict) -> list[dict]:
                 continue
             fs = []
             for m in mil:
-                va = boot["kernels"][base]["milestones"].get(m["name"], {}).get("values")
-                vb = boot["kernels"][k]["milestones"].get(m["name"], {}).get("values")
+                va = _run_values(boot["kernels"][base]["milestones"].get(m["name"]))
+                vb = _run_values(boot["kernels"][k]["milestones"].get(m["name"]))
                 if va and vb and (m["summary"] or m["name"] == "nfs_root"):
                     fs.append(tested_finding(f"boot to {m['label']}", va, vb, "s", "lower", link=f"../{fname}"))
             if fs:

@@ -4,8 +4,9 @@ records are already there and up to date.
 
 Up to date means:
 - build: build-all's own content key (source, config inputs, toolchain, recipe);
-- boot timing: boot-timing.json was made from the current builds (build keys),
-  with the same ramdisk, the same boot path, and at least as many runs;
+- boot timing: boot-timing.json (boot-timing-nfs.json for root=nfs) was made
+  from the current builds (build keys), with the same ramdisk, the same boot
+  path, and at least as many runs;
 - footprint: footprint.json and lmbench.json of every kernel were made from the
   current build, in the same lmbench mode, with at least as many lmbench runs;
 - report: always rewritten (it takes a few seconds).
@@ -32,11 +33,13 @@ def build_keys(board: Board, logs: Path) -> dict:
             for k in board.kernels}
 
 
-def boot_fresh(board: Board, logs: Path, cache: Path, runs: int, path: str, say=print) -> str | None:
-    """None when boot-timing.json is up to date, else why not."""
-    s = _read(Path(logs) / board.name / "boot-timing.json", "bringup.boot-timing")
+def boot_fresh(board: Board, logs: Path, cache: Path, runs: int, path: str, root: str = "ramdisk",
+               say=print) -> str | None:
+    """None when boot-timing.json (boot-timing-nfs.json) is up to date, else why not."""
+    name = "boot-timing.json" if root == "ramdisk" else f"boot-timing-{root}.json"
+    s = _read(Path(logs) / board.name / name, "bringup.boot-timing")
     if s is None:
-        return "no boot-timing.json"
+        return f"no {name}"
     if s.get("path") != path:
         return f"made with boot path {s.get('path')}, not {path}"
     keys = build_keys(board, logs)
@@ -72,18 +75,18 @@ def footprint_fresh(board: Board, logs: Path, mode: str, lmbench_runs: int = 1) 
 
 def run(board: Board, logs: Path, cache: Path, runs: int = 5, path: str | None = None, lmbench: str = "quick",
         jobs: int | None = None, force: bool = False, lmbench_source: dict | None = None, lmbench_runs: int = 1,
-        say=print) -> Path:
+        root: str = "ramdisk", say=print) -> Path:
     path = path or board.boot
     steps = 4
     say(f"== [1/{steps}] build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
     build.build_all(board, logs, cache, force=force, jobs=jobs, say=say)
 
-    why = "FORCE" if force else boot_fresh(board, logs, cache, runs, path, say)
+    why = "FORCE" if force else boot_fresh(board, logs, cache, runs, path, root, say)
     if why is None:
-        say(f"== [2/{steps}] boot-timing: up to date (logs/{board.name}/boot-timing.json), skipped")
+        say(f"== [2/{steps}] boot-timing ({root} root): up to date, skipped")
     else:
-        say(f"== [2/{steps}] boot-timing {board.name}: {runs} runs per kernel, {path} ({why})")
-        summary = boottiming.boot_timing(board, logs, cache, runs=runs, path=path, say=say)
+        say(f"== [2/{steps}] boot-timing {board.name}: {runs} runs per kernel, {path}, {root} root ({why})")
+        summary = boottiming.boot_timing(board, logs, cache, runs=runs, path=path, root=root, say=say)
         failed = sum(k["failed"] for k in summary["kernels"].values())
         if failed:
             from .errors import BootFailed
