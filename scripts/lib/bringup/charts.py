@@ -15,7 +15,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False,
                      "axes.spines.right": False, "svg.hashsalt": "bringup"})
-COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f",
+          "#bcbd22", "#17becf"]
 SECTION_COLORS = {"text": "#4c72b0", "rodata": "#8172b2", "data": "#dd8452", "init": "#55a868",
                   "bss": "#c44e52", "other": "#937860"}
 
