@@ -92,7 +92,7 @@ def cmd_footprint(a) -> int:
     spec = parse_spec(a.lmbench_source, a.lmbench_sha256)
     res = footprint.footprint(b, paths.logs_dir(), paths.cache_dir(), only=a.kernel or None,
                               mode=a.lmbench, timeout_factor=a.timeout_factor, lmbench_source=spec,
-                              lmbench_runs=a.lmbench_runs, root=a.root, say=_say)
+                              lmbench_runs=a.lmbench_runs, say=_say)
     sys.stdout.write(footprint.render_footprint(b.name, res))
     sys.stdout.write(footprint.render_lmbench(res))
     return 0

@@ -1,0 +1,47 @@
+"""Every command's arguments reach its function: run each against an empty logs
+directory and expect the one-line error that names what is missing."""
+
+import pytest
+
+from bringup import cli
+
+
+@pytest.fixture
+def empty_logs(tmp_path, monkeypatch):
+    monkeypatch.setenv("BRINGUP_LOGS", str(tmp_path / "logs"))
+    return tmp_path
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["boot-timing", "-b", "qemu-arm", "--runs", "1", "--root", "nfs"], "no build record"),
+    (["boot-timing", "-b", "qemu-arm", "--path", "direct", "--root", "ramdisk"], "no build record"),
+    (["footprint-report", "-b", "qemu-arm", "--lmbench", "none", "--lmbench-runs", "2"], "no build record"),
+    (["report", "-b", "qemu-arm"], "no records under"),
+    (["build-report", "-b", "qemu-arm"], "no build records"),
+    (["compare", "qemu-arm/5.10", "qemu-arm/6.12"], "is neither a build.json"),
+    (["show", "no-such-board"], "no-such-board"),
+])
+def test_commands_fail_in_one_line(empty_logs, capsys, argv, message):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("bringup: error: ") and message in err[0], err
+
+
+def test_footprint_rejects_zero_lmbench_runs(empty_logs, capsys):
+    assert cli.main(["footprint-report", "-b", "qemu-arm", "--lmbench-runs", "0"]) == 2
+    assert "lmbench runs 0: give 1 or more" in capsys.readouterr().err
+
+
+def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
+    from bringup import study
+    seen = {}
+
+    def fake_run(board, logs, cache, **kw):
+        seen.update(kw, board=board.name)
+        from bringup.errors import BringupError
+        raise BringupError("stop here")
+    monkeypatch.setattr(study, "run", fake_run)
+    assert cli.main(["study", "-b", "qemu-arm", "--runs", "3", "--root", "nfs", "--lmbench", "none",
+                     "--lmbench-runs", "4", "--path", "direct", "--force"]) == 2
+    assert seen == {"board": "qemu-arm", "runs": 3, "path": "direct", "lmbench": "none", "jobs": None,
+                    "force": True, "lmbench_source": None, "lmbench_runs": 4, "root": "nfs", "say": cli._say}
