@@ -65,7 +65,7 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
         model["boot_nfs"] = {"summary": nfs, "milestones": mil,
                              "rows": _boot_rows(nfs, mil, kernels, bdir, "boot-timing-nfs.json")}
     model["footprint_rows"] = _footprint_rows(fp, kernels, bdir)
-    model["lmbench_groups"] = _lmbench_groups(lm, kernels)
+    model["lmbench_groups"] = _lmbench_groups(lm, kernels, bdir)
     model["bw_mem"] = _bw_mem(lm, kernels)
     model["env"] = _environment(board, build)
     model["reproduce"] = _reproduce(board, model)
@@ -222,7 +222,21 @@ def _footprint_rows(fp: dict, kernels: list[str], bdir: Path) -> list[dict]:
     return rows
 
 
-def _lmbench_groups(lm: dict, kernels: list[str]) -> dict:
+def _lmbench_cell(rec: dict, k: str, row: dict, value, bdir: Path) -> dict:
+    """A value links to the raw lmbench output it was parsed from, when kept; the
+    title names the record field."""
+    cell = {"kernel": k, "value": value, "link": f"../{k}/lmbench.json",
+            "title": f"lmbench.json: benchmarks.{row['bench']}"}
+    raw = paths.ROOT / rec["run"] / "lmbench.txt" if rec.get("run") else None
+    if raw is not None and raw.is_file():
+        cell["link"] = os.path.relpath(raw, bdir / "report")
+        runs = row["runs"].get(k) or []
+        cell["title"] += (f"; raw output: lmbench.txt, block '@@@ BEGIN {row['bench']}'"
+                          + (f"; median of {runs}" if len(runs) > 1 else ""))
+    return cell
+
+
+def _lmbench_groups(lm: dict, kernels: list[str], bdir: Path | None = None) -> dict:
     measured = [k for k in kernels if lm.get(k, {}).get("measured")]
     groups: dict = {}
     for k in measured:
@@ -247,9 +261,8 @@ def _lmbench_groups(lm: dict, kernels: list[str]) -> dict:
                 t = stats.mann_whitney(r["runs"].get(measured[0], []), r["runs"].get(k, []))
                 deltas.append(None if d is None else {"pct": d, "worse": worse, "p": t and t["p"],
                                                       "significant": None if t is None else t["p"] < findings.ALPHA})
-            rs.append({**r, "cells": [{"kernel": k, "value": v, "link": f"../{k}/lmbench.json",
-                                       "title": f"lmbench.json: benchmarks.{r['bench']}"} for k, v in
-                                      zip(measured, vals)], "deltas": deltas})
+            rs.append({**r, "cells": [_lmbench_cell(lm[k], k, r, v, bdir) for k, v in zip(measured, vals)],
+                       "deltas": deltas})
         out["groups"].append({"name": g, "rows": rs})
     return out
 
