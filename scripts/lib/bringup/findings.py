@@ -38,6 +38,11 @@ def signed(d: float) -> str:
     return f"{'+' if d >= 0 else '-'}{abs(d):.1f} %" if abs(d) < 10 else f"{'+' if d >= 0 else '-'}{abs(d):.0f} %"
 
 
+def mag(d: float) -> str:
+    """|d| as a percentage: one decimal under 10 %."""
+    return f"{abs(d):.1f} %" if abs(d) < 10 else f"{abs(d):.0f} %"
+
+
 def _run_values(st: dict | None) -> list | None:
     """Per-run values of a milestone; a single run's median when older records kept none."""
     if not st:
@@ -84,7 +89,7 @@ def tested_finding(what: str, a_vals: list, b_vals: list, unit: str, better: str
          "test": f"Mann-Whitney U ({test['method']})", "n": [len(a_vals), len(b_vals)], "link": link}
     if test["p"] < ALPHA and d is not None:
         f["worse"] = (d > 0) == (better == "lower")
-        f.update(significant=True, verdict=f"{abs(d):.0f} % {slower if f['worse'] else faster}",
+        f.update(significant=True, verdict=f"{mag(d)} {slower if f['worse'] else faster}",
                  detail=f"{_num(ma)} → {_num(mb)} {unit}, p={test['p']:.3f}, {n}")
     else:
         f.update(significant=False, verdict="no significant difference",
@@ -101,7 +106,7 @@ def untested_finding(what, a, b, unit, better, slower="slower", faster="faster",
         f["verdict"] = "not comparable"
     else:
         f["worse"] = (d > 0) == (better == "lower")
-        f.update(verdict=f"{abs(d):.0f} % {slower if f['worse'] else faster}",
+        f.update(verdict=f"{mag(d)} {slower if f['worse'] else faster}",
                  detail=f"{_num(a)} → {_num(b)} {unit}; {runs}: {why}")
     return _claim(f)
 
