@@ -10,7 +10,6 @@ logs/<board>/<kernel>/footprint.json and lmbench.json.  The kernel's
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shutil
 import subprocess
 import tarfile

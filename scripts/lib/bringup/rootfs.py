@@ -8,7 +8,6 @@ where busybox came from, a content key).  Rebuilt only when that key changes.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -63,8 +62,7 @@ def busybox_for(arch: str, cache: Path, cross_compile: str | None = None, say=pr
 def busybox_from_source(arch: str, cross_compile: str, cache: Path, say=print) -> tuple[Path, str]:
     """Debian's busybox source (private deb-src), built static with Debian's
     busybox-static configuration and the given cross compiler."""
-    import shutil as _sh
-    if not _sh.which(f"{cross_compile}gcc"):
+    if not shutil.which(f"{cross_compile}gcc"):
         raise BringupError(f"building busybox for {arch} needs {cross_compile}gcc (make deps installs it)")
     src_root = cache / "userspace" / "src"
     tree, version = debian_source("busybox", src_root, say)
@@ -73,9 +71,9 @@ def busybox_from_source(arch: str, cross_compile: str, cache: Path, say=print) -
         return out, version + " (built from source)"
     bdir = cache / "userspace" / arch / "busybox-build"
     if bdir.exists():
-        _sh.rmtree(bdir)
+        shutil.rmtree(bdir)
     bdir.mkdir(parents=True)
-    _sh.copyfile(tree / "debian" / "config" / "pkg" / "static", bdir / ".config")
+    shutil.copyfile(tree / "debian" / "config" / "pkg" / "static", bdir / ".config")
     say(f"  building busybox {version} for {arch} from Debian's source ({cross_compile}gcc, static)")
     log = bdir / "build.log"
     with open(log, "w") as lf:
@@ -87,7 +85,7 @@ def busybox_from_source(arch: str, cross_compile: str, cache: Path, say=print) -
             if p.returncode != 0:
                 raise BringupError(f"busybox build for {arch} failed at 'make {target}'; log: {log}")
     tmp = out.with_suffix(".tmp")
-    _sh.copyfile(bdir / "busybox", tmp)
+    shutil.copyfile(bdir / "busybox", tmp)
     tmp.chmod(0o755)
     tmp.rename(out)
     return out, version + " (built from source)"
@@ -118,8 +116,7 @@ def debian_source(package: str, root: Path, say=print) -> tuple[Path, str]:
     if not dsc:
         raise BringupError(f"apt-get source {package}: no .dsc downloaded")
     if tree.exists():
-        import shutil as _sh
-        _sh.rmtree(tree)
+        shutil.rmtree(tree)
     p = subprocess.run(["dpkg-source", "-x", str(dsc[-1]), str(tree)], capture_output=True,
                        text=True)
     if p.returncode != 0:
