@@ -14,15 +14,20 @@ import pytest
 from bringup.nfsserver import GaneshaServer
 from bringup.targets import free_port
 
+from .rfc2217_bridge import Rfc2217Bridge
+
 from .conftest import ROOT, bringup
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize("root", ["ramdisk", "nfs", "nfs-external"])
-def test_qemu_as_a_real_board_through_uboot(arm_built, tmp_path, root):
+@pytest.mark.parametrize("root, console", [("ramdisk", "socket"), ("ramdisk", "rfc2217"), ("nfs", "socket"),
+                                           ("nfs-external", "socket")])
+def test_qemu_as_a_real_board_through_uboot(arm_built, tmp_path, root, console):
     """root: the ramdisk; NFS from bringup's Ganesha bound to the bench address; or
-    the user's own NFS server (here a Ganesha the test runs) given by path."""
+    the user's own NFS server (here a Ganesha the test runs) given by path.
+    console: QEMU's TCP serial directly (socket://, as ser2net's raw mode), or
+    through an RFC 2217 server (rfc2217://, as ser2net's telnet(rfc2217) mode)."""
     logs = arm_built["logs"]
     if (logs / "bench-arm").exists():
         shutil.rmtree(logs / "bench-arm")
@@ -48,6 +53,8 @@ def test_qemu_as_a_real_board_through_uboot(arm_built, tmp_path, root):
         own_server.start()
         nfs = (f'[nfs]\nserver = "external"\naddress = "10.0.2.2"\nport = {own_server.port}\n'
                f'export_dir = "{tmp_path / "srv"}"\nexport_path = "{own_server.pseudo}"\n')
+    bridge = Rfc2217Bridge(f"socket://127.0.0.1:{port}") if console == "rfc2217" else None
+    console_url = bridge.url if bridge else f"socket://127.0.0.1:{port}"
     board = tmp_path / "bench-arm.toml"
     board.write_text(f"""
 name = "bench-arm"
@@ -62,7 +69,8 @@ target = "zImage"
 uimage = true
 load_address = "0x42000000"
 [serial]
-port = "socket://127.0.0.1:{port}"
+port = "{console_url}"
+baud = 115200
 [power]
 on = {json.dumps([power, "on", str(state), *qemu])}
 off = {json.dumps([power, "off", str(state)])}
@@ -86,11 +94,16 @@ fragments = ["fragments/bringup-base.config", "fragments/arm-virt.config"]
     finally:
         if own_server:
             own_server.stop()
+        if bridge:
+            bridge.close()
     assert p.returncode == 0, p.stderr[-3000:]
     run = sorted((logs / "bench-arm" / "6.12" / "boot").glob("*-r01"))[-1]
     rec = json.loads((run / "boot.json").read_text())
     assert rec["status"] == "ok" and rec["t0"] == "power-on"
-    assert rec["console"] == f"socket://127.0.0.1:{port}"
+    assert rec["console"] == console_url
+    if bridge:
+        # the client really spoke RFC 2217: it set the line parameters through the server
+        assert (115200, 8, "N", 1) in bridge.negotiated
     assert rec["milestones"]["kernel_load"]["text"].endswith("tftpboot 0x42000000 bringup/bench-arm/6.12/uImage")
     assert "login" in rec["milestones"]
     assert (tftp / "bringup" / "bench-arm" / "6.12" / "uInitrd").exists() == (root == "ramdisk")
