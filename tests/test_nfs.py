@@ -67,6 +67,14 @@ def test_board_file_nfs_checks(tmp_path):
         load_board(str(f))
 
 
+def test_bind_takes_an_address_or_an_interface():
+    from bringup.nfsserver import bind_address
+    assert bind_address("192.168.10.1") == "192.168.10.1"
+    assert bind_address("lo") == "127.0.0.1"
+    with pytest.raises(BringupError, match=r"nfs.bind 'no-such-if0' is neither an IP address nor a network interface"):
+        bind_address("no-such-if0")
+
+
 def ganesha_pids(workdir):
     p = subprocess.run(["pgrep", "-f", f"ganesha.nfsd.*{workdir}"], capture_output=True, text=True)
     return p.stdout.split()

@@ -173,9 +173,9 @@ TFTP_SPEC = {
 NFS_SPEC = {
     "server": Field(str, default="ganesha", choices=("ganesha", "external"),
                     doc="ganesha: bringup runs NFS-Ganesha for each run; external: your own NFS server"),
-    "bind": Field(str, default="127.0.0.1", doc="address Ganesha listens on: loopback for QEMU (the guest "
-                                                 "reaches it as 10.0.2.2); on a bench, the host's address on "
-                                                 "the board's network"),
+    "bind": Field(str, default="127.0.0.1", doc="address (or interface name, e.g. eth1) Ganesha listens on: "
+                                                 "loopback for QEMU (the guest reaches it as 10.0.2.2); on a "
+                                                 "bench, the host's interface on the board's network"),
     "address": Field(str, default="10.0.2.2", doc="the NFS server's address as the board sees it"),
     "port": Field(int, default=0, doc="Ganesha's port; 0 picks a free one (the kernel is told the port); "
                                       "an external server: its port, usually 2049"),

@@ -52,6 +52,29 @@ EXPORT {{
 """
 
 
+def bind_address(bind: str) -> str:
+    """The board file's nfs.bind: an IPv4 address, or an interface name (eth1)
+    whose first IPv4 address is used."""
+    import ipaddress
+    import json
+    try:
+        ipaddress.ip_address(bind)
+        return bind
+    except ValueError:
+        pass
+    ip = shutil.which("ip")
+    p = subprocess.run([ip or "ip", "-j", "-4", "addr", "show", "dev", bind], capture_output=True, text=True) \
+        if ip else None
+    if p is None or p.returncode != 0:
+        raise BringupError(f"NFS server: nfs.bind {bind!r} is neither an IP address nor a network interface "
+                           f"of this host")
+    addrs = [a["local"] for i in json.loads(p.stdout or "[]") for a in i.get("addr_info", [])
+             if a.get("family") == "inet"]
+    if not addrs:
+        raise BringupError(f"NFS server: interface {bind} has no IPv4 address (nfs.bind)")
+    return addrs[0]
+
+
 def free_port(bind: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         try:
@@ -70,9 +93,9 @@ class GaneshaServer:
                  binary: str = "ganesha.nfsd", start_timeout: float = 20.0):
         self.export = Path(export).resolve()
         self.workdir = Path(workdir).resolve()
-        self.bind = bind
-        self.port = port or free_port(bind)
-        self.mnt_port = free_port(bind)
+        self.bind = bind_address(bind)
+        self.port = port or free_port(self.bind)
+        self.mnt_port = free_port(self.bind)
         self.binary = binary
         self.start_timeout = start_timeout
         self.pseudo = PSEUDO
