@@ -12,6 +12,8 @@ killed run leaves no server behind.
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import shutil
 import socket
 import subprocess
@@ -55,8 +57,6 @@ EXPORT {{
 def bind_address(bind: str) -> str:
     """The board file's nfs.bind: an IPv4 address, or an interface name (eth1)
     whose first IPv4 address is used."""
-    import ipaddress
-    import json
     try:
         ipaddress.ip_address(bind)
         return bind
