@@ -103,19 +103,26 @@ def test_tftp_error_is_reported(arm, fake_build, tmp_path):
     assert r["error"] == "U-Boot: 'tftpboot 0x42000000 uImage' failed: TFTP error: 'File not found' (1)"
 
 
-def test_line_time_is_its_first_byte(tmp_path):
+def serial_peer(*chunks) -> socket.socket:
+    """A one-client TCP "serial line" that sends chunks (bytes) and waits (floats)."""
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
 
     def peer():
         c, _ = srv.accept()
-        c.sendall(b"first half ")
-        time.sleep(0.4)
-        c.sendall(b"second half\r\nnext\r\n")
-        time.sleep(0.5)
+        for chunk in chunks:
+            if isinstance(chunk, bytes):
+                c.sendall(chunk)
+            else:
+                time.sleep(chunk)
         c.close()
     threading.Thread(target=peer, daemon=True).start()
+    return srv
+
+
+def test_line_time_is_its_first_byte(tmp_path):
+    srv = serial_peer(b"first half ", 0.4, b"second half\r\nnext\r\n", 0.5)
     t0 = time.monotonic()
     con = Console(f"socket://127.0.0.1:{srv.getsockname()[1]}", t0=t0, log_path=tmp_path / "c.log")
     assert con.wait(1, timeout=3)
@@ -183,16 +190,7 @@ def test_summary_keeps_failed_runs_out_of_the_statistics(arm):
 def test_bytes_sent_right_at_connect_are_kept():
     # pyserial's open() flushes input; a bootloader banner sent at once must survive it
     for _ in range(5):
-        srv = socket.socket()
-        srv.bind(("127.0.0.1", 0))
-        srv.listen(1)
-
-        def peer():
-            c, _ = srv.accept()
-            c.sendall(b"U-Boot banner\r\n")
-            time.sleep(0.5)
-            c.close()
-        threading.Thread(target=peer, daemon=True).start()
+        srv = serial_peer(b"U-Boot banner\r\n", 0.5)
         con = Console(f"socket://127.0.0.1:{srv.getsockname()[1]}")
         con.wait(0, timeout=2)
         con.close()

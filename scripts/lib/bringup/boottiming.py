@@ -306,8 +306,7 @@ def boot_timing(board: Board, logs: Path, cache: Path, runs: int = 5, path: str 
         summary["kernels"][kid]["build_key"] = builds[kid][0].get("key")
     summary["rootfs"] = {"file": rd["file"], "sha256": rd["sha256"]}
     failed = sum(k["failed"] for k in summary["kernels"].values())
-    stem = "boot-timing" if root == "ramdisk" else f"boot-timing-{root}"
-    name = f"{stem}.json" if failed == 0 else f"{stem}-failed.json"
+    name = records.boot_timing_name(root, failed=failed > 0)
     records.write_json(Path(logs) / board.name / name, summary)
     summary["_file"] = str(Path(logs) / board.name / name)
     return summary

@@ -159,6 +159,30 @@ def cmd_doc(a) -> int:
     return 0
 
 
+def _boot_args(s) -> None:
+    """Options of the boot-timing step (boot-timing, study)."""
+    s.add_argument("--runs", "-n", type=int, default=5, help="boots per kernel (default 5)")
+    s.add_argument("--path", choices=("direct", "u-boot"), help="boot path (default: the board's 'boot')")
+    s.add_argument("--root", choices=("ramdisk", "nfs"), default="ramdisk",
+                   help="root filesystem: the ramdisk (default), or the same files over NFS with the "
+                        "kernel's nfsroot, served by NFS-Ganesha for each run (board file [nfs]); "
+                        "results go to boot-timing-nfs.json")
+
+
+def _lmbench_args(s) -> None:
+    """Options of the footprint step (footprint-report, study)."""
+    s.add_argument("--lmbench", choices=("quick", "full", "none"), default="quick",
+                   help="quick: the seed's set with lmbench's speed knobs (about a minute per kernel "
+                        "under emulation); full: lmbench's defaults; none: footprint only")
+    s.add_argument("--lmbench-source", metavar="TREE|TARBALL|URL",
+                   help="build lmbench 3.0-a9 from this source (static, with the board's cross compiler) "
+                        "instead of using Debian's binaries; the route for 32-bit PowerPC")
+    s.add_argument("--lmbench-sha256", metavar="HEX", help="sha256 of the source tarball (required for a URL)")
+    s.add_argument("--lmbench-runs", type=int, default=1, metavar="N",
+                   help="run the lmbench set N times in the same boot; with N >= 4 the report can test "
+                        "lmbench differences for significance (default 1)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="bringup",
@@ -199,12 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "and logs/<board>/boot-timing.json.")
     s.add_argument("--board", "-b", required=True)
     s.add_argument("--kernel", "-k", action="append", help="only this kernel id (repeatable)")
-    s.add_argument("--runs", "-n", type=int, default=5, help="boots per kernel (default 5)")
-    s.add_argument("--path", choices=("direct", "u-boot"), help="boot path (default: the board's 'boot')")
-    s.add_argument("--root", choices=("ramdisk", "nfs"), default="ramdisk",
-                   help="root filesystem: the ramdisk (default), or the same files over NFS with the "
-                        "kernel's nfsroot, served by NFS-Ganesha for each run (board file [nfs]); "
-                        "results go to boot-timing-nfs.json")
+    _boot_args(s)
     s.add_argument("--until-ci", type=float, metavar="PCT",
                    help="repeat until the 95%% CI half-width of the last milestone is below PCT %% of "
                         "its mean (at least --runs rounds, at most --max-runs)")
@@ -219,16 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "logs/<board>/<kernel>/footprint.json and lmbench.json.")
     s.add_argument("--board", "-b", required=True)
     s.add_argument("--kernel", "-k", action="append")
-    s.add_argument("--lmbench", choices=("quick", "full", "none"), default="quick",
-                   help="quick: the seed's set with lmbench's speed knobs (about a minute per kernel "
-                        "under emulation); full: lmbench's defaults; none: footprint only")
-    s.add_argument("--lmbench-source", metavar="TREE|TARBALL|URL",
-                   help="build lmbench 3.0-a9 from this source (static, with the board's cross compiler) "
-                        "instead of using Debian's binaries; the route for 32-bit PowerPC")
-    s.add_argument("--lmbench-sha256", metavar="HEX", help="sha256 of the source tarball (required for a URL)")
-    s.add_argument("--lmbench-runs", type=int, default=1, metavar="N",
-                   help="run the lmbench set N times in the same boot; with N >= 4 the report can test "
-                        "lmbench differences for significance (default 1)")
+    _lmbench_args(s)
     s.add_argument("--timeout-factor", type=float, default=1.0)
     s.set_defaults(fn=cmd_footprint)
 
@@ -246,13 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "in order, skipping a step whose records are up to date (same builds, "
                                    "ramdisk, boot path, runs and lmbench mode). Prints the report's path.")
     s.add_argument("--board", "-b", required=True)
-    s.add_argument("--runs", "-n", type=int, default=5, help="boots per kernel (default 5)")
-    s.add_argument("--path", choices=("direct", "u-boot"), help="boot path (default: the board's 'boot')")
-    s.add_argument("--lmbench", choices=("quick", "full", "none"), default="quick")
-    s.add_argument("--lmbench-source", metavar="TREE|TARBALL|URL")
-    s.add_argument("--lmbench-sha256", metavar="HEX")
-    s.add_argument("--lmbench-runs", type=int, default=1, metavar="N", help="lmbench passes per kernel")
-    s.add_argument("--root", choices=("ramdisk", "nfs"), default="ramdisk", help="root for the boot-timing step")
+    _boot_args(s)
+    _lmbench_args(s)
     s.add_argument("-j", "--jobs", type=int, default=None)
     s.add_argument("--force", action="store_true", help="run every step again")
     s.set_defaults(fn=cmd_study)

@@ -18,7 +18,7 @@ significant (bool or None when not tested), and the numbers behind it.
 
 from __future__ import annotations
 
-from . import stats
+from . import records, stats
 
 ALPHA = 0.05
 SIZE_PCT = 1.0
@@ -146,9 +146,9 @@ def summarize(model: dict) -> list[dict]:
             sections.append(("Build", fs))
         nfs = model.get("boot_nfs") or {}
         for title, boot, mil, fname in (("Boot", model.get("boot"), model.get("boot_milestones", []),
-                                         "boot-timing.json"),
+                                         records.boot_timing_name()),
                                         ("Boot, root over NFS", nfs.get("summary"), nfs.get("milestones", []),
-                                         "boot-timing-nfs.json")):
+                                         records.boot_timing_name("nfs"))):
             if not (boot and base in boot["kernels"] and k in boot["kernels"]):
                 continue
             fs = []

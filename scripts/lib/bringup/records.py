@@ -20,6 +20,13 @@ READABLE = {"bringup.build": {1}, "bringup.rootfs": {1}, "bringup.boot": {1}, "b
             "bringup.footprint": {1}, "bringup.lmbench": {1}}
 
 
+def boot_timing_name(root: str = "ramdisk", failed: bool = False) -> str:
+    """The boot-timing summary's file name under logs/<board>/: ramdisk and NFS-root
+    timings are kept apart, and a failed invocation's summary never replaces a good one."""
+    stem = "boot-timing" if root == "ramdisk" else f"boot-timing-{root}"
+    return f"{stem}-failed.json" if failed else f"{stem}.json"
+
+
 def _umask() -> int:
     old = os.umask(0)
     os.umask(old)

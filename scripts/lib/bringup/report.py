@@ -41,7 +41,7 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     build = {k: r for k in ids if (r := _read(bdir / k / "build.json", "bringup.build"))}
     fp = {k: r for k in ids if (r := _read(bdir / k / "footprint.json", "bringup.footprint"))}
     lm = {k: r for k in ids if (r := _read(bdir / k / "lmbench.json", "bringup.lmbench"))}
-    boot = _read(bdir / "boot-timing.json", "bringup.boot-timing")
+    boot = _read(bdir / records.boot_timing_name(), "bringup.boot-timing")
     kernels = [k for k in ids if k in build or k in fp or (boot and k in boot["kernels"])]
     model = {"board": board.name, "description": board.description, "kernels": kernels,
              "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -57,13 +57,14 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     model["sizediff"] = _sizediffs(bdir, build, kernels, top)
     rules = ms.load_rules(board.milestones)
     model["boot_milestones"] = _boot_milestones(boot, rules) if boot else []
-    model["boot_rows"] = _boot_rows(boot, model["boot_milestones"], kernels, bdir, "boot-timing.json") if boot else []
-    nfs = _read(bdir / "boot-timing-nfs.json", "bringup.boot-timing")
+    model["boot_rows"] = _boot_rows(boot, model["boot_milestones"], kernels, bdir,
+                                                    records.boot_timing_name()) if boot else []
+    nfs = _read(bdir / records.boot_timing_name("nfs"), "bringup.boot-timing")
     model["boot_nfs"] = None
     if nfs:
         mil = _boot_milestones(nfs, rules)
         model["boot_nfs"] = {"summary": nfs, "milestones": mil,
-                             "rows": _boot_rows(nfs, mil, kernels, bdir, "boot-timing-nfs.json")}
+                             "rows": _boot_rows(nfs, mil, kernels, bdir, records.boot_timing_name("nfs"))}
     model["footprint_rows"] = _footprint_rows(fp, kernels, bdir)
     model["lmbench_groups"] = _lmbench_groups(lm, kernels, bdir)
     model["bw_mem"] = _bw_mem(lm, kernels)
@@ -185,10 +186,16 @@ def _boot_rows(boot: dict, milestones: list[dict], kernels: list[str], bdir: Pat
     return rows
 
 
+def _run_file(run: str | None, name: str) -> Path | None:
+    """A file of a footprint run; records keep the run directory relative to the
+    project root (paths.rel), or absolute when logs live elsewhere."""
+    return paths.ROOT / run / name if run else None
+
+
 def _console_line(bdir: Path, run: str | None, text: str | None) -> dict:
     if not run or not text:
         return {}
-    log = paths.ROOT / run / "console.log" if not Path(run).is_absolute() else Path(run) / "console.log"
+    log = _run_file(run, "console.log")
     run_rel = Path(run).name
     line_no = None
     if log.is_file():
@@ -227,7 +234,7 @@ def _lmbench_cell(rec: dict, k: str, row: dict, value, bdir: Path) -> dict:
     title names the record field."""
     cell = {"kernel": k, "value": value, "link": f"../{k}/lmbench.json",
             "title": f"lmbench.json: benchmarks.{row['bench']}"}
-    raw = paths.ROOT / rec["run"] / "lmbench.txt" if rec.get("run") else None
+    raw = _run_file(rec.get("run"), "lmbench.txt")
     if raw is not None and raw.is_file():
         cell["link"] = os.path.relpath(raw, bdir / "report")
         runs = row["runs"].get(k) or []

@@ -36,7 +36,7 @@ def build_keys(board: Board, logs: Path) -> dict:
 def boot_fresh(board: Board, logs: Path, cache: Path, runs: int, path: str, root: str = "ramdisk",
                say=print) -> str | None:
     """None when boot-timing.json (boot-timing-nfs.json) is up to date, else why not."""
-    name = "boot-timing.json" if root == "ramdisk" else f"boot-timing-{root}.json"
+    name = records.boot_timing_name(root)
     s = _read(Path(logs) / board.name / name, "bringup.boot-timing")
     if s is None:
         return f"no {name}"
