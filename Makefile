@@ -32,7 +32,7 @@ KOPT := $(KSEL) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(if $(CROSS_COM
 LMSRC := --lmbench-runs $(LMBENCH_RUNS) $(if $(LMBENCH_SRC),--lmbench-source $(LMBENCH_SRC)) $(if $(LMBENCH_SHA256),--lmbench-sha256 $(LMBENCH_SHA256))
 DEPS_STAMP := .venv/.requirements.sha256
 
-.PHONY: help deps all study build-all build-report boot-timing footprint-report report boards test test-unit test-integration bench bench-boot clean
+.PHONY: help deps check lint format typecheck all study build-all build-report boot-timing footprint-report report boards test test-unit test-integration bench bench-boot clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -41,7 +41,7 @@ help: ## list the targets
 deps: ## install Debian packages and the Python venv (idempotent)
 	@scripts/install-deps
 
-$(DEPS_STAMP): requirements.txt scripts/debian-packages.txt
+$(DEPS_STAMP): requirements.txt requirements-dev.txt pyproject.toml scripts/debian-packages.txt
 	@scripts/install-deps
 
 all: $(DEPS_STAMP) ## the whole study for BOARD: build-all, boot-timing, footprint-report, report (skips what is up to date)
@@ -66,6 +66,21 @@ footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc(
 
 report: $(DEPS_STAMP) ## write logs/BOARD/report/index.html and report.md from the records (tables, charts, summary)
 	@$(BRINGUP) report --board $(BOARD)
+
+check: $(DEPS_STAMP) ## quality gate: ruff lint, ruff format check, mypy, unit tests
+	@.venv/bin/ruff check scripts/lib tests bench
+	@.venv/bin/ruff format --check scripts/lib tests bench
+	@.venv/bin/mypy
+	@.venv/bin/python -m pytest -q -m "not integration" $(PYTEST_ARGS)
+
+lint: $(DEPS_STAMP) ## ruff lint only
+	@.venv/bin/ruff check scripts/lib tests bench
+
+format: $(DEPS_STAMP) ## reformat the Python sources with ruff
+	@.venv/bin/ruff format scripts/lib tests bench
+
+typecheck: $(DEPS_STAMP) ## mypy on the package
+	@.venv/bin/mypy
 
 test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU)
 	@.venv/bin/python -m pytest $(PYTEST_ARGS)

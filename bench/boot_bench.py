@@ -1,31 +1,32 @@
 #!/usr/bin/env python3
 """Boot benchmark: prints, side by side from one run,
-  - host-versus-printk lag per line (median and p95, ms) of bringup's console,
-  - bringup's time to the login prompt against bare QEMU reaching the same
-    marker (QEMU with -serial stdio, read with plain os.read: no pyserial, no
-    pexpect, no stamping), alternated boot by boot, same kernel, ramdisk and
-    command line.
+- host-versus-printk lag per line (median and p95, ms) of bringup's console,
+- bringup's time to the login prompt against bare QEMU reaching the same
+  marker (QEMU with -serial stdio, read with plain os.read: no pyserial, no
+  pexpect, no stamping), alternated boot by boot, same kernel, ramdisk and
+  command line.
 
-    .venv/bin/python bench/boot_bench.py --board qemu-arm --kernel 6.12 -n 5
+  .venv/bin/python bench/boot_bench.py --board qemu-arm --kernel 6.12 -n 5
 """
 
 import argparse
-import json
 import os
 import select
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts" / "lib"))
 
-from bringup import boottiming, paths, records, rootfs, targets  # noqa: E402
-from bringup import milestones as ms  # noqa: E402
-from bringup.board import load_board  # noqa: E402
+from bringup import records
+from bringup.boot import targets
+from bringup.boot import timing as boottiming
+from bringup.build import rootfs
+from bringup.model.board import load_board  # noqa: E402
+from bringup.parse import milestones as ms
+from bringup.util import paths
 
 
 def bare_qemu(board, files, cmdline, marker=b" login: ", timeout=120.0):
@@ -71,8 +72,9 @@ def main():
     scratch = Path(tempfile.mkdtemp(prefix="bringup-bootbench-"))
     ours, bare, lag_med, lag_p95 = [], [], [], []
     for i in range(a.n):
-        r = boottiming.boot_once(board, k.id, build, recdir, initrd, scratch / f"r{i}", "direct", rules,
-                                 say=lambda m: None)
+        r = boottiming.boot_once(
+            board, k.id, build, recdir, initrd, scratch / f"r{i}", "direct", rules, say=lambda m: None
+        )
         if r["status"] != "ok":
             raise SystemExit(f"bench: boot failed: {r['error']}")
         ours.append(r["milestones"]["login"]["host_s"])
@@ -84,8 +86,10 @@ def main():
     print(f"  bare QEMU, spawn to 'login:'      median {mb:.3f} s  (min {min(bare):.3f}, max {max(bare):.3f})")
     print(f"  bringup,   spawn to 'login:'      median {mo:.3f} s  (min {min(ours):.3f}, max {max(ours):.3f})")
     print(f"  bringup / bare                    {mo / mb:.3f}  ({(mo - mb) * 1000:+.0f} ms per boot)")
-    print(f"  host-vs-printk lag per line       median {statistics.median(lag_med):.2f} ms, "
-          f"p95 {statistics.median(lag_p95):.2f} ms (medians over boots)")
+    print(
+        f"  host-vs-printk lag per line       median {statistics.median(lag_med):.2f} ms, "
+        f"p95 {statistics.median(lag_p95):.2f} ms (medians over boots)"
+    )
 
 
 if __name__ == "__main__":

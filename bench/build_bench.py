@@ -20,11 +20,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts" / "lib"))
 
-from bringup import paths  # noqa: E402
-from bringup.board import load_board  # noqa: E402
-from bringup.build import FIXED_ENV  # noqa: E402
+from bringup.build.kernel import FIXED_ENV  # noqa: E402
+from bringup.model.board import load_board  # noqa: E402
+from bringup.util import paths
 
 
 def run(argv, env, log):
@@ -59,6 +58,7 @@ def main():
     # 1. bringup without ccache: also yields the .config and the source tree for bare make
     t_bringup = run(build, dict(env, BRINGUP_CCACHE="0"), log)
     import json
+
     rec = json.loads((logs / board.name / k.id / "build.json").read_text())
     tree = Path(rec["source"]["tree"])
 
@@ -67,8 +67,15 @@ def main():
     bare_o.mkdir()
     shutil.copyfile(logs / board.name / k.id / "images" / "config", bare_o / ".config")
     target = board.image["target"] if board.image["target"] in k.arch.images else k.arch.compressed_image
-    base = ["make", "-C", str(tree), f"O={bare_o}", f"-j{os.cpu_count()}", f"ARCH={k.arch.kernel_arch}",
-            f"CROSS_COMPILE={k.cross_compile}"]
+    base = [
+        "make",
+        "-C",
+        str(tree),
+        f"O={bare_o}",
+        f"-j{os.cpu_count()}",
+        f"ARCH={k.arch.kernel_arch}",
+        f"CROSS_COMPILE={k.cross_compile}",
+    ]
     menv = dict(os.environ, **FIXED_ENV)
     t_bare = run(base + ["olddefconfig"], menv, log) + run(base + [target], menv, log)
 

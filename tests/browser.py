@@ -6,9 +6,19 @@ import shutil
 import subprocess
 from pathlib import Path
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--no-first-run", "--hide-scrollbars", "--enable-logging=stderr", "--v=0"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+    "--enable-logging=stderr",
+    "--v=0",
+]
 
 
 def chromium() -> str:
@@ -24,7 +34,11 @@ def open_page(page: Path, tmp: Path, size=(1100, 6000)) -> dict:
     common = [exe, *FLAGS, f"--user-data-dir={prof}"]
     dom = subprocess.run([*common, "--dump-dom", url], capture_output=True, text=True, timeout=120)
     shot = tmp / "page.png"
-    subprocess.run([*common, f"--screenshot={shot}", f"--window-size={size[0]},{size[1]}", url],
-                   capture_output=True, text=True, timeout=120)
+    subprocess.run(
+        [*common, f"--screenshot={shot}", f"--window-size={size[0]},{size[1]}", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     console = [line for line in dom.stderr.splitlines() if re.search(r":CONSOLE[:(]", line)]
     return {"dom": dom.stdout, "console": console, "screenshot": shot}

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts" / "lib"))
 FAKELINUX = Path(__file__).resolve().parent / "fakelinux"
 
 
@@ -18,14 +17,16 @@ def make_fake_tree(dest: Path, version: str, olddefconfig: bool = True) -> Path:
     v, p, s = parts[0], parts[1], parts[2]
     extra = "." + parts[3] if len(parts) > 3 else ""
     shutil.copytree(FAKELINUX, dest)
-    (dest / "Makefile").write_text(textwrap.dedent(f"""\
+    (dest / "Makefile").write_text(
+        textwrap.dedent(f"""\
         VERSION = {v}
         PATCHLEVEL = {p}
         SUBLEVEL = {s}
         EXTRAVERSION = {extra}
         export VERSION PATCHLEVEL SUBLEVEL EXTRAVERSION
         include $(CURDIR)/fake.mk
-        """))
+        """)
+    )
     if not olddefconfig:
         (dest / "scripts" / "kconfig" / "Makefile").write_text("oldconfig:\n\t@true\n")
     return dest
@@ -40,7 +41,8 @@ def write_board(boards: Path, name: str, kernels: list[dict], extra: str = "") -
         for key, val in k.items():
             lines.append(f"{key} = {toml_value(val)}")
         ks.append("\n".join(lines))
-    text = textwrap.dedent(f"""\
+    text = (
+        textwrap.dedent(f"""\
         name = "{name}"
         description = "fake board for tests"
         arch = "arm"
@@ -54,7 +56,10 @@ def write_board(boards: Path, name: str, kernels: list[dict], extra: str = "") -
         binary = "qemu-system-arm"
         machine = "virt"
 
-        """) + "\n\n".join(ks) + "\n"
+        """)
+        + "\n\n".join(ks)
+        + "\n"
+    )
     f = boards / f"{name}.toml"
     f.write_text(text)
     return f
@@ -88,8 +93,9 @@ def run_cli(*args, env_extra=None, check=False):
     e = dict(os.environ)
     if env_extra:
         e.update(env_extra)
-    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "bringup"), *args], capture_output=True,
-                       text=True, env=e)
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bringup"), *args], capture_output=True, text=True, env=e
+    )
     if check and p.returncode != 0:
         raise AssertionError(f"bringup {' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
     return p

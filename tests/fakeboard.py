@@ -7,7 +7,7 @@ import socket
 import threading
 import time
 
-from bringup.targets import Target
+from bringup.boot.targets import Target
 
 UBOOT_BANNER = b"\r\nU-Boot 2023.01 (fake)\r\n\r\nDRAM:  512 MiB\r\nHit any key to stop autoboot:  2 "
 KERNEL = [

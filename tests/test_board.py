@@ -3,13 +3,12 @@ file, field and value."""
 
 import pytest
 
+from bringup.model.board import list_boards, load_board
+from bringup.model.schema import DataError
+from bringup.util import paths
 from conftest import run_cli, write_board
 
-from bringup import paths
-from bringup.board import list_boards, load_board
-from bringup.schema import DataError
-
-TEMPLATES = {"sandpoint-mpc8240", "tqm860l"}   # need the user's sha256/toolchain
+TEMPLATES = {"sandpoint-mpc8240", "tqm860l"}  # need the user's sha256/toolchain
 
 
 @pytest.mark.parametrize("name", [b for b in list_boards() if b not in TEMPLATES])
@@ -133,18 +132,26 @@ def test_seed_templates_load_once_the_user_adds_sha256(tmp_path, name):
     assert "sha256" not in text.split("[[kernels]]", 1)[1], "templates must not carry unconfirmed checksums"
     boards = tmp_path / "boards"
     boards.mkdir()
-    (boards / f"{name}.toml").write_text(text.replace(".tar.bz2\" }", ".tar.bz2\", sha256 = \"" + "ab" * 32 + "\" }"))
+    (boards / f"{name}.toml").write_text(text.replace('.tar.bz2" }', '.tar.bz2", sha256 = "' + "ab" * 32 + '" }'))
     b = load_board(name, boards=boards)
     assert [(k.id, k.era.name, k.arch.kernel_arch) for k in b.kernels] == [
-        ("2.4.25", "2.4", "ppc"), ("2.6.11.7", "2.6+", "ppc")]
+        ("2.4.25", "2.4", "ppc"),
+        ("2.6.11.7", "2.6+", "ppc"),
+    ]
     assert not b.kernels[0].era.out_of_tree and b.kernels[1].era.out_of_tree
-    from bringup import toolchain
-    with pytest.raises(Exception, match=r"ppc_8\d*xx-gcc not found for arch ppc: no Debian package provides it: "
-                                        r"point cross_compile"):
+    from bringup.build import toolchain
+
+    with pytest.raises(
+        Exception,
+        match=r"ppc_8\d*xx-gcc not found for arch ppc: no Debian package provides it: "
+        r"point cross_compile",
+    ):
         toolchain.find(b.kernels[0].cross_compile, b.kernels[0].arch)
 
 
 def test_board_file_reference_is_current():
-    from bringup.board import reference_markdown
-    assert (paths.ROOT / "docs" / "board-files.md").read_text() == reference_markdown(), \
+    from bringup.model.board import reference_markdown
+
+    assert (paths.ROOT / "docs" / "board-files.md").read_text() == reference_markdown(), (
         "docs/board-files.md is stale: scripts/bringup doc board-files > docs/board-files.md"
+    )

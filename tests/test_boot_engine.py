@@ -7,12 +7,13 @@ import time
 
 import pytest
 
+from bringup.boot import targets, uboot
+from bringup.boot import timing as boottiming
+from bringup.boot.console import Console
+from bringup.model.board import load_board
+from bringup.parse import milestones as ms
+from bringup.report import stats
 from fakeboard import KERNEL, FakeBoard
-
-from bringup import boottiming, stats, targets, uboot
-from bringup import milestones as ms
-from bringup.board import load_board
-from bringup.console import Console
 
 
 @pytest.fixture
@@ -28,15 +29,25 @@ def fake_build(tmp_path):
     (recdir / "images" / "zImage").write_bytes(b"\0" * 128)
     initrd = tmp_path / "initramfs.cpio.gz"
     initrd.write_bytes(b"\x1f\x8b" + b"\0" * 64)
-    rec = {"artifacts": {"uImage": "images/uImage", "zImage": "images/zImage"}, "kernelrelease": "6.12.95",
-           "key": "k"}
+    rec = {"artifacts": {"uImage": "images/uImage", "zImage": "images/zImage"}, "kernelrelease": "6.12.95", "key": "k"}
     return rec, recdir, initrd
 
 
 def boot(arm, fake_build, tmp_path, target, path="u-boot", factor=1.0):
     rec, recdir, initrd = fake_build
-    return boottiming.boot_once(arm, "6.12", rec, recdir, initrd, tmp_path / "run", path,
-                                ms.load_rules(), factor, target=target, say=lambda m: None)
+    return boottiming.boot_once(
+        arm,
+        "6.12",
+        rec,
+        recdir,
+        initrd,
+        tmp_path / "run",
+        path,
+        ms.load_rules(),
+        factor,
+        target=target,
+        say=lambda m: None,
+    )
 
 
 def test_uboot_path_end_to_end_with_timestamps(arm, fake_build, tmp_path):
@@ -47,11 +58,19 @@ def test_uboot_path_end_to_end_with_timestamps(arm, fake_build, tmp_path):
     assert "tftpboot 0x42000000 uImage" in fb.received
     assert "tftpboot 0x44000000 uInitrd" in fb.received
     assert fb.received[-1] == "bootm 0x42000000 0x44000000 ${fdtcontroladdr}"
-    assert any(c.startswith("setenv bootargs console=ttyAMA0,115200 earlycon=pl011,0x9000000")
-               for c in fb.received)
+    assert any(c.startswith("setenv bootargs console=ttyAMA0,115200 earlycon=pl011,0x9000000") for c in fb.received)
     m = r["milestones"]
-    order = ["bootloader", "kernel_load", "starting_kernel", "linux_version", "console", "freeing_init",
-             "run_init", "userspace", "login"]
+    order = [
+        "bootloader",
+        "kernel_load",
+        "starting_kernel",
+        "linux_version",
+        "console",
+        "freeing_init",
+        "run_init",
+        "userspace",
+        "login",
+    ]
     assert list(m) == order
     hosts = [m[n]["host_s"] for n in order]
     assert hosts == sorted(hosts)
@@ -72,9 +91,9 @@ def test_direct_path(arm, fake_build, tmp_path):
 
 
 def test_hang_names_the_missing_milestone(arm, fake_build, tmp_path):
-    fb = FakeBoard(uboot=False, hang_after=4)       # stops before "Freeing unused kernel memory"
+    fb = FakeBoard(uboot=False, hang_after=4)  # stops before "Freeing unused kernel memory"
     t = time.monotonic()
-    r = boot(arm, fake_build, tmp_path, fb, path="direct", factor=0.01)   # 120 s * 0.01
+    r = boot(arm, fake_build, tmp_path, fb, path="direct", factor=0.01)  # 120 s * 0.01
     assert r["status"] == "fail"
     assert r["error"].startswith('no "Freeing unused kernel memory" (enter user space) within 1s')
     assert "last milestone: console" in r["error"]
@@ -85,8 +104,7 @@ def test_panic_ends_the_run_quoting_the_line(arm, fake_build, tmp_path):
     kernel = KERNEL[:3] + [(0.05, b"[    0.2] Kernel panic - not syncing: No working init found.\r\n")]
     r = boot(arm, fake_build, tmp_path, FakeBoard(kernel=kernel, uboot=False), path="direct")
     assert r["status"] == "fail"
-    assert r["error"] == ("kernel panic at line 5: '[    0.2] Kernel panic - not syncing: "
-                          "No working init found.'")
+    assert r["error"] == ("kernel panic at line 5: '[    0.2] Kernel panic - not syncing: No working init found.'")
     assert r["fault"]["kind"] == "panic"
 
 
@@ -94,7 +112,7 @@ def test_console_gone_is_a_clear_failure(arm, fake_build, tmp_path):
     r = boot(arm, fake_build, tmp_path, FakeBoard(uboot=False, close_after=4), path="direct")
     assert r["status"] == "fail"
     assert "serial console socket://127.0.0.1:" in r["error"]
-    assert "before \"Freeing unused kernel memory\"" in r["error"]
+    assert 'before "Freeing unused kernel memory"' in r["error"]
 
 
 def test_tftp_error_is_reported(arm, fake_build, tmp_path):
@@ -117,6 +135,7 @@ def serial_peer(*chunks) -> socket.socket:
             else:
                 time.sleep(chunk)
         c.close()
+
     threading.Thread(target=peer, daemon=True).start()
     return srv
 
@@ -157,8 +176,12 @@ def test_qemu_argv_direct_and_uboot(arm, tmp_path):
 
 
 def test_uboot_commands_with_dtb():
-    cmds = uboot.commands({"kernel_addr": "0x1", "initrd_addr": "0x2", "fdt": "", "boot_command": "bootz"},
-                          {"kernel": "zImage", "initrd": "rd", "dtb": "b.dtb"}, "console=ttyS0", "10.0.2.2")
+    cmds = uboot.commands(
+        {"kernel_addr": "0x1", "initrd_addr": "0x2", "fdt": "", "boot_command": "bootz"},
+        {"kernel": "zImage", "initrd": "rd", "dtb": "b.dtb"},
+        "console=ttyS0",
+        "10.0.2.2",
+    )
     assert [c for c, _ in cmds][-2:] == ["tftpboot 0x48000000 b.dtb", "bootz 0x1 0x2 0x48000000"]
     assert cmds[-1][1] is False
 
@@ -175,12 +198,25 @@ def test_stats_summary():
 
 def test_summary_keeps_failed_runs_out_of_the_statistics(arm):
     rules = ms.load_rules()
-    ok = {"kernel": "6.12", "status": "ok", "run_id": "a", "error": None, "kernelrelease": "6.12.95",
-          "milestones": {"login": {"host_s": 1.0, "printk_s": None}}, "hidden_at_zero_s": 0.1}
-    bad = {"kernel": "6.12", "status": "fail", "run_id": "b", "error": "no login",
-           "milestones": {"login": {"host_s": 99.0, "printk_s": None}}}
-    s = boottiming.summarize(arm, [ok, bad, dict(ok, run_id="c", milestones={"login": {"host_s": 3.0, "printk_s": None}})],
-                             rules, ["6.12"])
+    ok = {
+        "kernel": "6.12",
+        "status": "ok",
+        "run_id": "a",
+        "error": None,
+        "kernelrelease": "6.12.95",
+        "milestones": {"login": {"host_s": 1.0, "printk_s": None}},
+        "hidden_at_zero_s": 0.1,
+    }
+    bad = {
+        "kernel": "6.12",
+        "status": "fail",
+        "run_id": "b",
+        "error": "no login",
+        "milestones": {"login": {"host_s": 99.0, "printk_s": None}},
+    }
+    s = boottiming.summarize(
+        arm, [ok, bad, dict(ok, run_id="c", milestones={"login": {"host_s": 3.0, "printk_s": None}})], rules, ["6.12"]
+    )
     k = s["kernels"]["6.12"]
     assert k["ok"] == 2 and k["failed"] == 1
     assert k["milestones"]["login"]["host"]["max"] == 3.0
@@ -200,7 +236,7 @@ def test_bytes_sent_right_at_connect_are_kept():
 
 def test_real_board_path_power_commands_and_host_tftp(tmp_path, fake_build):
     fb = FakeBoard()
-    fb.start()                                  # the "hardware": a board waiting on its serial line
+    fb.start()  # the "hardware": a board waiting on its serial line
     on, off, tftproot = tmp_path / "powered-on", tmp_path / "powered-off", tmp_path / "tftproot"
     boards = tmp_path / "boards"
     boards.mkdir()
@@ -236,8 +272,18 @@ defconfig = "x"
     assert board.qemu is None and board.serial["port"] == fb.console_url
     rec, recdir, initrd = fake_build
     try:
-        r = boottiming.boot_once(board, "k", rec, recdir, initrd, tmp_path / "run", "u-boot",
-                                 ms.load_rules(), target=None, say=lambda m: None)
+        r = boottiming.boot_once(
+            board,
+            "k",
+            rec,
+            recdir,
+            initrd,
+            tmp_path / "run",
+            "u-boot",
+            ms.load_rules(),
+            target=None,
+            say=lambda m: None,
+        )
     finally:
         fb.stop()
     assert r["status"] == "ok", r["error"]
@@ -263,6 +309,7 @@ def test_until_ci_stops_only_when_every_kernel_is_precise():
 
     def run(k, t):
         return {"kernel": k, "status": "ok", "milestones": {"login": {"host_s": t, "printk_s": None}}}
+
     tight = [run("a", t) for t in (1.00, 1.01, 0.99, 1.00)]
     loose = [run("b", t) for t in (1.0, 2.0, 0.5, 1.5)]
     assert boottiming._precise_enough(tight, ["a"], rules, 2.0)
@@ -272,6 +319,7 @@ def test_until_ci_stops_only_when_every_kernel_is_precise():
 
 def test_failing_power_command_is_named_and_recorded(tmp_path, fake_build):
     import json
+
     boards = tmp_path / "boards"
     boards.mkdir()
     (boards / "dead-board.toml").write_text("""
@@ -291,8 +339,9 @@ defconfig = "x"
     board = load_board("dead-board", boards=boards)
     rec, recdir, initrd = fake_build
     with pytest.raises(Exception, match=r"board dead-board: power.on command false failed \(exit 1\)"):
-        boottiming.boot_once(board, "k", rec, recdir, initrd, tmp_path / "run", "direct", ms.load_rules(),
-                             say=lambda m: None)
+        boottiming.boot_once(
+            board, "k", rec, recdir, initrd, tmp_path / "run", "direct", ms.load_rules(), say=lambda m: None
+        )
     saved = json.loads((tmp_path / "run" / "boot.json").read_text())
     assert saved["status"] == "fail" and "power.on command false failed" in saved["error"]
 
@@ -313,11 +362,24 @@ def test_table_marks_significant_and_insignificant_deltas(arm):
     rules = ms.load_rules()
 
     def runs(k, logins, lv):
-        return [{"kernel": k, "status": "ok", "run_id": f"{k}{i}", "error": None, "kernelrelease": k,
-                 "milestones": {"linux_version": {"host_s": lv[i], "printk_s": None},
-                                "login": {"host_s": t, "printk_s": None}}} for i, t in enumerate(logins)]
-    recs = runs("A", [1.0, 1.1, 1.05, 0.95, 1.02], [0.10, 0.12, 0.11, 0.09, 0.10]) + \
-        runs("B", [2.0, 2.1, 2.05, 1.95, 2.02], [0.11, 0.09, 0.12, 0.10, 0.10])
+        return [
+            {
+                "kernel": k,
+                "status": "ok",
+                "run_id": f"{k}{i}",
+                "error": None,
+                "kernelrelease": k,
+                "milestones": {
+                    "linux_version": {"host_s": lv[i], "printk_s": None},
+                    "login": {"host_s": t, "printk_s": None},
+                },
+            }
+            for i, t in enumerate(logins)
+        ]
+
+    recs = runs("A", [1.0, 1.1, 1.05, 0.95, 1.02], [0.10, 0.12, 0.11, 0.09, 0.10]) + runs(
+        "B", [2.0, 2.1, 2.05, 1.95, 2.02], [0.11, 0.09, 0.12, 0.10, 0.10]
+    )
     s = boottiming.summarize(arm, recs, rules, ["A", "B"])
     s["path"] = "direct"
     t = boottiming.render_table(s, rules)

@@ -8,19 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_fake_tree, write_board
-
-from bringup import build, records
-from bringup.board import load_board
+from bringup import records
+from bringup.build import kernel as build
 from bringup.errors import BuildFailed
+from bringup.model.board import load_board
+from conftest import make_fake_tree, write_board
 
 
 def calls(builddir_or_tree: Path) -> list[str]:
     return (builddir_or_tree / ".fake-calls").read_text().splitlines()
 
 
-def setup_board(env, version, olddefconfig=True, fragment="CONFIG_FAKE_PRINTK=y\n", era="2.6+",
-                name="fake", tarball=False):
+def setup_board(
+    env, version, olddefconfig=True, fragment="CONFIG_FAKE_PRINTK=y\n", era="2.6+", name="fake", tarball=False
+):
     tree = make_fake_tree(env["tmp"] / f"linux-{version}", version, olddefconfig)
     source = {"path": str(tree)}
     if tarball:
@@ -31,8 +32,9 @@ def setup_board(env, version, olddefconfig=True, fragment="CONFIG_FAKE_PRINTK=y\
     frag = env["tmp"] / "frag.config"
     frag.write_text(fragment)
     boards = env["tmp"] / "boards"
-    write_board(boards, name, [{"id": "k1", "source": source, "defconfig": "tinyconfig",
-                                "fragments": [str(frag)], "era": era}])
+    write_board(
+        boards, name, [{"id": "k1", "source": source, "defconfig": "tinyconfig", "fragments": [str(frag)], "era": era}]
+    )
     return load_board(name, boards=boards), tree, frag
 
 
@@ -104,10 +106,10 @@ def test_the_2_6_recipe_on_a_2_4_tree_fails_clearly(env):
 def test_dropped_fragment_symbol_is_named(env):
     board, _, _ = setup_board(env, "6.1.0", fragment="CONFIG_FAKE_PRINTK=y\nCONFIG_FAKE_GONE=y\n")
     rec = do_build(env, board)
-    assert rec["config"]["dropped"] == [{"file": "frag.config", "symbol": "CONFIG_FAKE_GONE",
-                                         "wanted": "y", "got": "n", "step": "olddefconfig"}]
-    assert "CONFIG_FAKE_GONE=y did not survive olddefconfig" in \
-        (env["logs"] / "fake" / "k1" / "build.log").read_text()
+    assert rec["config"]["dropped"] == [
+        {"file": "frag.config", "symbol": "CONFIG_FAKE_GONE", "wanted": "y", "got": "n", "step": "olddefconfig"}
+    ]
+    assert "CONFIG_FAKE_GONE=y did not survive olddefconfig" in (env["logs"] / "fake" / "k1" / "build.log").read_text()
 
 
 def test_second_build_is_reused_and_a_changed_fragment_rebuilds(env):
@@ -162,7 +164,7 @@ def test_missing_toolchain_names_the_debian_package(env):
 
 
 def test_merge_fragment_replaces_and_appends():
-    cfg = "CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=\"x\"\n"
+    cfg = 'CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C="x"\n'
     out = build.merge_fragment(cfg, {"CONFIG_B": "y", "CONFIG_A": "n", "CONFIG_D": "12"})
     parsed = build.parse_config(out)
     assert parsed == {"CONFIG_A": "n", "CONFIG_B": "y", "CONFIG_C": '"x"', "CONFIG_D": "12"}
@@ -174,15 +176,27 @@ def test_ctrl_c_keeps_the_good_record_and_leaves_no_make(env):
     import signal
     import sys
     import time
+
     from conftest import ROOT
+
     board, tree, frag = setup_board(env, "6.1.0")
     do_build(env, board)
     recdir = env["logs"] / "fake" / "k1"
     before = (recdir / "build.json").read_bytes()
     frag.write_text("CONFIG_FAKE_SLOW=y\n")
-    p = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "bringup"), "build-all", "--board",
-                          str(env["tmp"] / "boards" / "fake.toml")], env=dict(os.environ),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "bringup"),
+            "build-all",
+            "--board",
+            str(env["tmp"] / "boards" / "fake.toml"),
+        ],
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     log = recdir / "build.log.partial"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not (log.exists() and "slow.o" in log.read_text()):
@@ -203,9 +217,14 @@ def test_build_all_goes_on_after_a_failed_kernel(env):
     bad.write_text("CONFIG_FAKE_BREAK=y\n")
     good.write_text("CONFIG_FAKE_NET=y\n")
     boards = env["tmp"] / "boards"
-    write_board(boards, "two", [
-        {"id": "broken", "source": {"path": str(tree)}, "defconfig": "tinyconfig", "fragments": [str(bad)]},
-        {"id": "fine", "source": {"path": str(tree)}, "defconfig": "tinyconfig", "fragments": [str(good)]}])
+    write_board(
+        boards,
+        "two",
+        [
+            {"id": "broken", "source": {"path": str(tree)}, "defconfig": "tinyconfig", "fragments": [str(bad)]},
+            {"id": "fine", "source": {"path": str(tree)}, "defconfig": "tinyconfig", "fragments": [str(good)]},
+        ],
+    )
     said = []
     with pytest.raises(BuildFailed, match=r"1 of 2 builds failed for board two"):
         build.build_all(load_board("two", boards=boards), env["logs"], env["cache"], say=said.append)

@@ -12,15 +12,18 @@ def empty_logs(tmp_path, monkeypatch):
     return tmp_path
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["boot-timing", "-b", "qemu-arm", "--runs", "1", "--root", "nfs"], "no build record"),
-    (["boot-timing", "-b", "qemu-arm", "--path", "direct", "--root", "ramdisk"], "no build record"),
-    (["footprint-report", "-b", "qemu-arm", "--lmbench", "none", "--lmbench-runs", "2"], "no build record"),
-    (["report", "-b", "qemu-arm"], "no records under"),
-    (["build-report", "-b", "qemu-arm"], "no build records"),
-    (["compare", "qemu-arm/5.10", "qemu-arm/6.12"], "is neither a build.json"),
-    (["show", "no-such-board"], "no-such-board"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["boot-timing", "-b", "qemu-arm", "--runs", "1", "--root", "nfs"], "no build record"),
+        (["boot-timing", "-b", "qemu-arm", "--path", "direct", "--root", "ramdisk"], "no build record"),
+        (["footprint-report", "-b", "qemu-arm", "--lmbench", "none", "--lmbench-runs", "2"], "no build record"),
+        (["report", "-b", "qemu-arm"], "no records under"),
+        (["build-report", "-b", "qemu-arm"], "no build records"),
+        (["compare", "qemu-arm/5.10", "qemu-arm/6.12"], "is neither a build.json"),
+        (["show", "no-such-board"], "no-such-board"),
+    ],
+)
 def test_commands_fail_in_one_line(empty_logs, capsys, argv, message):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -34,14 +37,46 @@ def test_footprint_rejects_zero_lmbench_runs(empty_logs, capsys):
 
 def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
     from bringup import study
+
     seen = {}
 
     def fake_run(board, logs, cache, **kw):
         seen.update(kw, board=board.name)
         from bringup.errors import BringupError
+
         raise BringupError("stop here")
+
     monkeypatch.setattr(study, "run", fake_run)
-    assert cli.main(["study", "-b", "qemu-arm", "--runs", "3", "--root", "nfs", "--lmbench", "none",
-                     "--lmbench-runs", "4", "--path", "direct", "--force"]) == 2
-    assert seen == {"board": "qemu-arm", "runs": 3, "path": "direct", "lmbench": "none", "jobs": None,
-                    "force": True, "lmbench_source": None, "lmbench_runs": 4, "root": "nfs", "say": cli._say}
+    assert (
+        cli.main(
+            [
+                "study",
+                "-b",
+                "qemu-arm",
+                "--runs",
+                "3",
+                "--root",
+                "nfs",
+                "--lmbench",
+                "none",
+                "--lmbench-runs",
+                "4",
+                "--path",
+                "direct",
+                "--force",
+            ]
+        )
+        == 2
+    )
+    assert seen == {
+        "board": "qemu-arm",
+        "runs": 3,
+        "path": "direct",
+        "lmbench": "none",
+        "jobs": None,
+        "force": True,
+        "lmbench_source": None,
+        "lmbench_runs": 4,
+        "root": "nfs",
+        "say": cli._say,
+    }

@@ -5,11 +5,8 @@ import json
 import shutil
 import subprocess
 
-import pytest
-
+from bringup.parse import sizediff
 from conftest import run_cli
-
-from bringup import compare, sizediff
 
 V1 = """
 int keep(int x) { return x + 1; }
@@ -66,10 +63,11 @@ def test_static_suffixes_are_dropped():
 
 
 def test_config_diff():
-    d = sizediff.config_diff("CONFIG_A=y\nCONFIG_B=y\n# CONFIG_C is not set\nCONFIG_D=\"x\"\n",
-                             "CONFIG_A=y\nCONFIG_C=y\nCONFIG_D=\"y\"\n# CONFIG_B is not set\n")
-    assert d == {"added": [("CONFIG_C", "y")], "removed": [("CONFIG_B", "y")],
-                 "changed": [("CONFIG_D", '"x"', '"y"')]}
+    d = sizediff.config_diff(
+        'CONFIG_A=y\nCONFIG_B=y\n# CONFIG_C is not set\nCONFIG_D="x"\n',
+        'CONFIG_A=y\nCONFIG_C=y\nCONFIG_D="y"\n# CONFIG_B is not set\n',
+    )
+    assert d == {"added": [("CONFIG_C", "y")], "removed": [("CONFIG_B", "y")], "changed": [("CONFIG_D", '"x"', '"y"')]}
 
 
 def record(tmp_path, name, vmlinux, config, compressed):
@@ -77,12 +75,20 @@ def record(tmp_path, name, vmlinux, config, compressed):
     (d / "images").mkdir(parents=True)
     shutil.copyfile(vmlinux, d / "images" / "vmlinux")
     (d / "images" / "config").write_text(config)
-    from bringup import elfsize
+    from bringup.parse import elfsize
+
     e = elfsize.section_sizes(d / "images" / "vmlinux")
-    rec = {"schema": "bringup.build/1", "status": "ok", "board": "b", "kernel": name, "kernelrelease": name,
-           "time": {"real": 10.0, "user": 20.0, "sys": 2.0}, "ccache": {"hit_rate": 0.5},
-           "sizes": {"berkeley": e["berkeley"], "compressed_image": {"file": "zImage", "bytes": compressed}},
-           "artifacts": {"vmlinux": "images/vmlinux", "config": "images/config"}}
+    rec = {
+        "schema": "bringup.build/1",
+        "status": "ok",
+        "board": "b",
+        "kernel": name,
+        "kernelrelease": name,
+        "time": {"real": 10.0, "user": 20.0, "sys": 2.0},
+        "ccache": {"hit_rate": 0.5},
+        "sizes": {"berkeley": e["berkeley"], "compressed_image": {"file": "zImage", "bytes": compressed}},
+        "artifacts": {"vmlinux": "images/vmlinux", "config": "images/config"},
+    }
     (d / "build.json").write_text(json.dumps(rec))
     return d
 
@@ -90,8 +96,16 @@ def record(tmp_path, name, vmlinux, config, compressed):
 def test_compare_cli_with_exports(tmp_path):
     a = record(tmp_path, "k1", elf(tmp_path, "a", V1), "CONFIG_A=y\n", 1000)
     b = record(tmp_path, "k2", elf(tmp_path, "b", V2), "CONFIG_A=y\nCONFIG_B=y\n", 1100)
-    p = run_cli("compare", str(a), str(b / "build.json"), "--csv", str(tmp_path / "c.csv"),
-                "--json", str(tmp_path / "c.json"), check=True)
+    p = run_cli(
+        "compare",
+        str(a),
+        str(b / "build.json"),
+        "--csv",
+        str(tmp_path / "c.csv"),
+        "--json",
+        str(tmp_path / "c.json"),
+        check=True,
+    )
     assert "Compressed kernel" in p.stdout and "+ 10 %" in p.stdout
     assert "add/remove:" in p.stdout and "Total: Before=" in p.stdout
     assert ".config: 1 added, 0 removed, 0 changed" in p.stdout and "+ CONFIG_B=y" in p.stdout

@@ -1,12 +1,14 @@
 import subprocess
 
-from bringup import elfsize
+from bringup.parse import elfsize
 
 
 def test_berkeley_matches_gnu_size(tmp_path):
     c = tmp_path / "a.c"
-    c.write_text("const char ro[300] = {1}; int d[50] = {1}; int b[1000];\n"
-                 "int f(int x) { return x * d[x] + ro[x] + b[x]; }\nint main(void) { return f(1); }\n")
+    c.write_text(
+        "const char ro[300] = {1}; int d[50] = {1}; int b[1000];\n"
+        "int f(int x) { return x * d[x] + ro[x] + b[x]; }\nint main(void) { return f(1); }\n"
+    )
     exe = tmp_path / "a.out"
     subprocess.run(["gcc", "-O1", "-o", str(exe), str(c)], check=True)
     out = subprocess.run(["size", str(exe)], capture_output=True, text=True, check=True).stdout

@@ -2,7 +2,8 @@
 
 import subprocess
 
-from bringup import cpio, footprint
+from bringup.measure import footprint
+from bringup.util import cpio
 
 
 def test_quick_and_full_lists():
@@ -24,20 +25,22 @@ def test_quick_and_full_lists():
 def test_deb_entries_skip_docs_and_keep_links(tmp_path):
     root = tmp_path / "pkg"
     (root / "DEBIAN").mkdir(parents=True)
-    (root / "DEBIAN" / "control").write_text("Package: t\nVersion: 1\nArchitecture: all\n"
-                                             "Maintainer: x <x@y>\nDescription: t\n")
+    (root / "DEBIAN" / "control").write_text(
+        "Package: t\nVersion: 1\nArchitecture: all\nMaintainer: x <x@y>\nDescription: t\n"
+    )
     (root / "usr/lib/t").mkdir(parents=True)
     (root / "usr/lib/t/libt.so.1").write_bytes(b"\x7fELF")
     (root / "usr/lib/t/libt.so").symlink_to("libt.so.1")
     (root / "usr/share/doc/t").mkdir(parents=True)
     (root / "usr/share/doc/t/copyright").write_text("c")
-    subprocess.run(["dpkg-deb", "-Zgzip", "--build", str(root), str(tmp_path / "t.deb")], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["dpkg-deb", "-Zgzip", "--build", str(root), str(tmp_path / "t.deb")], check=True, capture_output=True
+    )
     entries = {e.path: e for e in footprint.deb_entries(tmp_path / "t.deb")}
     assert entries["usr/lib/t/libt.so.1"].data == b"\x7fELF"
     assert entries["usr/lib/t/libt.so"].data == b"libt.so.1"
     assert not any(p.startswith("usr/share/doc") for p in entries)
-    cpio.archive(list(entries.values()))      # packs
+    cpio.archive(list(entries.values()))  # packs
 
 
 def _results():
@@ -45,13 +48,23 @@ def _results():
         return {"memory_mb": 512, "kernel_code_data_kb": code, "total_free_kb": total, "malloc_kb": malloc}
 
     def lm(pipe, bw):
-        return {"measured": True, "benchmarks": {
-            "lat_pipe": {"group": "Local communication latencies", "rc": 0,
-                         "metrics": [{"name": "Pipe latency", "value": pipe, "unit": "us", "better": "lower"}]},
-            "bw_pipe": {"group": "Local communication bandwidths", "rc": 0,
-                        "metrics": [{"name": "Pipe bandwidth", "value": bw, "unit": "MB/s", "better": "higher"}]}}}
-    return {"2.4.25": (fp(1144, 15032, 9024), lm(100.0, 50.0)),
-            "2.6.11.7": (fp(1528, 14676, 8320), lm(180.0, 25.0))}
+        return {
+            "measured": True,
+            "benchmarks": {
+                "lat_pipe": {
+                    "group": "Local communication latencies",
+                    "rc": 0,
+                    "metrics": [{"name": "Pipe latency", "value": pipe, "unit": "us", "better": "lower"}],
+                },
+                "bw_pipe": {
+                    "group": "Local communication bandwidths",
+                    "rc": 0,
+                    "metrics": [{"name": "Pipe bandwidth", "value": bw, "unit": "MB/s", "better": "higher"}],
+                },
+            },
+        }
+
+    return {"2.4.25": (fp(1144, 15032, 9024), lm(100.0, 50.0)), "2.6.11.7": (fp(1528, 14676, 8320), lm(180.0, 25.0))}
 
 
 def test_footprint_table_has_seed_002_numbers():
@@ -70,8 +83,7 @@ def test_lmbench_table_grouped_with_direction():
 
 def test_unmeasured_lmbench_is_not_zero():
     r = _results()
-    r["2.6.11.7"] = (r["2.6.11.7"][0], {"measured": False, "reason": "no binaries for powerpc",
-                                         "benchmarks": {}})
+    r["2.6.11.7"] = (r["2.6.11.7"][0], {"measured": False, "reason": "no binaries for powerpc", "benchmarks": {}})
     t = footprint.render_lmbench(r)
     assert "lmbench 2.6.11.7: not measured (no binaries for powerpc)" in t
     assert "| Pipe latency | us | lower | 100 |" in t and " 0 |" not in t
@@ -79,10 +91,11 @@ def test_unmeasured_lmbench_is_not_zero():
 
 def test_merge_runs_keeps_every_value_and_the_median():
     def run(v1, v2):
-        return {"lat_pipe": {"rc": 0, "metrics": [{"name": "Pipe latency", "value": v1, "unit": "us",
-                                                   "better": "lower"}]},
-                "lat_ctx_0k": {"rc": 0, "metrics": [{"name": "ctx 2p/0K", "value": v2, "unit": "us",
-                                                     "better": "lower"}]}}
+        return {
+            "lat_pipe": {"rc": 0, "metrics": [{"name": "Pipe latency", "value": v1, "unit": "us", "better": "lower"}]},
+            "lat_ctx_0k": {"rc": 0, "metrics": [{"name": "ctx 2p/0K", "value": v2, "unit": "us", "better": "lower"}]},
+        }
+
     m = footprint.merge_runs([run(10, 1), run(30, 2), run(20, 9)])
     assert m["lat_pipe"]["metrics"][0]["values"] == [10, 30, 20]
     assert m["lat_pipe"]["metrics"][0]["value"] == 20

@@ -5,9 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from bringup.parse import lmbench as lp
 from conftest import run_cli
-
-from bringup import lmbench_parse as lp
 
 DATA = Path(__file__).parent / "data" / "lmbench"
 
@@ -16,26 +15,29 @@ def metrics(name):
     return {m["name"]: m for m in lp.parse_text((DATA / f"{name}.txt").read_text(), name)}
 
 
-@pytest.mark.parametrize("name,metric,unit", [
-    ("lat_syscall_null", "Simple syscall", "us"),
-    ("lat_syscall_read", "Simple read", "us"),
-    ("lat_syscall_write", "Simple write", "us"),
-    ("lat_syscall_stat", "Simple stat", "us"),
-    ("lat_syscall_open", "Simple open/close", "us"),
-    ("lat_sig_install", "Signal handler installation", "us"),
-    ("lat_sig_catch", "Signal handler overhead", "us"),
-    ("lat_proc_fork", "Process fork+exit", "us"),
-    ("lat_proc_exec", "Process fork+execve", "us"),
-    ("lat_pipe", "Pipe latency", "us"),
-    ("lat_unix", "AF_UNIX sock stream latency", "us"),
-    ("lat_udp", "UDP latency using localhost", "us"),
-    ("lat_tcp", "TCP latency using localhost", "us"),
-    ("lat_connect", "TCP/IP connection cost to localhost", "us"),
-    ("lat_pagefault", "Pagefaults on /tmp/lmb.file", "us"),
-    ("lat_select", "Select on 100 fd's", "us"),
-    ("bw_pipe", "Pipe bandwidth", "MB/s"),
-    ("bw_unix", "AF_UNIX sock stream bandwidth", "MB/s"),
-])
+@pytest.mark.parametrize(
+    "name,metric,unit",
+    [
+        ("lat_syscall_null", "Simple syscall", "us"),
+        ("lat_syscall_read", "Simple read", "us"),
+        ("lat_syscall_write", "Simple write", "us"),
+        ("lat_syscall_stat", "Simple stat", "us"),
+        ("lat_syscall_open", "Simple open/close", "us"),
+        ("lat_sig_install", "Signal handler installation", "us"),
+        ("lat_sig_catch", "Signal handler overhead", "us"),
+        ("lat_proc_fork", "Process fork+exit", "us"),
+        ("lat_proc_exec", "Process fork+execve", "us"),
+        ("lat_pipe", "Pipe latency", "us"),
+        ("lat_unix", "AF_UNIX sock stream latency", "us"),
+        ("lat_udp", "UDP latency using localhost", "us"),
+        ("lat_tcp", "TCP latency using localhost", "us"),
+        ("lat_connect", "TCP/IP connection cost to localhost", "us"),
+        ("lat_pagefault", "Pagefaults on /tmp/lmb.file", "us"),
+        ("lat_select", "Select on 100 fd's", "us"),
+        ("bw_pipe", "Pipe bandwidth", "MB/s"),
+        ("bw_unix", "AF_UNIX sock stream bandwidth", "MB/s"),
+    ],
+)
 def test_labeled_outputs(name, metric, unit):
     m = metrics(name)
     assert list(m) == [metric]
@@ -56,15 +58,18 @@ def test_lat_fs_rows_become_latencies():
     assert len(m) == 8
 
 
-@pytest.mark.parametrize("name,metric,value,unit", [
-    ("bw_mem_rd", "bw_mem_rd 64K", 106103.67, "MB/s"),
-    ("bw_mem_wr", None, None, "MB/s"),
-    ("bw_mem_bcopy", "bw_mem_bcopy 1M", 34173.81, "MB/s"),
-    ("bw_file_rd", "bw_file_rd 1M", 23122.26, "MB/s"),
-    ("bw_mmap_rd", "bw_mmap_rd 1M", 59672.01, "MB/s"),
-    ("bw_tcp", "bw_tcp 64K", 2395.65, "MB/s"),
-    ("lat_mmap", "lat_mmap 1M", 13.0, "us"),
-])
+@pytest.mark.parametrize(
+    "name,metric,value,unit",
+    [
+        ("bw_mem_rd", "bw_mem_rd 64K", 106103.67, "MB/s"),
+        ("bw_mem_wr", None, None, "MB/s"),
+        ("bw_mem_bcopy", "bw_mem_bcopy 1M", 34173.81, "MB/s"),
+        ("bw_file_rd", "bw_file_rd 1M", 23122.26, "MB/s"),
+        ("bw_mmap_rd", "bw_mmap_rd 1M", 59672.01, "MB/s"),
+        ("bw_tcp", "bw_tcp 64K", 2395.65, "MB/s"),
+        ("lat_mmap", "lat_mmap 1M", 13.0, "us"),
+    ],
+)
 def test_pairs(name, metric, value, unit):
     m = metrics(name)
     assert len(m) == 1
@@ -87,10 +92,12 @@ def test_lat_ops():
 
 
 def test_runner_blocks_and_unfinished_block():
-    text = ("@@@ BEGIN lat_pipe @@@\r\nPipe latency: 12.5 microseconds\r\n@@@ END lat_pipe rc=0 @@@\r\n"
-            "@@@ BEGIN bw_mem_rd @@@\n0.065536 1234.5\n@@@ END bw_mem_rd rc=0 @@@\n"
-            "@@@ BEGIN lat_sig_prot @@@\n@@@ END lat_sig_prot rc=1 @@@\n"
-            "@@@ BEGIN lat_tcp @@@\n")
+    text = (
+        "@@@ BEGIN lat_pipe @@@\r\nPipe latency: 12.5 microseconds\r\n@@@ END lat_pipe rc=0 @@@\r\n"
+        "@@@ BEGIN bw_mem_rd @@@\n0.065536 1234.5\n@@@ END bw_mem_rd rc=0 @@@\n"
+        "@@@ BEGIN lat_sig_prot @@@\n@@@ END lat_sig_prot rc=1 @@@\n"
+        "@@@ BEGIN lat_tcp @@@\n"
+    )
     r = lp.parse_runner(text)
     assert r["lat_pipe"]["metrics"][0]["value"] == 12.5 and r["lat_pipe"]["rc"] == 0
     assert r["bw_mem_rd"]["metrics"][0]["name"] == "bw_mem_rd 64K"
@@ -112,6 +119,7 @@ def test_classic_results_file():
 
 def test_cli_parse_lmbench():
     import json
+
     p = run_cli("parse", "lmbench", str(DATA / "lat_ctx.txt"), check=True)
     r = json.loads(p.stdout)
     assert r["format"] == "output" and r["metrics"][0]["name"] == "ctx 2p/16K"

@@ -5,9 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from bringup.parse import milestones as ms
 from conftest import run_cli
-
-from bringup import milestones as ms
 
 DATA = Path(__file__).parent / "data"
 
@@ -20,10 +19,19 @@ def test_2_4_wording_without_printk_times():
     r = parse("boot-2.4-tqm860l.log")
     assert r["format"] == "raw"
     m = r["milestones"]
-    assert list(m) == ["bootloader", "kernel_load", "starting_kernel", "linux_version", "nfs_root",
-                       "freeing_init", "userspace", "login"]
-    assert m["starting_kernel"]["text"].strip() == "Uncompressing Kernel Image ... OK" or \
-        m["starting_kernel"]["text"].startswith("   Uncompressing")
+    assert list(m) == [
+        "bootloader",
+        "kernel_load",
+        "starting_kernel",
+        "linux_version",
+        "nfs_root",
+        "freeing_init",
+        "userspace",
+        "login",
+    ]
+    assert m["starting_kernel"]["text"].strip() == "Uncompressing Kernel Image ... OK" or m["starting_kernel"][
+        "text"
+    ].startswith("   Uncompressing")
     assert m["freeing_init"]["text"] == "Freeing unused kernel memory: 52k init"
     assert m["login"]["text"] == "tqm860l login: "
     assert all(v["printk_s"] is None and v["host_s"] is None for v in m.values())
@@ -83,18 +91,21 @@ def test_garbage_bytes_break_nothing():
     assert "\ufffd" in r["milestones"]["linux_version"]["text"]
 
 
-@pytest.mark.parametrize("line,name", [
-    ("Freeing unused kernel memory: 52k init", "freeing_init"),
-    ("[    0.280955] Freeing unused kernel memory: 1024K", "freeing_init"),
-    ("[    0.281542] Freeing unused kernel image (initmem) memory: 1024K", "freeing_init"),
-    ("Freeing init memory: 132K", "freeing_init"),
-    ("[   14.9] VFS: Mounted root (nfs4 filesystem) on device 0:14.", "nfs_root"),
-    ("[    0.91] console [ttyS0] enabled", "console"),
-    ("[    0.91] printk: console [ttyAMA0] enabled", "console"),
-    ("bringup login: ", "login"),
-    # a late kernel message can land on the prompt's line
-    ("bringup login: [    0.921860] input: ImExPS/2 Generic Explorer Mouse as /devices/input2", "login"),
-])
+@pytest.mark.parametrize(
+    "line,name",
+    [
+        ("Freeing unused kernel memory: 52k init", "freeing_init"),
+        ("[    0.280955] Freeing unused kernel memory: 1024K", "freeing_init"),
+        ("[    0.281542] Freeing unused kernel image (initmem) memory: 1024K", "freeing_init"),
+        ("Freeing init memory: 132K", "freeing_init"),
+        ("[   14.9] VFS: Mounted root (nfs4 filesystem) on device 0:14.", "nfs_root"),
+        ("[    0.91] console [ttyS0] enabled", "console"),
+        ("[    0.91] printk: console [ttyAMA0] enabled", "console"),
+        ("bringup login: ", "login"),
+        # a late kernel message can land on the prompt's line
+        ("bringup login: [    0.921860] input: ImExPS/2 Generic Explorer Mouse as /devices/input2", "login"),
+    ],
+)
 def test_wordings(line, name):
     s = ms.Scan(ms.load_rules())
     s.feed(1, None, line)

@@ -7,17 +7,22 @@ import subprocess
 
 import pytest
 
-from bringup import cpio
-from bringup.board import load_board
+from bringup.boot.nfsroot import NfsRoot
+from bringup.boot.nfsserver import GaneshaServer
 from bringup.errors import BringupError
-from bringup.nfsroot import NfsRoot
-from bringup.nfsserver import GaneshaServer
+from bringup.model.board import load_board
+from bringup.util import cpio
 
 
 def entries():
-    return [cpio.directory("bin"), cpio.file("bin/busybox", b"\x7fELF...", 0o755),
-            cpio.symlink("bin/sh", "busybox"), cpio.directory("dev"), cpio.chardev("dev/console", 5, 1),
-            cpio.file("etc/passwd", b"root::0:0:root:/root:/bin/sh\n")]
+    return [
+        cpio.directory("bin"),
+        cpio.file("bin/busybox", b"\x7fELF...", 0o755),
+        cpio.symlink("bin/sh", "busybox"),
+        cpio.directory("dev"),
+        cpio.chardev("dev/console", 5, 1),
+        cpio.file("etc/passwd", b"root::0:0:root:/root:/bin/sh\n"),
+    ]
 
 
 def test_cpio_round_trip_and_unpack(tmp_path):
@@ -25,17 +30,20 @@ def test_cpio_round_trip_and_unpack(tmp_path):
     back = {e.path: e for e in cpio.read(data)}
     assert back["bin/busybox"].data == b"\x7fELF..." and back["dev/console"].rdev == (5, 1)
     n = cpio.unpack(list(back.values()), tmp_path / "root", devices=False)
-    assert n == 5                                             # the device node is left to devtmpfs
+    assert n == 5  # the device node is left to devtmpfs
     assert os.readlink(tmp_path / "root" / "bin" / "sh") == "busybox"
     assert (tmp_path / "root" / "bin" / "busybox").stat().st_mode & 0o777 == 0o755
     assert not (tmp_path / "root" / "dev" / "console").exists()
 
 
-@pytest.mark.parametrize("bad", [
-    [cpio.file("../escape", b"x")],
-    [cpio.symlink("lib", "/"), cpio.file("lib/escape", b"x")],          # through an absolute symlink
-    [cpio.symlink("up", ".."), cpio.file("up/escape", b"x")],
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [cpio.file("../escape", b"x")],
+        [cpio.symlink("lib", "/"), cpio.file("lib/escape", b"x")],  # through an absolute symlink
+        [cpio.symlink("up", ".."), cpio.file("up/escape", b"x")],
+    ],
+)
 def test_unpack_refuses_paths_outside_the_target(tmp_path, bad):
     with pytest.raises(ValueError, match="escapes the target directory"):
         cpio.unpack(bad, tmp_path / "root")
@@ -47,20 +55,32 @@ def test_nfsroot_command_line(tmp_path):
     nr = NfsRoot(board, "6.12", tmp_path / "x.cpio.gz", tmp_path / "run1")
     assert nr.cmdline == (f"root=/dev/nfs rw nfsroot=10.0.2.2:/bringup,vers=4,tcp,port={nr.port} ip=dhcp")
     assert nr.port > 1024 and nr.export == tmp_path / "run1" / "nfsroot"
-    board.nfs = dict(board.nfs, server="external", export_dir=str(tmp_path), export_path="/srv/nfs",
-                     port=2049, version="3", options="tcp,mountport=20048")
+    board.nfs = dict(
+        board.nfs,
+        server="external",
+        export_dir=str(tmp_path),
+        export_path="/srv/nfs",
+        port=2049,
+        version="3",
+        options="tcp,mountport=20048",
+    )
     nr = NfsRoot(board, "6.12", tmp_path / "x.cpio.gz", tmp_path / "run1")
-    assert nr.cmdline == ("root=/dev/nfs rw nfsroot=10.0.2.2:/srv/nfs/bringup/qemu-arm/6.12/run1,vers=3,"
-                          "tcp,mountport=20048,port=2049 ip=dhcp")
+    assert nr.cmdline == (
+        "root=/dev/nfs rw nfsroot=10.0.2.2:/srv/nfs/bringup/qemu-arm/6.12/run1,vers=3,"
+        "tcp,mountport=20048,port=2049 ip=dhcp"
+    )
     assert nr.export == tmp_path / "bringup" / "qemu-arm" / "6.12" / "run1"
 
 
 def test_board_file_nfs_checks(tmp_path):
-    text = (load_board("qemu-arm").file.read_text() + '\n[nfs]\nserver = "external"\nexport_dir = "/srv"\n')
+    text = load_board("qemu-arm").file.read_text() + '\n[nfs]\nserver = "external"\nexport_dir = "/srv"\n'
     f = tmp_path / "qemu-arm.toml"
     f.write_text(text)
-    with pytest.raises(BringupError, match=r"qemu-arm.toml: field 'nfs.export_path': required when "
-                                           r"nfs.server = 'external'"):
+    with pytest.raises(
+        BringupError,
+        match=r"qemu-arm.toml: field 'nfs.export_path': required when "
+        r"nfs.server = 'external'",
+    ):
         load_board(str(f))
     f.write_text(text.replace('server = "external"', 'server = "knfsd"'))
     with pytest.raises(BringupError, match=r"field 'nfs.server'"):
@@ -68,7 +88,8 @@ def test_board_file_nfs_checks(tmp_path):
 
 
 def test_bind_takes_an_address_or_an_interface():
-    from bringup.nfsserver import bind_address
+    from bringup.boot.nfsserver import bind_address
+
     assert bind_address("192.168.10.1") == "192.168.10.1"
     assert bind_address("lo") == "127.0.0.1"
     with pytest.raises(BringupError, match=r"nfs.bind 'no-such-if0' is neither an IP address nor a network interface"):
@@ -91,7 +112,11 @@ def test_ganesha_serves_on_loopback_and_stops(tmp_path):
         assert "Protocols = 4;" in conf and str(tmp_path / "srv" / "v4recov") in conf
     assert ganesha_pids(tmp_path / "srv") == []
     assert sorted(p.name for p in (tmp_path / "srv").iterdir()) == [
-        "ganesha.conf", "ganesha.log", "ganesha.stdout", "v4recov"]
+        "ganesha.conf",
+        "ganesha.log",
+        "ganesha.stdout",
+        "v4recov",
+    ]
 
 
 def test_ganesha_that_cannot_start_fails_at_once_in_one_line(tmp_path):
@@ -100,8 +125,11 @@ def test_ganesha_that_cannot_start_fails_at_once_in_one_line(tmp_path):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        with pytest.raises(BringupError, match=rf"^NFS server: cannot listen on 127.0.0.1:{port}: "
-                                               r"Address already in use \(board file nfs.bind / nfs.port\)$"):
+        with pytest.raises(
+            BringupError,
+            match=rf"^NFS server: cannot listen on 127.0.0.1:{port}: "
+            r"Address already in use \(board file nfs.bind / nfs.port\)$",
+        ):
             GaneshaServer(tmp_path / "export", tmp_path / "srv", port=port).start()
     with pytest.raises(BringupError, match=r"cannot listen on 192.0.2.1: .*use an address of this host"):
         GaneshaServer(tmp_path / "export", tmp_path / "srv", bind="192.0.2.1")

@@ -6,27 +6,37 @@ import re
 
 import pytest
 
-from bringup import findings, records, report, stats
-from bringup.board import load_board
+from bringup import records
+from bringup.model.board import load_board
+from bringup.report import findings, stats
+from bringup.report import page as report
 
-BOOT_A = [0.700, 0.710, 0.705, 0.715, 0.708]        # login, 5.10
-BOOT_B = [0.790, 0.800, 0.795, 0.805, 0.798]        # login, 6.12: clearly slower
-FREE_A = [0.400, 0.420, 0.410, 0.430, 0.415]        # freeing_init: overlapping
+BOOT_A = [0.700, 0.710, 0.705, 0.715, 0.708]  # login, 5.10
+BOOT_B = [0.790, 0.800, 0.795, 0.805, 0.798]  # login, 6.12: clearly slower
+FREE_A = [0.400, 0.420, 0.410, 0.430, 0.415]  # freeing_init: overlapping
 FREE_B = [0.405, 0.425, 0.395, 0.435, 0.412]
 
 
 def build_rec(kernel, real, comp, text, data, bss, hits=0.0):
-    return {"schema": "bringup.build/1", "status": "ok", "board": "qemu-arm", "kernel": kernel,
-            "kernelrelease": {"5.10": "5.10.262", "6.12": "6.12.95"}[kernel],
-            "source": {"kind": "debian", "package": f"linux-source-{kernel}", "package_version": "1"},
-            "toolchain": {"version": "arm-linux-gnueabihf-gcc (Debian 12.2.0-14) 12.2.0"},
-            "time": {"real": real, "user": real * 1.6, "sys": real * 0.25},
-            "ccache": {"hits": 0, "misses": 100, "hit_rate": hits},
-            "sizes": {"groups": {"text": text, "data": data, "bss": bss},
-                      "berkeley": {"text": text, "data": data, "bss": bss, "dec": text + data + bss},
-                      "compressed_image": {"file": "zImage", "bytes": comp},
-                      "uncompressed_image": {"file": "Image", "bytes": comp * 3}},
-            "artifacts": {}, "reproduce": f"scripts/bringup build-all --board qemu-arm --kernel {kernel} --force"}
+    return {
+        "schema": "bringup.build/1",
+        "status": "ok",
+        "board": "qemu-arm",
+        "kernel": kernel,
+        "kernelrelease": {"5.10": "5.10.262", "6.12": "6.12.95"}[kernel],
+        "source": {"kind": "debian", "package": f"linux-source-{kernel}", "package_version": "1"},
+        "toolchain": {"version": "arm-linux-gnueabihf-gcc (Debian 12.2.0-14) 12.2.0"},
+        "time": {"real": real, "user": real * 1.6, "sys": real * 0.25},
+        "ccache": {"hits": 0, "misses": 100, "hit_rate": hits},
+        "sizes": {
+            "groups": {"text": text, "data": data, "bss": bss},
+            "berkeley": {"text": text, "data": data, "bss": bss, "dec": text + data + bss},
+            "compressed_image": {"file": "zImage", "bytes": comp},
+            "uncompressed_image": {"file": "Image", "bytes": comp * 3},
+        },
+        "artifacts": {},
+        "reproduce": f"scripts/bringup build-all --board qemu-arm --kernel {kernel} --force",
+    }
 
 
 def milestone(label, values):
@@ -34,15 +44,30 @@ def milestone(label, values):
 
 
 def lm_rec(kernel, ctx, bw, measured=True):
-    rec = {"schema": "bringup.lmbench/1", "board": "qemu-arm", "kernel": kernel, "mode": "quick",
-           "measured": measured, "benchmarks": {}}
+    rec = {
+        "schema": "bringup.lmbench/1",
+        "board": "qemu-arm",
+        "kernel": kernel,
+        "mode": "quick",
+        "measured": measured,
+        "benchmarks": {},
+    }
     if measured:
         rec["benchmarks"] = {
-            "lat_ctx_0k": {"group": "Context switching", "rc": 0, "metrics": [
-                {"name": "ctx 2p/0K", "value": ctx, "unit": "us", "better": "lower"}]},
-            "bw_mem_rd": {"group": "Memory", "rc": 0, "metrics": [
-                {"name": f"bw_mem_rd {s}", "value": bw * f, "unit": "MB/s", "better": "higher"}
-                for s, f in (("4K", 1.0), ("64K", 0.9), ("1M", 0.5), ("4M", 0.3))]}}
+            "lat_ctx_0k": {
+                "group": "Context switching",
+                "rc": 0,
+                "metrics": [{"name": "ctx 2p/0K", "value": ctx, "unit": "us", "better": "lower"}],
+            },
+            "bw_mem_rd": {
+                "group": "Memory",
+                "rc": 0,
+                "metrics": [
+                    {"name": f"bw_mem_rd {s}", "value": bw * f, "unit": "MB/s", "better": "higher"}
+                    for s, f in (("4K", 1.0), ("64K", 0.9), ("1M", 0.5), ("4M", 0.3))
+                ],
+            },
+        }
     else:
         rec["reason"] = "lmbench: Debian has no lmbench binaries for powerpc"
     return rec
@@ -54,21 +79,44 @@ def logs(tmp_path):
     records.write_json(d / "5.10" / "build.json", build_rec("5.10", 160.0, 1592216, 2017104, 850004, 226004))
     records.write_json(d / "6.12" / "build.json", build_rec("6.12", 199.3, 1799168, 2263552, 879104, 187802))
     run_ids = {k: [f"r{k}-{i}" for i in range(5)] for k in ("5.10", "6.12")}
-    boot = {"schema": "bringup.boot-timing/1", "board": "qemu-arm", "path": "u-boot", "runs_requested": 5,
-            "kernels": {}}
+    boot = {
+        "schema": "bringup.boot-timing/1",
+        "board": "qemu-arm",
+        "path": "u-boot",
+        "runs_requested": 5,
+        "kernels": {},
+    }
     for k, fi, lo in (("5.10", FREE_A, BOOT_A), ("6.12", FREE_B, BOOT_B)):
-        boot["kernels"][k] = {"ok": 5, "failed": 0, "reference": "kernel_load", "run_ids": run_ids[k],
-                              "milestones": {"freeing_init": milestone('"Freeing unused kernel memory"', fi),
-                                             "login": milestone('"login:" prompt', lo)}}
+        boot["kernels"][k] = {
+            "ok": 5,
+            "failed": 0,
+            "reference": "kernel_load",
+            "run_ids": run_ids[k],
+            "milestones": {
+                "freeing_init": milestone('"Freeing unused kernel memory"', fi),
+                "login": milestone('"login:" prompt', lo),
+            },
+        }
         for i, rid in enumerate(run_ids[k]):
-            records.write_json(d / k / "boot" / rid / "boot.json", {
-                "schema": "bringup.boot/1", "milestones": {"login": {"line": 90 + i, "text": "buildroot login:"}}})
+            records.write_json(
+                d / k / "boot" / rid / "boot.json",
+                {"schema": "bringup.boot/1", "milestones": {"login": {"line": 90 + i, "text": "buildroot login:"}}},
+            )
     records.write_json(d / "boot-timing.json", boot)
     for k, code, free, malloc in (("5.10", 1144, 15032, 9024), ("6.12", 1528, 14676, 8320)):
-        records.write_json(d / k / "footprint.json", {
-            "schema": "bringup.footprint/1", "board": "qemu-arm", "kernel": k, "memory_mb": 16,
-            "kernel_code_data_kb": code, "total_free_kb": free, "malloc_kb": malloc,
-            "mem_eat": {"kb": malloc, "line": f"Got total = {malloc * 1024} = {malloc}kB"}})
+        records.write_json(
+            d / k / "footprint.json",
+            {
+                "schema": "bringup.footprint/1",
+                "board": "qemu-arm",
+                "kernel": k,
+                "memory_mb": 16,
+                "kernel_code_data_kb": code,
+                "total_free_kb": free,
+                "malloc_kb": malloc,
+                "mem_eat": {"kb": malloc, "line": f"Got total = {malloc * 1024} = {malloc}kB"},
+            },
+        )
     records.write_json(d / "5.10" / "lmbench.json", lm_rec("5.10", 10.0, 20000.0))
     records.write_json(d / "6.12" / "lmbench.json", lm_rec("6.12", 19.6, 18000.0))
     return tmp_path / "logs"
@@ -146,6 +194,7 @@ def test_lmbench_not_measured_is_not_zero(logs):
 
 def test_no_records_is_a_clear_error(tmp_path):
     from bringup.errors import BringupError
+
     with pytest.raises(BringupError, match=r"no records under .*qemu-arm \(run: make all BOARD=qemu-arm\)"):
         report.write(load_board("qemu-arm"), tmp_path, say=lambda m: None)
 
@@ -153,8 +202,7 @@ def test_no_records_is_a_clear_error(tmp_path):
 def test_tested_finding_rules():
     f = findings.tested_finding("x", [1, 2, 3, 4, 5], [1.5, 2.5, 3.5, 4.5, 5.5], "s", "lower")
     assert f["significant"] is False and f["claim"].startswith("x: no significant difference (n=5;")
-    f = findings.tested_finding("bw", [10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "MB/s", "higher",
-                                "lower", "higher")
+    f = findings.tested_finding("bw", [10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "MB/s", "higher", "lower", "higher")
     assert f["significant"] is True and f["claim"].startswith("bw: 83 % higher")
     f = findings.size_finding("img", 1000, 1005, "kB")
     assert f["claim"] == "img: about the same (+0.5 %, 1000 → 1005 kB)"
@@ -163,6 +211,7 @@ def test_tested_finding_rules():
 def test_console_error_detector_works(tmp_path):
     """The browser check below would see a console error: a page that makes one."""
     from browser import open_page
+
     bad = tmp_path / "bad.html"
     bad.write_text("<html><body><script>console.error('boom'); nosuchfn();</script></body></html>")
     res = open_page(bad, tmp_path, size=(200, 200))
@@ -174,6 +223,7 @@ def test_report_renders_in_a_real_browser(logs, tmp_path):
     from PIL import Image
 
     from browser import open_page
+
     index = report.write(load_board("qemu-arm"), logs, say=lambda m: None)
     res = open_page(index, tmp_path)
     assert res["console"] == [], res["console"]
@@ -184,7 +234,7 @@ def test_report_renders_in_a_real_browser(logs, tmp_path):
     im = Image.open(res["screenshot"]).convert("L")
     assert im.size == (1100, 6000)
     dark = sum(im.histogram()[:200])
-    assert dark > 0.02 * im.size[0] * im.size[1]      # text, tables and charts drew something
+    assert dark > 0.02 * im.size[0] * im.size[1]  # text, tables and charts drew something
 
 
 def test_lmbench_with_repeated_runs_is_tested(logs):
@@ -192,15 +242,28 @@ def test_lmbench_with_repeated_runs_is_tested(logs):
         r = lm_rec(k, 0, 1000.0)
         r["runs"] = 5
         r["benchmarks"]["lat_ctx_0k"]["metrics"][0].update(value=sorted(ctx_vals)[2], values=ctx_vals)
-        r["benchmarks"]["lat_pipe"] = {"group": "Local communication latencies", "rc": 0, "metrics": [
-            {"name": "Pipe latency", "value": sorted(pipe_vals)[2], "values": pipe_vals, "unit": "us",
-             "better": "lower"}]}
+        r["benchmarks"]["lat_pipe"] = {
+            "group": "Local communication latencies",
+            "rc": 0,
+            "metrics": [
+                {
+                    "name": "Pipe latency",
+                    "value": sorted(pipe_vals)[2],
+                    "values": pipe_vals,
+                    "unit": "us",
+                    "better": "lower",
+                }
+            ],
+        }
         del r["benchmarks"]["bw_mem_rd"]
         return r
-    records.write_json(logs / "qemu-arm" / "5.10" / "lmbench.json",
-                       rec("5.10", [10, 11, 12, 10.5, 11.5], [80, 90, 85, 95, 88]))
-    records.write_json(logs / "qemu-arm" / "6.12" / "lmbench.json",
-                       rec("6.12", [20, 21, 22, 20.5, 21.5], [82, 89, 86, 93, 87]))
+
+    records.write_json(
+        logs / "qemu-arm" / "5.10" / "lmbench.json", rec("5.10", [10, 11, 12, 10.5, 11.5], [80, 90, 85, 95, 88])
+    )
+    records.write_json(
+        logs / "qemu-arm" / "6.12" / "lmbench.json", rec("6.12", [20, 21, 22, 20.5, 21.5], [82, 89, 86, 93, 87])
+    )
     c = claims(report.collect(load_board("qemu-arm"), logs))
     c = [x for x in c if x.startswith(("Context", "Local"))]
     assert "Context switching: up to 91 % slower (ctx 2p/0K: 11 → 21 us, p=0.008, n=5)" in c

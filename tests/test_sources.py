@@ -6,10 +6,9 @@ import tarfile
 
 import pytest
 
-from conftest import make_fake_tree
-
-from bringup import sources
+from bringup.build import sources
 from bringup.errors import BringupError
+from conftest import make_fake_tree
 
 
 def tar_with(tmp_path, members):
@@ -34,14 +33,17 @@ def tar_with(tmp_path, members):
     return tb
 
 
-@pytest.mark.parametrize("members,msg", [
-    ([("linux/../../escape", "file", None)], "escapes the target"),
-    ([("/etc/passwd-bringup", "file", None)], "escapes the target"),
-    ([("linux/link", "sym", "../../outside")], "points outside"),
-    ([("linux/link", "sym", "/etc")], "points outside"),
-    ([("linux/hl", "lnk", "../../etc/passwd")], "points outside"),
-    ([("linux/dev", "dev", None)], "device or fifo"),
-])
+@pytest.mark.parametrize(
+    "members,msg",
+    [
+        ([("linux/../../escape", "file", None)], "escapes the target"),
+        ([("/etc/passwd-bringup", "file", None)], "escapes the target"),
+        ([("linux/link", "sym", "../../outside")], "points outside"),
+        ([("linux/link", "sym", "/etc")], "points outside"),
+        ([("linux/hl", "lnk", "../../etc/passwd")], "points outside"),
+        ([("linux/dev", "dev", None)], "device or fifo"),
+    ],
+)
 def test_extraction_refuses_escapes(tmp_path, members, msg):
     tb = tar_with(tmp_path, [("linux/Makefile", "file", None)] + members)
     dest = tmp_path / "out"
@@ -80,18 +82,21 @@ def test_url_download_verified_and_cached(tmp_path):
     good = hashlib.sha256(b"payload").hexdigest()
     got = sources.fetch_url(f.as_uri(), good, tmp_path / "dl", log=lambda m: None)
     assert got.read_bytes() == b"payload"
-    f.write_bytes(b"changed")     # the cached copy is used, not the URL
+    f.write_bytes(b"changed")  # the cached copy is used, not the URL
     assert sources.fetch_url(f.as_uri(), good, tmp_path / "dl", log=lambda m: None) == got
     with pytest.raises(BringupError, match="sha256 mismatch"):
         sources.fetch_url(f.as_uri(), "1" * 64, tmp_path / "dl2", log=lambda m: None)
     assert not list((tmp_path / "dl2").iterdir()), "a bad download must not stay in the cache"
 
 
-@pytest.mark.parametrize("header,version", [
-    ("VERSION = 2\nPATCHLEVEL = 4\nSUBLEVEL = 25\nEXTRAVERSION =\n", "2.4.25"),
-    ("VERSION = 2\nPATCHLEVEL = 6\nSUBLEVEL = 11\nEXTRAVERSION = .7\n", "2.6.11.7"),
-    ("# SPDX\nVERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 95\nEXTRAVERSION =\nNAME = Baby Opossum\n", "6.12.95"),
-])
+@pytest.mark.parametrize(
+    "header,version",
+    [
+        ("VERSION = 2\nPATCHLEVEL = 4\nSUBLEVEL = 25\nEXTRAVERSION =\n", "2.4.25"),
+        ("VERSION = 2\nPATCHLEVEL = 6\nSUBLEVEL = 11\nEXTRAVERSION = .7\n", "2.6.11.7"),
+        ("# SPDX\nVERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 95\nEXTRAVERSION =\nNAME = Baby Opossum\n", "6.12.95"),
+    ],
+)
 def test_kernel_version(tmp_path, header, version):
     (tmp_path / "Makefile").write_text(header)
     assert sources.kernel_version(tmp_path) == version

@@ -19,8 +19,13 @@ def shared_env(tmp_path_factory):
 
 
 def bringup(shared_env, *args, timeout=3600):
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "bringup"), *args], capture_output=True,
-                          text=True, env=shared_env["env"], timeout=timeout)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bringup"), *args],
+        capture_output=True,
+        text=True,
+        env=shared_env["env"],
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ class Rfc2217Bridge:
         self.server.listen(1)
         self.port = self.server.getsockname()[1]
         self.url = f"rfc2217://127.0.0.1:{self.port}"
-        self.negotiated = []             # the client's parameter changes, as the server saw them
+        self.negotiated = []  # the client's parameter changes, as the server saw them
         self._alive = True
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
@@ -34,7 +34,7 @@ class Rfc2217Bridge:
         # the board's port is opened only now, as ser2net does: QEMU holds the guest until then
         ser = serial.serial_for_url(self.port_url, timeout=0.05, do_not_open=True)
         deadline = time.monotonic() + 20
-        while True:                      # the board (QEMU) may not listen yet
+        while True:  # the board (QEMU) may not listen yet
             try:
                 ser.open()
                 break
@@ -57,6 +57,7 @@ class Rfc2217Bridge:
         def seen():
             bridge.negotiated.append((ser.baudrate, ser.bytesize, ser.parity, ser.stopbits))
             orig()
+
         ser._reconfigure_port = seen
 
         def board_to_net():

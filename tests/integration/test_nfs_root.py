@@ -28,16 +28,21 @@ def left_behind(logs):
 
 def test_boot_over_uboot_tftp_and_nfs_root(arm_built):
     logs = arm_built["logs"]
-    p = bringup(arm_built, "boot-timing", "--board", "qemu-arm", "--runs", "1", "--path", "u-boot",
-                "--root", "nfs", timeout=600)
+    p = bringup(
+        arm_built, "boot-timing", "--board", "qemu-arm", "--runs", "1", "--path", "u-boot", "--root", "nfs", timeout=600
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     assert "root on NFS mounted" in p.stdout
     summary = json.loads((logs / "qemu-arm" / "boot-timing-nfs.json").read_text())
     assert summary["root"] == "nfs" and summary["path"] == "u-boot"
     for kid in KERNELS:
         m = summary["kernels"][kid]["milestones"]
-        assert m["starting_kernel"]["host"]["median"] < m["nfs_root"]["host"]["median"] \
-            < m["freeing_init"]["host"]["median"] < m["login"]["host"]["median"]
+        assert (
+            m["starting_kernel"]["host"]["median"]
+            < m["nfs_root"]["host"]["median"]
+            < m["freeing_init"]["host"]["median"]
+            < m["login"]["host"]["median"]
+        )
         run = sorted((logs / "qemu-arm" / kid / "boot").glob("*-u-boot-nfs-r01"))[-1]
         rec = json.loads((run / "boot.json").read_text())
         assert "root=/dev/nfs" in rec["cmdline"] and "vers=4" in rec["cmdline"]
@@ -52,16 +57,33 @@ def test_boot_over_uboot_tftp_and_nfs_root(arm_built):
 
 def test_no_server_left_after_a_run_killed_halfway(arm_built):
     logs = arm_built["logs"]
-    proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "bringup"), "boot-timing", "--board",
-                             "qemu-arm", "--kernel", "6.12", "--runs", "1", "--path", "u-boot", "--root", "nfs"],
-                            env=arm_built["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "bringup"),
+            "boot-timing",
+            "--board",
+            "qemu-arm",
+            "--kernel",
+            "6.12",
+            "--runs",
+            "1",
+            "--path",
+            "u-boot",
+            "--root",
+            "nfs",
+        ],
+        env=arm_built["env"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     seen = False
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         procs = left_behind(logs)
         if any("ganesha" in x for x in procs) and any("qemu" in x for x in procs):
             seen = True
-            time.sleep(0.5)              # halfway: the server is up and the board is booting
+            time.sleep(0.5)  # halfway: the server is up and the board is booting
             break
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)

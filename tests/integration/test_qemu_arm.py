@@ -4,11 +4,9 @@ real QEMU, directly and through real U-Boot + TFTP."""
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -25,8 +23,11 @@ def test_build_record_matches_size_and_ls(arm_built, kid):
     assert rec["status"] == "ok" and rec["schema"] == "bringup.build/1"
     assert rec["kernelrelease"].startswith(kid + ".")
     vm = recdir / rec["artifacts"]["vmlinux"]
-    out = subprocess.run(["arm-linux-gnueabihf-size", str(vm)], capture_output=True, text=True,
-                         check=True).stdout.splitlines()[1].split()
+    out = (
+        subprocess.run(["arm-linux-gnueabihf-size", str(vm)], capture_output=True, text=True, check=True)
+        .stdout.splitlines()[1]
+        .split()
+    )
     text, data, bss, dec = (int(x) for x in out[:4])
     assert rec["sizes"]["berkeley"] == {"text": text, "data": data, "bss": bss, "dec": dec}
     z = recdir / rec["artifacts"]["zImage"]
@@ -37,8 +38,13 @@ def test_build_record_matches_size_and_ls(arm_built, kid):
     assert rec["config"]["dropped"] == [], "every fragment symbol must survive olddefconfig"
     assert rec["time"]["real"] > 0 and rec["time"]["user"] > 0
     cfg = (recdir / rec["artifacts"]["config"]).read_text()
-    for sym in ("CONFIG_PRINTK_TIME=y", "CONFIG_SERIAL_AMBA_PL011_CONSOLE=y", "CONFIG_ROOT_NFS=y",
-                "CONFIG_MMU=y", "CONFIG_BLK_DEV_INITRD=y"):
+    for sym in (
+        "CONFIG_PRINTK_TIME=y",
+        "CONFIG_SERIAL_AMBA_PL011_CONSOLE=y",
+        "CONFIG_ROOT_NFS=y",
+        "CONFIG_MMU=y",
+        "CONFIG_BLK_DEV_INITRD=y",
+    ):
         assert sym in cfg
 
 
@@ -74,8 +80,13 @@ def test_boot_to_login(arm_built, path):
         m = k["milestones"]
         for name in ("linux_version", "console", "freeing_init", "run_init", "userspace", "login"):
             assert name in m, name
-        assert m["linux_version"]["host"]["median"] < m["freeing_init"]["host"]["median"] \
-            < m["userspace"]["host"]["median"] <= m["login"]["host"]["median"] < 60
+        assert (
+            m["linux_version"]["host"]["median"]
+            < m["freeing_init"]["host"]["median"]
+            < m["userspace"]["host"]["median"]
+            <= m["login"]["host"]["median"]
+            < 60
+        )
         if path == "u-boot":
             assert "bootloader" in m and "starting_kernel" in m and k["reference"] == "kernel_load"
         run = sorted((arm_built["logs"] / "qemu-arm" / kid / "boot").glob(f"*-{path}-r01"))[-1]
@@ -94,9 +105,25 @@ def test_qemu_killed_mid_run_fails_clearly_and_keeps_earlier_summary(arm_built):
         pytest.skip("needs a good boot-timing.json from test_boot_to_login")
     before = good.read_bytes()
     old_runs = set((logs / "6.12" / "boot").glob("*"))
-    proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "bringup"), "boot-timing", "--board",
-                             "qemu-arm", "--kernel", "6.12", "--runs", "1", "--path", "u-boot"],
-                            env=arm_built["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "bringup"),
+            "boot-timing",
+            "--board",
+            "qemu-arm",
+            "--kernel",
+            "6.12",
+            "--runs",
+            "1",
+            "--path",
+            "u-boot",
+        ],
+        env=arm_built["env"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     killed = False
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not killed:
@@ -122,8 +149,12 @@ def test_footprint_quick(arm_built):
     p = bringup(arm_built, "footprint-report", "--board", "qemu-arm", timeout=1200)
     assert p.returncode == 0, p.stderr[-3000:]
     import tomllib
-    quick = [b["name"] for b in tomllib.loads((ROOT / "configs" / "lmbench.toml").read_text())["bench"]
-             if b.get("quick", True)]
+
+    quick = [
+        b["name"]
+        for b in tomllib.loads((ROOT / "configs" / "lmbench.toml").read_text())["bench"]
+        if b.get("quick", True)
+    ]
     for kid in KERNELS:
         d = arm_built["logs"] / "qemu-arm" / kid
         fp = json.loads((d / "footprint.json").read_text())
@@ -140,8 +171,8 @@ def test_footprint_quick(arm_built):
 
 def test_report_from_real_records_renders_in_a_browser(arm_built, tmp_path):
     """The page from the records the tests above made (real builds, boots, lmbench)."""
-    sys.path.insert(0, str(ROOT / "tests"))
     from browser import open_page
+
     d = arm_built["logs"] / "qemu-arm"
     if not (d / "boot-timing.json").exists() or not (d / "6.12" / "lmbench.json").exists():
         pytest.skip("needs the boot and footprint records of the tests above")

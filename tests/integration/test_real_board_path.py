@@ -11,18 +11,18 @@ import time
 
 import pytest
 
-from bringup.nfsserver import GaneshaServer
-from bringup.targets import free_port
-
-from .rfc2217_bridge import Rfc2217Bridge
+from bringup.boot.nfsserver import GaneshaServer
+from bringup.boot.targets import free_port
 
 from .conftest import ROOT, bringup
+from .rfc2217_bridge import Rfc2217Bridge
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize("root, console", [("ramdisk", "socket"), ("ramdisk", "rfc2217"), ("nfs", "socket"),
-                                           ("nfs-external", "socket")])
+@pytest.mark.parametrize(
+    "root, console", [("ramdisk", "socket"), ("ramdisk", "rfc2217"), ("nfs", "socket"), ("nfs-external", "socket")]
+)
 def test_qemu_as_a_real_board_through_uboot(arm_built, tmp_path, root, console):
     """root: the ramdisk; NFS from bringup's Ganesha bound to the bench address; or
     the user's own NFS server (here a Ganesha the test runs) given by path.
@@ -32,17 +32,36 @@ def test_qemu_as_a_real_board_through_uboot(arm_built, tmp_path, root, console):
     if (logs / "bench-arm").exists():
         shutil.rmtree(logs / "bench-arm")
     # the board's kernels are qemu-arm's: reuse its build records and images
-    shutil.copytree(logs / "qemu-arm" / "6.12", logs / "bench-arm" / "6.12",
-                    ignore=shutil.ignore_patterns("boot", "footprint-runs"))
+    shutil.copytree(
+        logs / "qemu-arm" / "6.12", logs / "bench-arm" / "6.12", ignore=shutil.ignore_patterns("boot", "footprint-runs")
+    )
     port = free_port()
     state, tftp = tmp_path / "state", tmp_path / "tftproot"
     state.mkdir()
     tftp.mkdir()
     power = str(ROOT / "tests" / "integration" / "qemu-power")
-    qemu = ["qemu-system-arm", "-M", "virt", "-cpu", "cortex-a15", "-m", "512", "-display", "none",
-            "-monitor", "none", "-nodefaults", "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on",
-            "-netdev", f"user,id=n0,ipv6=off,tftp={tftp}", "-device", "virtio-net-device,netdev=n0",
-            "-bios", "/usr/lib/u-boot/qemu_arm/u-boot.bin"]
+    qemu = [
+        "qemu-system-arm",
+        "-M",
+        "virt",
+        "-cpu",
+        "cortex-a15",
+        "-m",
+        "512",
+        "-display",
+        "none",
+        "-monitor",
+        "none",
+        "-nodefaults",
+        "-serial",
+        f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on",
+        "-netdev",
+        f"user,id=n0,ipv6=off,tftp={tftp}",
+        "-device",
+        "virtio-net-device,netdev=n0",
+        "-bios",
+        "/usr/lib/u-boot/qemu_arm/u-boot.bin",
+    ]
     nfs = ""
     own_server = None
     if root == "nfs":
@@ -51,8 +70,10 @@ def test_qemu_as_a_real_board_through_uboot(arm_built, tmp_path, root, console):
         (tmp_path / "srv").mkdir()
         own_server = GaneshaServer(tmp_path / "srv", tmp_path / "own-server")
         own_server.start()
-        nfs = (f'[nfs]\nserver = "external"\naddress = "10.0.2.2"\nport = {own_server.port}\n'
-               f'export_dir = "{tmp_path / "srv"}"\nexport_path = "{own_server.pseudo}"\n')
+        nfs = (
+            f'[nfs]\nserver = "external"\naddress = "10.0.2.2"\nport = {own_server.port}\n'
+            f'export_dir = "{tmp_path / "srv"}"\nexport_path = "{own_server.pseudo}"\n'
+        )
     bridge = Rfc2217Bridge(f"socket://127.0.0.1:{port}") if console == "rfc2217" else None
     console_url = bridge.url if bridge else f"socket://127.0.0.1:{port}"
     board = tmp_path / "bench-arm.toml"
@@ -89,8 +110,17 @@ defconfig = "tinyconfig"
 fragments = ["fragments/bringup-base.config", "fragments/arm-virt.config"]
 """)
     try:
-        p = bringup(arm_built, "boot-timing", "--board", str(board), "--runs", "1",
-                    "--root", "ramdisk" if root == "ramdisk" else "nfs", timeout=300)
+        p = bringup(
+            arm_built,
+            "boot-timing",
+            "--board",
+            str(board),
+            "--runs",
+            "1",
+            "--root",
+            "ramdisk" if root == "ramdisk" else "nfs",
+            timeout=300,
+        )
     finally:
         if own_server:
             own_server.stop()
@@ -109,8 +139,7 @@ fragments = ["fragments/bringup-base.config", "fragments/arm-virt.config"]
     assert (tftp / "bringup" / "bench-arm" / "6.12" / "uInitrd").exists() == (root == "ramdisk")
     if root != "ramdisk":
         assert "nfs4 filesystem" in rec["milestones"]["nfs_root"]["text"]
-        export = (run / "nfsroot" if root == "nfs" else
-                  tmp_path / "srv" / "bringup" / "bench-arm" / "6.12" / run.name)
+        export = run / "nfsroot" if root == "nfs" else tmp_path / "srv" / "bringup" / "bench-arm" / "6.12" / run.name
         assert rec["nfs"]["export"] == str(export)
         assert (export / "bringup-booted").read_text().strip() == rec["kernelrelease"]
     if root == "nfs-external":

@@ -6,8 +6,9 @@ import argparse
 import json
 import sys
 
-from . import __version__, paths
-from .errors import BringupError
+from bringup import __version__
+from bringup.errors import BringupError
+from bringup.util import paths
 
 
 def _say(msg: str) -> None:
@@ -15,7 +16,8 @@ def _say(msg: str) -> None:
 
 
 def cmd_boards(a) -> int:
-    from .board import list_boards, load_board
+    from bringup.model.board import list_boards, load_board
+
     for name in list_boards():
         try:
             b = load_board(name)
@@ -26,36 +28,45 @@ def cmd_boards(a) -> int:
 
 
 def cmd_show(a) -> int:
-    from .board import load_board
+    from bringup.model.board import load_board
+
     b = load_board(a.board)
     print(f"{b.name}: {b.description}")
     print(f"  file: {paths.rel(b.file)}")
     print(f"  arch: {b.arch.name} (ARCH={b.arch.kernel_arch}), CROSS_COMPILE={b.cross_compile or '(host gcc)'}")
-    print(f"  image: {b.image['target']}{' + uImage' if b.image['uimage'] else ''}, boot: {b.boot}, memory: {b.memory_mb} MB")
+    print(
+        f"  image: {b.image['target']}{' + uImage' if b.image['uimage'] else ''}, boot: {b.boot}, memory: {b.memory_mb} MB"
+    )
     for k in b.kernels:
         src = k.source
-        s = (f"debian {src['debian']} ({src['suite']})" if src.get("debian") else
-             src.get("url") or src.get("tarball") or src.get("path"))
-        print(f"  kernel {k.id}: era {k.era.name}, arch {k.arch.name}, {k.defconfig or k.config_file}"
-              f" + {len(k.fragments)} fragment(s), source {s}")
+        s = (
+            f"debian {src['debian']} ({src['suite']})"
+            if src.get("debian")
+            else src.get("url") or src.get("tarball") or src.get("path")
+        )
+        print(
+            f"  kernel {k.id}: era {k.era.name}, arch {k.arch.name}, {k.defconfig or k.config_file}"
+            f" + {len(k.fragments)} fragment(s), source {s}"
+        )
     return 0
 
 
 def cmd_build_all(a) -> int:
-    from .board import load_board
-    from .build import build_all
+    from bringup.build.kernel import build_all
+    from bringup.model.board import load_board
+
     b = load_board(a.board)
     if a.cross_compile is not None:
         for k in b.kernels:
             k.cross_compile = a.cross_compile
-    build_all(b, paths.logs_dir(), paths.cache_dir(), only=a.kernel or None, force=a.force,
-              jobs=a.jobs, say=_say)
+    build_all(b, paths.logs_dir(), paths.cache_dir(), only=a.kernel or None, force=a.force, jobs=a.jobs, say=_say)
     return 0
 
 
 def cmd_build_report(a) -> int:
-    from . import buildreport
-    from .board import load_board
+    from bringup.model.board import load_board
+    from bringup.report import buildtable as buildreport
+
     b = load_board(a.board)
     recs, missing = buildreport.load_records(b, paths.logs_dir())
     if a.format == "csv":
@@ -68,13 +79,24 @@ def cmd_build_report(a) -> int:
 
 
 def cmd_boot_timing(a) -> int:
-    from . import boottiming
-    from . import milestones as ms
-    from .board import load_board
+    from bringup.boot import timing as boottiming
+    from bringup.model.board import load_board
+    from bringup.parse import milestones as ms
+
     b = load_board(a.board)
-    summary = boottiming.boot_timing(b, paths.logs_dir(), paths.cache_dir(), runs=a.runs, path=a.path,
-                                     only=a.kernel or None, until_ci=a.until_ci, max_runs=a.max_runs,
-                                     timeout_factor=a.timeout_factor, root=a.root, say=_say)
+    summary = boottiming.boot_timing(
+        b,
+        paths.logs_dir(),
+        paths.cache_dir(),
+        runs=a.runs,
+        path=a.path,
+        only=a.kernel or None,
+        until_ci=a.until_ci,
+        max_runs=a.max_runs,
+        timeout_factor=a.timeout_factor,
+        root=a.root,
+        say=_say,
+    )
     sys.stdout.write(boottiming.render_table(summary, ms.load_rules(b.milestones)))
     _say(f"summary: {paths.rel(summary['_file'])}")
     failed = sum(k["failed"] for k in summary["kernels"].values())
@@ -85,22 +107,32 @@ def cmd_boot_timing(a) -> int:
 
 
 def cmd_footprint(a) -> int:
-    from . import footprint
-    from .board import load_board
-    from .lmbench_build import parse_spec
+    from bringup.build.lmbench import parse_spec
+    from bringup.measure import footprint
+    from bringup.model.board import load_board
+
     b = load_board(a.board)
     spec = parse_spec(a.lmbench_source, a.lmbench_sha256)
-    res = footprint.footprint(b, paths.logs_dir(), paths.cache_dir(), only=a.kernel or None,
-                              mode=a.lmbench, timeout_factor=a.timeout_factor, lmbench_source=spec,
-                              lmbench_runs=a.lmbench_runs, say=_say)
+    res = footprint.footprint(
+        b,
+        paths.logs_dir(),
+        paths.cache_dir(),
+        only=a.kernel or None,
+        mode=a.lmbench,
+        timeout_factor=a.timeout_factor,
+        lmbench_source=spec,
+        lmbench_runs=a.lmbench_runs,
+        say=_say,
+    )
     sys.stdout.write(footprint.render_footprint(b.name, res))
     sys.stdout.write(footprint.render_lmbench(res))
     return 0
 
 
 def cmd_report(a) -> int:
-    from . import report
-    from .board import load_board
+    from bringup.model.board import load_board
+    from bringup.report import page as report
+
     b = load_board(a.board)
     index = report.write(b, paths.logs_dir(), say=_say)
     print(index.resolve())
@@ -108,14 +140,25 @@ def cmd_report(a) -> int:
 
 
 def cmd_study(a) -> int:
-    from . import study
-    from .board import load_board
-    from .lmbench_build import parse_spec
+    from bringup import study
+    from bringup.build.lmbench import parse_spec
+    from bringup.model.board import load_board
+
     b = load_board(a.board)
-    index = study.run(b, paths.logs_dir(), paths.cache_dir(), runs=a.runs, path=a.path, lmbench=a.lmbench,
-                      jobs=a.jobs, force=a.force, lmbench_source=parse_spec(a.lmbench_source, a.lmbench_sha256),
-                      lmbench_runs=a.lmbench_runs, root=a.root,
-                      say=_say)
+    index = study.run(
+        b,
+        paths.logs_dir(),
+        paths.cache_dir(),
+        runs=a.runs,
+        path=a.path,
+        lmbench=a.lmbench,
+        jobs=a.jobs,
+        force=a.force,
+        lmbench_source=parse_spec(a.lmbench_source, a.lmbench_sha256),
+        lmbench_runs=a.lmbench_runs,
+        root=a.root,
+        say=_say,
+    )
     md = (index.parent / "report.md").read_text()
     if "## Management Summary" in md:
         _say("\n" + md.split("## Management Summary", 1)[1].split("\n## ", 1)[0].strip())
@@ -125,7 +168,9 @@ def cmd_study(a) -> int:
 
 
 def cmd_compare(a) -> int:
-    from . import compare, records
+    from bringup import records
+    from bringup.report import compare
+
     logs = paths.logs_dir()
     c = compare.compare(compare.resolve(a.a, logs), compare.resolve(a.b, logs))
     sys.stdout.write(compare.render(c, a.top))
@@ -137,24 +182,29 @@ def cmd_compare(a) -> int:
 
 
 def cmd_parse(a) -> int:
-    from . import milestones as ms
     from pathlib import Path
+
+    from bringup.parse import milestones as ms
+
     data = sys.stdin.buffer.read() if a.file == "-" else Path(a.file).read_bytes()
     if a.what == "bootlog":
         rules = ms.load_rules()
         if a.board:
-            from .board import load_board
+            from bringup.model.board import load_board
+
             rules = ms.load_rules(load_board(a.board).milestones)
         res = ms.parse_bootlog(data, rules)
     else:
-        from . import lmbench_parse
+        from bringup.parse import lmbench as lmbench_parse
+
         res = lmbench_parse.parse_any(data.decode("utf-8", errors="replace"))
     print(json.dumps(res, indent=2))
     return 0
 
 
 def cmd_doc(a) -> int:
-    from .board import reference_markdown
+    from bringup.model.board import reference_markdown
+
     sys.stdout.write(reference_markdown())
     return 0
 
@@ -163,31 +213,48 @@ def _boot_args(s) -> None:
     """Options of the boot-timing step (boot-timing, study)."""
     s.add_argument("--runs", "-n", type=int, default=5, help="boots per kernel (default 5)")
     s.add_argument("--path", choices=("direct", "u-boot"), help="boot path (default: the board's 'boot')")
-    s.add_argument("--root", choices=("ramdisk", "nfs"), default="ramdisk",
-                   help="root filesystem: the ramdisk (default), or the same files over NFS with the "
-                        "kernel's nfsroot, served by NFS-Ganesha for each run (board file [nfs]); "
-                        "results go to boot-timing-nfs.json")
+    s.add_argument(
+        "--root",
+        choices=("ramdisk", "nfs"),
+        default="ramdisk",
+        help="root filesystem: the ramdisk (default), or the same files over NFS with the "
+        "kernel's nfsroot, served by NFS-Ganesha for each run (board file [nfs]); "
+        "results go to boot-timing-nfs.json",
+    )
 
 
 def _lmbench_args(s) -> None:
     """Options of the footprint step (footprint-report, study)."""
-    s.add_argument("--lmbench", choices=("quick", "full", "none"), default="quick",
-                   help="quick: the seed's set with lmbench's speed knobs (about a minute per kernel "
-                        "under emulation); full: lmbench's defaults; none: footprint only")
-    s.add_argument("--lmbench-source", metavar="TREE|TARBALL|URL",
-                   help="build lmbench 3.0-a9 from this source (static, with the board's cross compiler) "
-                        "instead of using Debian's binaries; the route for 32-bit PowerPC")
+    s.add_argument(
+        "--lmbench",
+        choices=("quick", "full", "none"),
+        default="quick",
+        help="quick: the seed's set with lmbench's speed knobs (about a minute per kernel "
+        "under emulation); full: lmbench's defaults; none: footprint only",
+    )
+    s.add_argument(
+        "--lmbench-source",
+        metavar="TREE|TARBALL|URL",
+        help="build lmbench 3.0-a9 from this source (static, with the board's cross compiler) "
+        "instead of using Debian's binaries; the route for 32-bit PowerPC",
+    )
     s.add_argument("--lmbench-sha256", metavar="HEX", help="sha256 of the source tarball (required for a URL)")
-    s.add_argument("--lmbench-runs", type=int, default=1, metavar="N",
-                   help="run the lmbench set N times in the same boot; with N >= 4 the report can test "
-                        "lmbench differences for significance (default 1)")
+    s.add_argument(
+        "--lmbench-runs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run the lmbench set N times in the same boot; with N >= 4 the report can test "
+        "lmbench differences for significance (default 1)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="bringup",
         description="Build, boot and measure Linux kernels for board bring-up. "
-                    "Boards are boards/<name>.toml; results go to logs/<board>/<kernel>/.")
+        "Boards are boards/<name>.toml; results go to logs/<board>/<kernel>/.",
+    )
     p.add_argument("--version", action="version", version=f"bringup {__version__}")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND", required=True)
 
@@ -198,17 +265,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("board")
     s.set_defaults(fn=cmd_show)
 
-    s = sub.add_parser("build-all", help="fetch sources and build every kernel of a board",
-                       description="Fetch sources and build every kernel listed for the board. "
-                                   "A kernel whose source, config and toolchain are unchanged is "
-                                   "not rebuilt. Writes logs/<board>/<kernel>/build.json.")
+    s = sub.add_parser(
+        "build-all",
+        help="fetch sources and build every kernel of a board",
+        description="Fetch sources and build every kernel listed for the board. "
+        "A kernel whose source, config and toolchain are unchanged is "
+        "not rebuilt. Writes logs/<board>/<kernel>/build.json.",
+    )
     s.add_argument("--board", "-b", required=True)
     s.add_argument("--kernel", "-k", action="append", help="only this kernel id (repeatable)")
     s.add_argument("--force", action="store_true", help="rebuild even when up to date")
     s.add_argument("-j", "--jobs", type=int, default=None, help="make -j (default: number of CPUs)")
-    s.add_argument("--cross-compile", metavar="PREFIX",
-                   help="use this CROSS_COMPILE prefix for every kernel of the board, e.g. an external "
-                        "gcc 3/4-era toolchain: /opt/eldk/usr/bin/ppc_8xx-")
+    s.add_argument(
+        "--cross-compile",
+        metavar="PREFIX",
+        help="use this CROSS_COMPILE prefix for every kernel of the board, e.g. an external "
+        "gcc 3/4-era toolchain: /opt/eldk/usr/bin/ppc_8xx-",
+    )
     s.set_defaults(fn=cmd_build_all)
 
     s = sub.add_parser("build-report", help="print the build results table (seed 002 style)")
@@ -216,45 +289,60 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=("text", "csv", "json"), default="text")
     s.set_defaults(fn=cmd_build_report)
 
-    s = sub.add_parser("boot-timing", help="boot each kernel RUNS times and time the console milestones",
-                       description="Boot every kernel of the board over its serial console (QEMU or a "
-                                   "real board), interleaved across kernels, and time the milestones "
-                                   "of configs/milestones.toml. Writes logs/<board>/<kernel>/boot/<run>/ "
-                                   "and logs/<board>/boot-timing.json.")
+    s = sub.add_parser(
+        "boot-timing",
+        help="boot each kernel RUNS times and time the console milestones",
+        description="Boot every kernel of the board over its serial console (QEMU or a "
+        "real board), interleaved across kernels, and time the milestones "
+        "of configs/milestones.toml. Writes logs/<board>/<kernel>/boot/<run>/ "
+        "and logs/<board>/boot-timing.json.",
+    )
     s.add_argument("--board", "-b", required=True)
     s.add_argument("--kernel", "-k", action="append", help="only this kernel id (repeatable)")
     _boot_args(s)
-    s.add_argument("--until-ci", type=float, metavar="PCT",
-                   help="repeat until the 95%% CI half-width of the last milestone is below PCT %% of "
-                        "its mean (at least --runs rounds, at most --max-runs)")
+    s.add_argument(
+        "--until-ci",
+        type=float,
+        metavar="PCT",
+        help="repeat until the 95%% CI half-width of the last milestone is below PCT %% of "
+        "its mean (at least --runs rounds, at most --max-runs)",
+    )
     s.add_argument("--max-runs", type=int, default=20)
     s.add_argument("--timeout-factor", type=float, default=1.0, help="scale every milestone timeout")
     s.set_defaults(fn=cmd_boot_timing)
 
-    s = sub.add_parser("footprint-report", help="boot the ramdisk: kernel code+data, free memory, "
-                                                "memory for malloc(), lmbench",
-                       description="Boot each kernel with a ramdisk holding mem_eat and lmbench, and "
-                                   "report seed 002's footprint table and the lmbench tables. Writes "
-                                   "logs/<board>/<kernel>/footprint.json and lmbench.json.")
+    s = sub.add_parser(
+        "footprint-report",
+        help="boot the ramdisk: kernel code+data, free memory, memory for malloc(), lmbench",
+        description="Boot each kernel with a ramdisk holding mem_eat and lmbench, and "
+        "report seed 002's footprint table and the lmbench tables. Writes "
+        "logs/<board>/<kernel>/footprint.json and lmbench.json.",
+    )
     s.add_argument("--board", "-b", required=True)
     s.add_argument("--kernel", "-k", action="append")
     _lmbench_args(s)
     s.add_argument("--timeout-factor", type=float, default=1.0)
     s.set_defaults(fn=cmd_footprint)
 
-    s = sub.add_parser("report", help="write the study as an HTML page and Markdown: tables, charts, summary",
-                       description="Write logs/<board>/report/index.html (self-contained: inline CSS and SVG "
-                                   "charts) and report.md from the board's records: build table and sizes, "
-                                   "symbol and .config diffs, boot timeline, footprint, lmbench and the bw_mem "
-                                   "cascade, and a management summary that states only significant "
-                                   "differences (docs/report.md). Prints the page's path.")
+    s = sub.add_parser(
+        "report",
+        help="write the study as an HTML page and Markdown: tables, charts, summary",
+        description="Write logs/<board>/report/index.html (self-contained: inline CSS and SVG "
+        "charts) and report.md from the board's records: build table and sizes, "
+        "symbol and .config diffs, boot timeline, footprint, lmbench and the bw_mem "
+        "cascade, and a management summary that states only significant "
+        "differences (docs/report.md). Prints the page's path.",
+    )
     s.add_argument("--board", "-b", required=True)
     s.set_defaults(fn=cmd_report)
 
-    s = sub.add_parser("study", help="the whole study: build-all, boot-timing, footprint-report, report",
-                       description="Run build-all, boot-timing, footprint-report and report for the board, "
-                                   "in order, skipping a step whose records are up to date (same builds, "
-                                   "ramdisk, boot path, runs and lmbench mode). Prints the report's path.")
+    s = sub.add_parser(
+        "study",
+        help="the whole study: build-all, boot-timing, footprint-report, report",
+        description="Run build-all, boot-timing, footprint-report and report for the board, "
+        "in order, skipping a step whose records are up to date (same builds, "
+        "ramdisk, boot path, runs and lmbench mode). Prints the report's path.",
+    )
     s.add_argument("--board", "-b", required=True)
     _boot_args(s)
     _lmbench_args(s)
@@ -262,11 +350,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="run every step again")
     s.set_defaults(fn=cmd_study)
 
-    s = sub.add_parser("compare", help="compare two build records: deltas, symbol sizes, .config",
-                       description="Compare two build records (two kernels, one kernel on two boards, or "
-                                   "two runs on different days): the build table's deltas, a per-symbol "
-                                   "size diff in the manner of bloat-o-meter, and a .config diff. A record "
-                                   "is a build.json path, its directory, or <board>/<kernel> under logs/.")
+    s = sub.add_parser(
+        "compare",
+        help="compare two build records: deltas, symbol sizes, .config",
+        description="Compare two build records (two kernels, one kernel on two boards, or "
+        "two runs on different days): the build table's deltas, a per-symbol "
+        "size diff in the manner of bloat-o-meter, and a .config diff. A record "
+        "is a build.json path, its directory, or <board>/<kernel> under logs/.",
+    )
     s.add_argument("a")
     s.add_argument("b")
     s.add_argument("--top", type=int, default=20, help="symbols and config lines to show (default 20)")
@@ -274,11 +365,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", metavar="FILE", help="also write everything as JSON")
     s.set_defaults(fn=cmd_compare)
 
-    s = sub.add_parser("parse", help="parse a log made elsewhere and print JSON",
-                       description="parse bootlog FILE: the milestones of a raw console log, a dmesg "
-                                   "with printk times, or a grabserial/bringup timestamped log. "
-                                   "parse lmbench FILE: the values (with units) of lmbench output, the "
-                                   "footprint runner's blocks, or a classic lmbench results file.")
+    s = sub.add_parser(
+        "parse",
+        help="parse a log made elsewhere and print JSON",
+        description="parse bootlog FILE: the milestones of a raw console log, a dmesg "
+        "with printk times, or a grabserial/bringup timestamped log. "
+        "parse lmbench FILE: the values (with units) of lmbench output, the "
+        "footprint runner's blocks, or a classic lmbench results file.",
+    )
     s.add_argument("what", choices=("bootlog", "lmbench"))
     s.add_argument("file", help="the log file, or - for standard input")
     s.add_argument("--board", "-b", help="use this board's milestone overrides")

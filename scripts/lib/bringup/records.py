@@ -12,12 +12,18 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import BringupError
+from bringup.errors import BringupError
 
 BUILD_SCHEMA = "bringup.build/1"
 # every record kind and the schema versions this bringup reads (docs/records.md)
-READABLE = {"bringup.build": {1}, "bringup.rootfs": {1}, "bringup.boot": {1}, "bringup.boot-timing": {1},
-            "bringup.footprint": {1}, "bringup.lmbench": {1}}
+READABLE = {
+    "bringup.build": {1},
+    "bringup.rootfs": {1},
+    "bringup.boot": {1},
+    "bringup.boot-timing": {1},
+    "bringup.footprint": {1},
+    "bringup.lmbench": {1},
+}
 
 
 def boot_timing_name(root: str = "ramdisk", failed: bool = False) -> str:
@@ -72,6 +78,8 @@ def read_json(path: Path, kind: str | None = None) -> dict:
         if name != kind:
             raise BringupError(f"{path}: field 'schema': {schema!r} is not a {kind} record")
         if not ver.isdigit() or int(ver) not in READABLE.get(kind, set()):
-            raise BringupError(f"{path}: field 'schema': version {ver!r} of {kind} is not readable by "
-                               f"this bringup (reads {sorted(READABLE.get(kind, set()))})")
+            raise BringupError(
+                f"{path}: field 'schema': version {ver!r} of {kind} is not readable by "
+                f"this bringup (reads {sorted(READABLE.get(kind, set()))})"
+            )
     return data

@@ -17,8 +17,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import boottiming, build, footprint, records, report, rootfs
-from .board import Board
+from bringup import records
+from bringup.boot import timing as boottiming
+from bringup.build import kernel as build
+from bringup.build import rootfs
+from bringup.measure import footprint
+from bringup.model.board import Board
+from bringup.report import page as report
 
 
 def _read(f: Path, kind: str) -> dict | None:
@@ -29,12 +34,15 @@ def _read(f: Path, kind: str) -> dict | None:
 
 
 def build_keys(board: Board, logs: Path) -> dict:
-    return {k.id: (_read(Path(logs) / board.name / k.id / "build.json", "bringup.build") or {}).get("key")
-            for k in board.kernels}
+    return {
+        k.id: (_read(Path(logs) / board.name / k.id / "build.json", "bringup.build") or {}).get("key")
+        for k in board.kernels
+    }
 
 
-def boot_fresh(board: Board, logs: Path, cache: Path, runs: int, path: str, root: str = "ramdisk",
-               say=print) -> str | None:
+def boot_fresh(
+    board: Board, logs: Path, cache: Path, runs: int, path: str, root: str = "ramdisk", say=print
+) -> str | None:
     """None when boot-timing.json (boot-timing-nfs.json) is up to date, else why not."""
     name = records.boot_timing_name(root)
     s = _read(Path(logs) / board.name / name, "bringup.boot-timing")
@@ -73,9 +81,20 @@ def footprint_fresh(board: Board, logs: Path, mode: str, lmbench_runs: int = 1) 
     return None
 
 
-def run(board: Board, logs: Path, cache: Path, runs: int = 5, path: str | None = None, lmbench: str = "quick",
-        jobs: int | None = None, force: bool = False, lmbench_source: dict | None = None, lmbench_runs: int = 1,
-        root: str = "ramdisk", say=print) -> Path:
+def run(
+    board: Board,
+    logs: Path,
+    cache: Path,
+    runs: int = 5,
+    path: str | None = None,
+    lmbench: str = "quick",
+    jobs: int | None = None,
+    force: bool = False,
+    lmbench_source: dict | None = None,
+    lmbench_runs: int = 1,
+    root: str = "ramdisk",
+    say=print,
+) -> Path:
     path = path or board.boot
     steps = 4
     say(f"== [1/{steps}] build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
@@ -89,7 +108,8 @@ def run(board: Board, logs: Path, cache: Path, runs: int = 5, path: str | None =
         summary = boottiming.boot_timing(board, logs, cache, runs=runs, path=path, root=root, say=say)
         failed = sum(k["failed"] for k in summary["kernels"].values())
         if failed:
-            from .errors import BootFailed
+            from bringup.errors import BootFailed
+
             raise BootFailed(f"{failed} boot run(s) failed; see {summary['_file']}")
 
     why = "FORCE" if force else footprint_fresh(board, logs, lmbench, lmbench_runs)
@@ -97,8 +117,9 @@ def run(board: Board, logs: Path, cache: Path, runs: int = 5, path: str | None =
         say(f"== [3/{steps}] footprint-report: up to date, skipped")
     else:
         say(f"== [3/{steps}] footprint-report {board.name}: lmbench {lmbench} ({why})")
-        footprint.footprint(board, logs, cache, mode=lmbench, lmbench_source=lmbench_source,
-                            lmbench_runs=lmbench_runs, say=say)
+        footprint.footprint(
+            board, logs, cache, mode=lmbench, lmbench_source=lmbench_source, lmbench_runs=lmbench_runs, say=say
+        )
 
     say(f"== [4/{steps}] report {board.name}")
     return report.write(board, logs, say=say)

@@ -1,0 +1,60 @@
+"""A shell dialogue on a console: log in, run commands, get output and exit
+status back reliably from a chatty console.
+
+Each command is wrapped in markers (as labgrid does).  The marker is written
+split in the command (`echo 'AB''CD'`), so the terminal's echo of the typed
+command never matches; only the shell's output does.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+
+import pexpect
+
+from bringup.errors import BootFailed
+
+
+class Shell:
+    def __init__(self, exp, prompt: str = "bringup-shell# ", factor: float = 1.0):
+        self.exp = exp
+        self.prompt = prompt
+        self.factor = factor
+
+    def login(self, user: str = "root", timeout: float = 30.0) -> None:
+        """At the login prompt: log in and wait for the shell prompt."""
+        self.exp.sendline(user)
+        try:
+            i = self.exp.expect(
+                [re.escape(self.prompt), r"[Pp]assword: ?$", r"Login incorrect"], timeout=timeout * self.factor
+            )
+        except pexpect.TIMEOUT:
+            raise BootFailed(f"login as {user}: no shell prompt {self.prompt!r} within {timeout * self.factor:.0f}s")
+        except pexpect.EOF as e:
+            raise BootFailed(f"login as {user}: console closed: {e}")
+        if i != 0:
+            raise BootFailed(f"login as {user}: refused ({self.exp.after.strip()!r})")
+        # quiet the kernel on the console so that its messages do not land in outputs
+        self.run("echo 1 > /proc/sys/kernel/printk", timeout=10, name="quiet console")
+
+    def run(self, cmd: str, timeout: float = 60.0, name: str | None = None) -> tuple[str, int]:
+        """Run cmd; returns (output, exit status).  A timeout names the step."""
+        a, b = secrets.token_hex(4), secrets.token_hex(4)
+        begin, end = f"{a}{b}B", f"{a}{b}E"
+        self.exp.sendline(f"echo '{a}''{b}B'; {cmd}; echo '{a}''{b}E' $?")
+        step = name or cmd
+        try:
+            self.exp.expect(begin + r"\r?\n", timeout=timeout * self.factor)
+            self.exp.expect(end + r" (\d+)\r?\n", timeout=timeout * self.factor)
+        except pexpect.TIMEOUT:
+            raise BootFailed(f"step '{step}' did not finish within {timeout * self.factor:.0f}s")
+        except pexpect.EOF as e:
+            raise BootFailed(f"step '{step}': console closed: {e}")
+        out = self.exp.before.replace("\r\n", "\n").replace("\r", "")
+        rc = int(self.exp.match.group(1))
+        try:
+            self.exp.expect(re.escape(self.prompt), timeout=10 * self.factor)
+        except (pexpect.TIMEOUT, pexpect.EOF):
+            pass
+        return out, rc

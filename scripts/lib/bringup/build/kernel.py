@@ -1,0 +1,711 @@
+"""Build one board's kernels and write a build record for each.
+
+The era (configs/era/*.toml) decides the recipe: out-of-tree or in a private
+copy, which config target, which make steps.  Nothing here knows about a
+particular board, architecture or kernel version.
+
+Results for <board>/<kernel> go to logs/<board>/<kernel>/:
+  build.json, build.log, images/      the last good build
+  build-failed.json, build-failed.log the last failed or interrupted one
+A failed or interrupted build never touches the good files.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bringup import records
+from bringup.build import sources, toolchain
+from bringup.errors import BringupError, BuildFailed
+from bringup.model.board import Board, Kernel
+from bringup.parse import elfsize
+from bringup.records import BUILD_SCHEMA
+
+RECIPE_VERSION = 1  # bump when the build steps change in a way that invalidates old builds
+FIXED_ENV = {  # reproducible images: no timestamps, user or host in the version string
+    "KBUILD_BUILD_TIMESTAMP": "Thu Jan  1 00:00:00 UTC 2026",
+    "KBUILD_BUILD_USER": "bringup",
+    "KBUILD_BUILD_HOST": "bringup",
+    "SOURCE_DATE_EPOCH": "1767225600",
+    "LC_ALL": "C",
+}
+
+
+@dataclass
+class Step:
+    name: str
+    argv: list
+    real: float = 0.0
+    user: float = 0.0
+    sys: float = 0.0
+    exit: int | None = None
+
+
+@dataclass
+class Ctx:
+    board: Board
+    kernel: Kernel
+    src: sources.SourceTree
+    tc: toolchain.Toolchain
+    cache: Path
+    recdir: Path
+    builddir: Path  # O= directory (2.6+) or the private copy's parent (2.4)
+    tree: Path  # where make runs (-C)
+    jobs: int
+    log_path: Path
+    steps: list = field(default_factory=list)
+    say: object = print
+
+
+def record_dir(logs: Path, board: str, kernel: str) -> Path:
+    return Path(logs) / board / kernel
+
+
+def build_all(
+    board: Board,
+    logs: Path,
+    cache: Path,
+    only: list | None = None,
+    force: bool = False,
+    jobs: int | None = None,
+    say=print,
+) -> list[dict]:
+    kernels = [k for k in board.kernels if not only or k.id in only]
+    if only:
+        unknown = sorted(set(only) - {k.id for k in board.kernels})
+        if unknown:
+            raise BringupError(
+                f"board {board.name}: no kernel {unknown[0]!r} (has: {', '.join(k.id for k in board.kernels)})"
+            )
+    results, failures = [], []
+    for i, k in enumerate(kernels, 1):
+        say(f"[{i}/{len(kernels)}] {board.name} {k.id}")
+        try:
+            results.append(build_kernel(board, k, logs, cache, force=force, jobs=jobs, say=say))
+        except BuildFailed as e:
+            failures.append(str(e))
+            say(f"bringup: error: {e}")
+    if failures:
+        raise BuildFailed(f"{len(failures)} of {len(kernels)} builds failed for board {board.name}")
+    return results
+
+
+def build_key(
+    board: Board, k: Kernel, src: sources.SourceTree, tc: toolchain.Toolchain, configs_dir: Path | None = None
+) -> str | None:
+    """A content key: equal keys mean the same build.  None when the source's
+    content is unknown (a local tree outside git): such builds always run make."""
+    if not src.identity:
+        return None
+    from bringup.util import paths
+
+    inputs = []
+    for f in k.config_inputs(configs_dir or paths.CONFIGS):
+        inputs.append([f.name, hashlib.sha256(f.read_bytes()).hexdigest()])
+    material = {
+        "recipe": RECIPE_VERSION,
+        "source": src.identity,
+        "era": k.era.name,
+        "era_steps": k.era.steps,
+        "arch": k.arch.kernel_arch,
+        "cross_compile": k.cross_compile,
+        "gcc": tc.version,
+        "defconfig": k.defconfig,
+        "config_inputs": inputs,
+        "make_args": k.make_args,
+        "image": board.image,
+        "fixed_env": FIXED_ENV,
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def build_kernel(
+    board: Board, k: Kernel, logs: Path, cache: Path, force: bool = False, jobs: int | None = None, say=print
+) -> dict:
+    recdir = record_dir(logs, board.name, k.id)
+    tc = toolchain.find(k.cross_compile, k.arch, use_ccache=os.environ.get("BRINGUP_CCACHE", "1") != "0")
+    if board.image["uimage"] and not shutil.which("mkimage"):
+        raise BringupError(
+            f"board {board.name}: image.uimage needs mkimage: install Debian package u-boot-tools (make deps does)"
+        )
+    src = sources.prepare(k.source, cache, log=lambda m: say(f"  {m}"))
+    key = build_key(board, k, src, tc)
+    good = recdir / "build.json"
+    if not force and key and _up_to_date(good, key):
+        say(f"  up to date ({records.read_json(good)['kernelrelease']}); {_rel(good)} kept (use FORCE=1 to rebuild)")
+        rec = records.read_json(good, "bringup.build")
+        rec["reused"] = True
+        return rec
+
+    # Every build that runs starts from an empty build tree, so that recorded times are
+    # whole builds, comparable between kernels (ccache still helps; its hit rate is recorded).
+    builddir = Path(cache) / "build" / board.name / k.id
+    if builddir.exists():
+        shutil.rmtree(builddir)
+    builddir.mkdir(parents=True)
+    if k.era.out_of_tree:
+        tree = src.path
+    else:
+        tree = _private_copy(src.path, builddir / "tree", say)
+    recdir.mkdir(parents=True, exist_ok=True)
+    log_path = recdir / "build.log.partial"
+    ctx = Ctx(
+        board=board,
+        kernel=k,
+        src=src,
+        tc=tc,
+        cache=Path(cache),
+        recdir=recdir,
+        builddir=builddir,
+        tree=tree,
+        jobs=jobs or os.cpu_count() or 1,
+        log_path=log_path,
+        say=say,
+    )
+    started = _now()
+    status, failure = "fail", None
+    log_path.write_text(f"# bringup build of {board.name}/{k.id}, started {started}\n")
+    ccache_before = _ccache_zero(ctx)
+    try:
+        dropped = _configure(ctx)
+        for target in _expand_steps(ctx):
+            _make(ctx, [target], f"make {target}")
+        if board.image["uimage"]:
+            _mkimage(ctx)
+        rec = _collect(ctx, key, started, dropped, ccache_before)
+        status = "ok"
+    except BuildFailed as e:
+        failure = str(e)
+        raise
+    except KeyboardInterrupt:
+        status, failure = "interrupted", "interrupted by the user"
+        raise
+    finally:
+        if status != "ok":
+            _record_failure(ctx, key, started, status, failure)
+    # success: publish images, log and record, in that order
+    _publish(ctx, rec)
+    say(
+        f"  ok: {rec['kernelrelease']} in {rec['time']['real']:.0f}s "
+        f"(user {rec['time']['user']:.0f}s, sys {rec['time']['sys']:.0f}s); "
+        f"{rec['sizes']['compressed_image']['file']} {rec['sizes']['compressed_image']['bytes']} bytes; "
+        f"record {_rel(good)}"
+    )
+    for d in dropped:
+        say(f"  warning: {d['file']}: {d['symbol']}={d['wanted']} did not survive {d['step']} (got {d['got']})")
+    return rec
+
+
+# --- configuration ----------------------------------------------------------
+
+FRAG_RE = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
+UNSET_RE = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
+
+
+def parse_config(text: str) -> dict:
+    """.config or fragment text -> {symbol: value}; 'is not set' -> 'n'."""
+    out = {}
+    for line in text.splitlines():
+        line = line.strip()
+        m = FRAG_RE.match(line)
+        if m:
+            out[m.group(1)] = m.group(2)
+            continue
+        m = UNSET_RE.match(line)
+        if m:
+            out[m.group(1)] = "n"
+    return out
+
+
+def merge_fragment(config: str, fragment: dict) -> str:
+    """Apply a fragment's values to .config text (what merge_config.sh -m does)."""
+    lines = []
+    for line in config.splitlines():
+        m = FRAG_RE.match(line.strip()) or UNSET_RE.match(line.strip())
+        if m and m.group(1) in fragment:
+            continue
+        lines.append(line)
+    for sym, val in fragment.items():
+        lines.append(f"# {sym} is not set" if val == "n" else f"{sym}={val}")
+    return "\n".join(lines) + "\n"
+
+
+def dropped_symbols(final: dict, wanted: dict, fname: str, step: str) -> list[dict]:
+    """Fragment values that the config step did not keep."""
+    out = []
+    for sym, val in wanted.items():
+        got = final.get(sym, "n")
+        if got != val:
+            out.append({"file": fname, "symbol": sym, "wanted": val, "got": got, "step": step})
+    return out
+
+
+def _configure(ctx: Ctx) -> list[dict]:
+    k = ctx.kernel
+    from bringup.util import paths
+
+    dot = _dot_config(ctx)
+    if k.config_file:
+        shutil.copyfile(k.config_inputs(paths.CONFIGS)[0], dot)
+        _log(ctx, f"# copied {k.config_file} to .config")
+    else:
+        _make(ctx, [k.defconfig], f"make {k.defconfig}")
+    if not dot.exists():
+        hint = ' (a tree that ignores O= is 2.4-era: set era = "2.4" for this kernel)' if k.era.out_of_tree else ""
+        raise BuildFailed(f"build of {ctx.board.name}/{k.id}: 'make {k.defconfig}' wrote no {dot}{hint}")
+    wanted_by_file = []
+    frags = k.config_inputs(paths.CONFIGS)[1 if k.config_file else 0 :]
+    text = dot.read_text()
+    for f in frags:
+        frag = parse_config(f.read_text())
+        wanted_by_file.append((f.name, frag))
+        text = merge_fragment(text, frag)
+        _log(ctx, f"# merged fragment {f} ({len(frag)} symbols)")
+    dot.write_text(text)
+    target, feed = k.era.config_target, False
+    if k.era.config_fallback and not _tree_has_target(ctx.src.path if k.era.out_of_tree else ctx.tree, target):
+        target, feed = k.era.config_fallback, True
+    _make(ctx, [target], f"make {target}", feed_defaults=feed or target == "oldconfig")
+    final = parse_config(dot.read_text())
+    dropped = []
+    for fname, frag in wanted_by_file:
+        dropped.extend(dropped_symbols(final, frag, fname, target))
+    for d in dropped:
+        _log(ctx, f"# warning: {d['file']}: {d['symbol']}={d['wanted']} did not survive {target} (got {d['got']})")
+    return dropped
+
+
+def _tree_has_target(tree: Path, target: str) -> bool:
+    for mk in (tree / "scripts" / "kconfig" / "Makefile", tree / "Makefile"):
+        try:
+            if re.search(rf"^{re.escape(target)}\b|[ \t]{re.escape(target)}\b", mk.read_text(errors="replace"), re.M):
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def _expand_steps(ctx: Ctx) -> list[str]:
+    out = []
+    img = ctx.board.image
+    for s in ctx.kernel.era.steps:
+        if s == "{image}":
+            out.append(img["target"] if img["target"] in ctx.kernel.arch.images else ctx.kernel.arch.compressed_image)
+        elif s == "{dtbs}":
+            if ctx.kernel.arch.dtbs and img["dtb"]:
+                out.append("dtbs")
+        else:
+            out.append(s)
+    return out
+
+
+# --- running make -----------------------------------------------------------
+
+
+def make_argv(ctx: Ctx, targets: list[str]) -> list[str]:
+    k = ctx.kernel
+    argv = [
+        "make",
+        "-C",
+        str(ctx.tree),
+        f"-j{ctx.jobs}",
+        f"ARCH={k.arch.kernel_arch}",
+        f"CROSS_COMPILE={k.cross_compile}",
+    ]
+    if ctx.tc.ccache:
+        argv.append(f"CC={ctx.tc.cc()}")
+    if k.era.out_of_tree:
+        argv.append(f"O={ctx.builddir}")
+    return argv + list(k.make_args) + targets
+
+
+def _env(ctx: Ctx) -> dict:
+    env = dict(os.environ)
+    env.update(FIXED_ENV)
+    if ctx.tc.ccache:
+        env["CCACHE_DIR"] = str(ctx.cache / "ccache")
+        env.setdefault("CCACHE_MAXSIZE", "5G")
+    return env
+
+
+def _make(ctx: Ctx, targets: list[str], name: str, feed_defaults: bool = False) -> Step:
+    argv = make_argv(ctx, targets)
+    step = Step(name=name, argv=argv)
+    ctx.steps.append(step)
+    _log(ctx, f"$ {shlex.join(argv)}")
+    t0 = time.monotonic()
+    with open(ctx.log_path, "ab") as logf:
+        proc = subprocess.Popen(
+            argv,
+            stdout=logf,
+            stderr=subprocess.STDOUT,
+            env=_env(ctx),
+            stdin=subprocess.PIPE if feed_defaults else subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        stop = threading.Event()
+        ticker = threading.Thread(target=_heartbeat, args=(ctx, name, t0, stop), daemon=True)
+        ticker.start()
+        feeder = None
+        if feed_defaults:  # answer every question with its default (what `yes "" |` does)
+            feeder = threading.Thread(target=_feed_newlines, args=(proc,), daemon=True)
+            feeder.start()
+        try:
+            _, status, ru = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        except BaseException:
+            _kill_group(proc)
+            raise
+        finally:
+            stop.set()
+            ticker.join()
+    step.real = time.monotonic() - t0
+    step.user, step.sys = ru.ru_utime, ru.ru_stime
+    step.exit = proc.returncode
+    _log(ctx, f"# exit {step.exit}, real {step.real:.2f}s user {step.user:.2f}s sys {step.sys:.2f}s")
+    if step.exit != 0:
+        raise BuildFailed(
+            f"build of {ctx.board.name}/{ctx.kernel.id} failed at '{name}' (exit "
+            f"{step.exit}); log: {_rel(ctx.recdir / 'build-failed.log')}"
+        )
+    return step
+
+
+def _feed_newlines(proc):
+    try:
+        for _ in range(20000):
+            proc.stdin.write(b"\n")
+            proc.stdin.flush()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+    finally:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+
+
+def _kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        os.waitpid(proc.pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _heartbeat(ctx: Ctx, name: str, t0: float, stop: threading.Event, every: float = 20.0):
+    while not stop.wait(every):
+        last = _last_line(ctx.log_path)
+        ctx.say(f"  {ctx.kernel.id}: {name}: {_fmt_dur(time.monotonic() - t0)}  {last[:70]}")
+
+
+def _last_line(p: Path) -> str:
+    try:
+        with open(p, "rb") as f:
+            f.seek(max(0, f.seek(0, 2) - 400))
+            lines = f.read().decode(errors="replace").strip().splitlines()
+            return lines[-1].strip() if lines else ""
+    except OSError:
+        return ""
+
+
+def _mkimage(ctx: Ctx) -> None:
+    img = ctx.board.image
+    arch = ctx.kernel.arch
+    src = _out(ctx) / arch.images[arch.compressed_image]
+    dst = _out(ctx) / "uImage.bringup"
+    argv = [
+        "mkimage",
+        "-A",
+        arch.mkimage_arch or arch.kernel_arch,
+        "-O",
+        "linux",
+        "-T",
+        "kernel",
+        "-C",
+        "none",
+        "-a",
+        str(img["load_address"]),
+        "-e",
+        str(img["entry_point"] or img["load_address"]),
+        "-n",
+        f"Linux-{_kernelrelease(ctx)}"[:31],
+        "-d",
+        str(src),
+        str(dst),
+    ]
+    _log(ctx, f"$ {shlex.join(argv)}")
+    p = subprocess.run(argv, capture_output=True, text=True, env=_env(ctx))
+    _log(ctx, p.stdout + p.stderr)
+    ctx.steps.append(Step(name="mkimage", argv=argv, exit=p.returncode))
+    if p.returncode != 0:
+        raise BuildFailed(f"mkimage failed for {ctx.board.name}/{ctx.kernel.id}: {p.stderr.strip()}")
+
+
+# --- collecting the results -------------------------------------------------
+
+
+def _out(ctx: Ctx) -> Path:
+    return ctx.builddir if ctx.kernel.era.out_of_tree else ctx.tree
+
+
+def _dot_config(ctx: Ctx) -> Path:
+    return _out(ctx) / ".config"
+
+
+def _kernelrelease(ctx: Ctx) -> str:
+    f = _out(ctx) / "include" / "config" / "kernel.release"
+    if f.exists():
+        return f.read_text().strip()
+    p = subprocess.run(make_argv(ctx, ["-s", "kernelrelease"]), capture_output=True, text=True, env=_env(ctx))
+    lines = [line for line in p.stdout.splitlines() if line.strip() and not line.startswith("make")]
+    return lines[-1].strip() if lines else ctx.src.version
+
+
+def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> dict:
+    k, b, out = ctx.kernel, ctx.board, _out(ctx)
+    vmlinux = out / "vmlinux"
+    if not vmlinux.exists():
+        raise BuildFailed(f"build of {b.name}/{k.id}: make succeeded but {vmlinux} is missing")
+    comp_target = b.image["target"] if b.image["target"] in k.arch.images else k.arch.compressed_image
+    artifacts = {"vmlinux": vmlinux, "config": _dot_config(ctx)}
+    smap = out / "System.map"
+    if smap.exists():
+        artifacts["System.map"] = smap
+    comp = out / k.arch.images[k.arch.compressed_image]
+    boot = out / k.arch.images[comp_target]
+    for f, what in ((comp, "compressed image"), (boot, "boot image")):
+        if not f.exists():
+            raise BuildFailed(f"build of {b.name}/{k.id}: the {what} {f} is missing after make")
+    artifacts[comp.name] = comp
+    artifacts[boot.name] = boot
+    raw = out / k.arch.uncompressed_image if k.arch.uncompressed_image else None
+    if raw is not None and raw.exists():
+        artifacts[raw.name] = raw
+    if b.image["uimage"]:
+        artifacts["uImage"] = out / "uImage.bringup"
+    if b.image["dtb"]:
+        found = sorted(out.glob(f"arch/{k.arch.srcarch}/boot/dts/**/{b.image['dtb']}"))
+        if not found:
+            raise BuildFailed(f"build of {b.name}/{k.id}: dtb {b.image['dtb']} was not built")
+        artifacts["dtb"] = found[0]
+    elf = elfsize.section_sizes(vmlinux)
+    sizes = {
+        "sections": elf["sections"],
+        "groups": elf["groups"],
+        "berkeley": elf["berkeley"],
+        "vmlinux_bytes": vmlinux.stat().st_size,
+        "compressed_image": {"file": comp.name, "bytes": comp.stat().st_size},
+        "boot_image": {"file": boot.name, "bytes": boot.stat().st_size},
+        "uncompressed_image": (
+            {"file": raw.name, "bytes": raw.stat().st_size} if raw is not None and raw.exists() else None
+        ),
+        "uimage": (
+            {"file": "uImage", "bytes": artifacts["uImage"].stat().st_size}
+            if "uImage" in artifacts
+            else {"file": boot.name, "bytes": boot.stat().st_size}
+            if boot.name == "uImage"
+            else None
+        ),
+    }
+    text = ctx.log_path.read_text(errors="replace")
+    warnings = len(re.findall(r": warning:", text))
+    errors = len(re.findall(r": error:", text))
+    real = sum(s.real for s in ctx.steps)
+    user = sum(s.user for s in ctx.steps)
+    sys_ = sum(s.sys for s in ctx.steps)
+    from bringup.util import paths
+
+    return {
+        "schema": BUILD_SCHEMA,
+        "status": "ok",
+        "board": b.name,
+        "kernel": k.id,
+        "description": k.description,
+        "key": key,
+        "started": started,
+        "finished": _now(),
+        "kernelrelease": _kernelrelease(ctx),
+        "version": ctx.src.version,
+        "era": k.era.name,
+        "arch": k.arch.name,
+        "kernel_arch": k.arch.kernel_arch,
+        "source": ctx.src.detail | {"tree": str(ctx.src.path)},
+        "toolchain": {
+            "cross_compile": k.cross_compile,
+            "gcc": ctx.tc.gcc,
+            "version": ctx.tc.version,
+            "ccache": bool(ctx.tc.ccache),
+        },
+        "config": {
+            "defconfig": k.defconfig,
+            "config_file": k.config_file,
+            "fragments": list(k.fragments),
+            "sha256": hashlib.sha256(_dot_config(ctx).read_bytes()).hexdigest(),
+            "dropped": dropped,
+        },
+        "time": {
+            "real": round(real, 3),
+            "user": round(user, 3),
+            "sys": round(sys_, 3),
+            "clock": "monotonic; user/sys from wait4() rusage of each make process tree",
+            "steps": [
+                {"name": s.name, "real": round(s.real, 3), "user": round(s.user, 3), "sys": round(s.sys, 3)}
+                for s in ctx.steps
+                if s.name != "mkimage"
+            ],
+        },
+        "jobs": ctx.jobs,
+        "ccache": _ccache_stats(ctx, ccache_before),
+        "sizes": sizes,
+        "warnings": warnings,
+        "errors": errors,
+        "artifacts": {
+            name: f"images/{Path(p).name if name != 'config' else 'config'}" for name, p in artifacts.items()
+        },
+        "_artifact_sources": {name: str(p) for name, p in artifacts.items()},
+        "commands": [shlex.join(s.argv) for s in ctx.steps],
+        "reproduce": f"scripts/bringup build-all --board {b.name} --kernel {k.id} --force",
+        "build_dir": str(ctx.builddir),
+        "log": "build.log",
+        "host": {"nproc": os.cpu_count(), "bringup_root": str(paths.ROOT)},
+    }
+
+
+def _publish(ctx: Ctx, rec: dict) -> None:
+    recdir = ctx.recdir
+    srcs = rec.pop("_artifact_sources")
+    new = recdir / "images.new"
+    if new.exists():
+        shutil.rmtree(new)
+    new.mkdir()
+    for name, p in srcs.items():
+        shutil.copyfile(p, recdir / rec["artifacts"][name].replace("images/", "images.new/", 1))
+    old = recdir / "images"
+    trash = recdir / "images.old"
+    if trash.exists():
+        shutil.rmtree(trash)
+    if old.exists():
+        old.rename(trash)
+    new.rename(old)
+    if trash.exists():
+        shutil.rmtree(trash)
+    os.replace(ctx.log_path, recdir / "build.log")
+    records.write_json(recdir / "build.json", rec)
+    for stale in ("build-failed.json", "build-failed.log"):
+        (recdir / stale).unlink(missing_ok=True)
+
+
+def _record_failure(ctx: Ctx, key, started, status, failure) -> None:
+    recdir = ctx.recdir
+    if ctx.log_path.exists():
+        os.replace(ctx.log_path, recdir / "build-failed.log")
+    rec = {
+        "schema": BUILD_SCHEMA,
+        "status": status,
+        "board": ctx.board.name,
+        "kernel": ctx.kernel.id,
+        "key": key,
+        "started": started,
+        "finished": _now(),
+        "error": failure,
+        "steps": [{"name": s.name, "exit": s.exit, "real": round(s.real, 3)} for s in ctx.steps],
+        "commands": [shlex.join(s.argv) for s in ctx.steps],
+        "log": "build-failed.log",
+    }
+    records.write_json(recdir / "build-failed.json", rec)
+    tail = _tail(recdir / "build-failed.log", 15)
+    if tail and status == "fail":
+        ctx.say("  --- last lines of " + _rel(recdir / "build-failed.log") + " ---")
+        for line in tail:
+            ctx.say("  | " + line)
+
+
+def _up_to_date(good: Path, key: str) -> bool:
+    if not good.exists():
+        return False
+    try:
+        rec = records.read_json(good, "bringup.build")
+    except BringupError:
+        return False
+    if rec.get("status") != "ok" or rec.get("key") != key:
+        return False
+    return all((good.parent / p).exists() for p in rec.get("artifacts", {}).values())
+
+
+def _private_copy(src: Path, dest: Path, say) -> Path:
+    """2.4-era trees cannot build out of tree: build in a copy (rsync keeps it incremental)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    say(f"  copying the tree to {dest} (2.4-era kernels build in place)")
+    if shutil.which("rsync"):
+        p = subprocess.run(["rsync", "-a", "--exclude", ".git", f"{src}/", f"{dest}/"], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise BringupError(f"copying {src} to {dest} failed: {p.stderr.strip()}")
+    else:
+        shutil.copytree(src, dest, dirs_exist_ok=True, symlinks=True)
+    return dest
+
+
+def _ccache_zero(ctx: Ctx):
+    if not ctx.tc.ccache:
+        return None
+    subprocess.run([ctx.tc.ccache, "--zero-stats"], env=_env(ctx), capture_output=True)
+    return True
+
+
+def _ccache_stats(ctx: Ctx, before) -> dict | None:
+    if not before:
+        return None
+    p = subprocess.run([ctx.tc.ccache, "--print-stats"], env=_env(ctx), capture_output=True, text=True)
+    stats = {}
+    for line in p.stdout.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 2 and parts[1].strip().isdigit():
+            stats[parts[0]] = int(parts[1])
+    hits = stats.get("direct_cache_hit", 0) + stats.get("preprocessed_cache_hit", 0)
+    misses = stats.get("cache_miss", 0)
+    total = hits + misses
+    return {"hits": hits, "misses": misses, "hit_rate": round(hits / total, 4) if total else None}
+
+
+def _log(ctx: Ctx, text: str) -> None:
+    with open(ctx.log_path, "a") as f:
+        f.write(text.rstrip("\n") + "\n")
+
+
+def _tail(p: Path, n: int) -> list[str]:
+    try:
+        return p.read_text(errors="replace").splitlines()[-n:]
+    except OSError:
+        return []
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def _fmt_dur(s: float) -> str:
+    return f"{int(s // 60)}m{int(s % 60):02d}s"
+
+
+def _rel(p: Path) -> str:
+    from bringup.util import paths
+
+    return paths.rel(p)

@@ -1,0 +1,265 @@
+"""The ramdisk: busybox for the board's userspace architecture, the files in
+rootfs-overlay/, /dev/console, packed as a gzip'd newc cpio.
+
+Result: logs/<board>/rootfs/<name>.cpio.gz and <name>.json (what is inside,
+where busybox came from, a content key).  Rebuilt only when that key changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+from bringup import records
+from bringup.errors import BringupError
+from bringup.model.board import Board
+from bringup.util import cpio, paths
+from bringup.util.aptprivate import PrivateApt
+
+ROOTFS_SCHEMA = "bringup.rootfs/1"
+USERSPACE_SUITE = "bookworm"
+
+# busybox applets the ramdisk links; the scripts in rootfs-overlay/ use only these
+APPLETS = ["sh", "ash", "cat", "chmod", "cp", "cut", "date", "dd", "df", "dmesg", "echo", "env", "false", "free", "grep", "head", "hostname", "id", "ifconfig", "init", "ip", "kill", "ln", "login", "ls", "mkdir", "mknod", "mount", "mv", "poweroff", "printf", "ps", "reboot", "rm", "sed", "seq", "setsid", "sleep", "sort", "sync", "tail", "tee", "test", "time", "top", "touch", "tr", "true", "umount", "uname", "uptime", "wc", "getty", "halt", "awk", "mktemp", "basename", "dirname", "expr", "xargs", "which", "["]
+SBIN = {"init", "getty", "ifconfig", "ip", "poweroff", "reboot", "halt", "mknod"}
+
+
+def busybox_for(arch: str, cache: Path, cross_compile: str | None = None, say=print) -> tuple[Path, str]:
+    """A static busybox for a Debian architecture: (binary, version).
+
+    Debian's busybox-static when Debian builds that architecture; otherwise
+    Debian's busybox source, cross-built static with `cross_compile`."""
+    apt = PrivateApt(cache / "apt", USERSPACE_SUITE, architectures=tuple(dict.fromkeys(("amd64", arch))))
+    pkg = f"busybox-static:{arch}"
+    try:
+        version = apt.candidate(pkg)
+    except BringupError:
+        version = None  # the mirror has no index for that architecture
+    if version is None:
+        if cross_compile is None:
+            raise BringupError(
+                f"no busybox-static for userspace arch {arch!r} in Debian {USERSPACE_SUITE} "
+                f"and no cross compiler to build it"
+            )
+        return busybox_from_source(arch, cross_compile, cache, say)
+    out = cache / "userspace" / arch / f"busybox-{version.replace(':', '_')}"
+    if not out.exists():
+        deb = apt.download(pkg)
+        say(f"  unpacking busybox {version} ({arch})")
+        data = _member_of_deb(deb, "bin/busybox")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        tmp.chmod(0o755)
+        tmp.rename(out)
+    return out, version
+
+
+def busybox_from_source(arch: str, cross_compile: str, cache: Path, say=print) -> tuple[Path, str]:
+    """Debian's busybox source (private deb-src), built static with Debian's
+    busybox-static configuration and the given cross compiler."""
+    if not shutil.which(f"{cross_compile}gcc"):
+        raise BringupError(f"building busybox for {arch} needs {cross_compile}gcc (make deps installs it)")
+    src_root = cache / "userspace" / "src"
+    tree, version = debian_source("busybox", src_root, say)
+    out = cache / "userspace" / arch / f"busybox-{version.replace(':', '_')}-built"
+    if out.exists():
+        return out, version + " (built from source)"
+    bdir = cache / "userspace" / arch / "busybox-build"
+    if bdir.exists():
+        shutil.rmtree(bdir)
+    bdir.mkdir(parents=True)
+    shutil.copyfile(tree / "debian" / "config" / "pkg" / "static", bdir / ".config")
+    say(f"  building busybox {version} for {arch} from Debian's source ({cross_compile}gcc, static)")
+    log = bdir / "build.log"
+    with open(log, "w") as lf:
+        for target, feed in (("oldconfig", True), ("busybox", False)):
+            p = subprocess.run(
+                [
+                    "make",
+                    "-C",
+                    str(tree),
+                    f"O={bdir}",
+                    f"CROSS_COMPILE={cross_compile}",
+                    f"-j{os.cpu_count() or 1}",
+                    target,
+                ],
+                stdout=lf,
+                stderr=subprocess.STDOUT,
+                input=b"\n" * 2000 if feed else None,
+                stdin=None if feed else subprocess.DEVNULL,
+            )
+            if p.returncode != 0:
+                raise BringupError(f"busybox build for {arch} failed at 'make {target}'; log: {log}")
+    tmp = out.with_suffix(".tmp")
+    shutil.copyfile(bdir / "busybox", tmp)
+    tmp.chmod(0o755)
+    tmp.rename(out)
+    return out, version + " (built from source)"
+
+
+def debian_source(package: str, root: Path, say=print) -> tuple[Path, str]:
+    """Download (private deb-src, hashes checked by apt) and unpack a Debian
+    source package; returns (tree, version)."""
+    apt = PrivateApt(root.parent.parent / "apt", USERSPACE_SUITE, deb_src=True)
+    apt.update()
+    p = subprocess.run(
+        ["apt-cache", "showsrc", "--only-source", package], env=apt._env(), capture_output=True, text=True
+    )
+    versions = [line.split(":", 1)[1].strip() for line in p.stdout.splitlines() if line.startswith("Version:")]
+    if not versions:
+        raise BringupError(f"Debian source package {package!r} not found in {USERSPACE_SUITE}")
+    version = versions[0]
+    tree = root / f"{package}-{version.replace(':', '_')}" / "src"
+    if (tree / ".complete").exists():
+        return tree, version
+    dl = tree.parent
+    dl.mkdir(parents=True, exist_ok=True)
+    say(f"  fetching Debian source {package} {version}")
+    p = subprocess.run(
+        ["apt-get", "-q", "source", "--download-only", f"{package}={version}"],
+        cwd=dl,
+        env=apt._env(),
+        capture_output=True,
+        text=True,
+    )
+    if p.returncode != 0:
+        raise BringupError(f"apt-get source {package} failed: {(p.stderr or p.stdout).strip()[-300:]}")
+    dsc = sorted(dl.glob(f"{package}_*.dsc"))
+    if not dsc:
+        raise BringupError(f"apt-get source {package}: no .dsc downloaded")
+    if tree.exists():
+        shutil.rmtree(tree)
+    p = subprocess.run(["dpkg-source", "-x", str(dsc[-1]), str(tree)], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise BringupError(f"dpkg-source -x {dsc[-1].name} failed: {p.stderr.strip()[-300:]}")
+    (tree / ".complete").touch()
+    return tree, version
+
+
+def _member_of_deb(deb: Path, member: str) -> bytes:
+    p = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
+    data = None
+    with tarfile.open(fileobj=p.stdout, mode="r|") as tf:
+        for m in tf:
+            if m.name.lstrip("./") == member and m.isfile():
+                data = tf.extractfile(m).read()
+    p.wait()
+    if data is None:
+        raise BringupError(f"{deb}: has no {member}")
+    return data
+
+
+def overlay_entries(overlay: Path) -> list[cpio.Entry]:
+    entries = []
+    for dirpath, dirnames, filenames in os.walk(overlay):
+        dirnames.sort()
+        rel = Path(dirpath).relative_to(overlay)
+        if str(rel) != ".":
+            entries.append(cpio.directory(str(rel)))
+        for f in sorted(filenames):
+            if f == "README.md" and str(rel) == ".":
+                continue
+            src = Path(dirpath) / f
+            path = str(rel / f) if str(rel) != "." else f
+            if src.is_symlink():
+                entries.append(cpio.symlink(path, os.readlink(src)))
+            else:
+                perm = 0o755 if os.access(src, os.X_OK) else 0o644
+                entries.append(cpio.file(path, src.read_bytes(), perm))
+    return entries
+
+
+def base_entries(busybox: bytes) -> list[cpio.Entry]:
+    e = [
+        cpio.directory(d)
+        for d in (
+            "bin",
+            "sbin",
+            "usr",
+            "usr/bin",
+            "usr/sbin",
+            "dev",
+            "proc",
+            "sys",
+            "tmp",
+            "run",
+            "root",
+            "etc",
+            "etc/init.d",
+            "var",
+        )
+    ]
+    e.append(cpio.file("bin/busybox", busybox, 0o755))
+    for a in APPLETS:
+        where = "sbin" if a in SBIN else "bin"
+        e.append(cpio.symlink(f"{where}/{a}", "/bin/busybox"))
+    e.append(cpio.symlink("init", "/bin/busybox"))  # the kernel runs /init: busybox init
+    e.append(cpio.chardev("dev/console", 5, 1))
+    e.append(cpio.chardev("dev/null", 1, 3, 0o666))
+    return e
+
+
+def build(
+    board: Board,
+    logs: Path,
+    cache: Path,
+    extra: list[cpio.Entry] = (),
+    name: str = "initramfs",
+    extra_key: dict | None = None,
+    say=print,
+) -> dict:
+    """Build (or reuse) the board's ramdisk; returns its record."""
+    arch = board.arch.debian_arch
+    bb, bb_version = busybox_for(arch, cache, board.cross_compile, say)
+    entries = _dedupe(base_entries(bb.read_bytes()) + overlay_entries(paths.OVERLAY) + list(extra))
+    data = cpio.gzipped(cpio.archive(entries))
+    outdir = Path(logs) / board.name / "rootfs"
+    out = outdir / f"{name}.cpio.gz"
+    digest = hashlib.sha256(data).hexdigest()
+    recf = outdir / f"{name}.json"
+    if out.exists() and recf.exists():
+        try:
+            old = records.read_json(recf)
+            if old.get("sha256") == digest:
+                return old
+        except BringupError:
+            pass
+    outdir.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(out)
+    rec = {
+        "schema": ROOTFS_SCHEMA,
+        "board": board.name,
+        "name": name,
+        "file": out.name,
+        "bytes": len(data),
+        "sha256": digest,
+        "userspace_arch": arch,
+        "busybox": {
+            "source": (
+                f"debian {USERSPACE_SUITE} busybox source, cross-built"
+                if "from source" in bb_version
+                else f"debian {USERSPACE_SUITE} busybox-static:{arch}"
+            ),
+            "version": bb_version,
+        },
+        "files": sorted(e.path for e in entries),
+        "extra": extra_key or {},
+    }
+    records.write_json(recf, rec)
+    say(f"  ramdisk {paths.rel(out)}: {len(data)} bytes, busybox {bb_version} ({arch})")
+    return rec
+
+
+def _dedupe(entries: list[cpio.Entry]) -> list[cpio.Entry]:
+    """Later entries win (overlay over base, extras over both)."""
+    by_path = {}
+    for e in entries:
+        by_path[e.path.strip("/")] = e
+    return list(by_path.values())

@@ -1,0 +1,48 @@
+"""The cross toolchain for a kernel: find it, name its version, or say which
+Debian package provides it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from bringup.errors import BringupError
+from bringup.model.board import Arch
+
+
+@dataclass
+class Toolchain:
+    cross_compile: str  # the prefix, possibly an absolute path prefix
+    gcc: str  # resolved path of <prefix>gcc
+    version: str  # first line of gcc --version
+    ccache: str | None  # path of ccache, when used
+
+    def cc(self) -> str:
+        """CC= for make: ccache-wrapped when ccache is there."""
+        name = f"{self.cross_compile}gcc"
+        return f"{self.ccache} {name}" if self.ccache else name
+
+    def tool(self, name: str) -> str:
+        return f"{self.cross_compile}{name}"
+
+
+def find(cross_compile: str, arch: Arch, use_ccache: bool = True) -> Toolchain:
+    gcc = shutil.which(f"{cross_compile}gcc")
+    if gcc is None:
+        pkg = arch.toolchain_packages.get(cross_compile)
+        if pkg:
+            hint = f"install Debian package {pkg} (make deps does)"
+        else:
+            hint = (
+                "no Debian package provides it: point cross_compile in the board file (or "
+                "CROSS_COMPILE=) at your own toolchain's prefix, e.g. /opt/eldk/usr/bin/ppc_8xx-"
+            )
+        raise BringupError(f"toolchain {cross_compile}gcc not found for arch {arch.name}: {hint}")
+    try:
+        out = subprocess.run([gcc, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise BringupError(f"toolchain {gcc} does not run: {e}")
+    version = out.splitlines()[0].strip() if out else "unknown"
+    ccache = shutil.which("ccache") if use_ccache else None
+    return Toolchain(cross_compile=cross_compile, gcc=gcc, version=version, ccache=ccache)

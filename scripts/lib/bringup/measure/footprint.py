@@ -1,0 +1,442 @@
+"""Footprint and OS performance in a ramdisk (seed 002's last two sections).
+
+For each kernel of a board: boot the ramdisk with mem_eat and lmbench in it,
+log in, read `free` and /proc/meminfo, eat memory until the allocator or the
+OOM killer stops it, run the lmbench set through the runner, and write
+logs/<board>/<kernel>/footprint.json and lmbench.json.  The kernel's
+`Memory:` line comes from the boot's own console lines.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pexpect
+
+from bringup import records
+from bringup.boot import timing as boottiming
+from bringup.boot.shell import Shell
+from bringup.build import lmbench as lmbench_build
+from bringup.build import rootfs
+from bringup.errors import BootFailed, BringupError
+from bringup.model.board import Board
+from bringup.model.schema import Field, load_toml, validate
+from bringup.parse import lmbench as lp
+from bringup.parse import meminfo
+from bringup.parse import milestones as ms
+from bringup.util import cpio, paths
+from bringup.util.aptprivate import PrivateApt
+
+FOOTPRINT_SCHEMA = "bringup.footprint/1"
+LMBENCH_SCHEMA = "bringup.lmbench/1"
+
+BENCH_SPEC = {
+    "name": Field(str, required=True),
+    "group": Field(str, required=True),
+    "cmd": Field(str, required=True),
+    "quick": Field(bool, default=True),
+    "timeout": Field((int, float), default=60),
+}
+SOURCE_BUILD_SPEC = {
+    "os": Field(str, default="{triplet}"),
+    "make_args": Field(list, items=str, required=True),
+    "timeout": Field((int, float), default=1800),
+}
+SET_SPEC = {
+    "quick_env": Field(str, default=""),
+    "quick_flags": Field(str, default=""),
+    "full_timeout_factor": Field((int, float), default=10),
+    "setup": Field(str, default=""),
+    "source_build": Field(SOURCE_BUILD_SPEC, required=True),
+    "bench": Field(list, items=BENCH_SPEC, required=True),
+}
+SKIP_PREFIXES = (
+    "usr/share/doc",
+    "usr/share/man",
+    "usr/share/locale",
+    "usr/share/lintian",
+    "usr/share/info",
+    "usr/include",
+    "usr/share/bug",
+)
+
+
+def load_set(file: Path | None = None) -> dict:
+    f = file or paths.CONFIGS / "lmbench.toml"
+    return validate(load_toml(f), SET_SPEC, paths.rel(f))
+
+
+def mem_eat_binary(board: Board, cache: Path) -> Path:
+    cc = f"{board.arch.userspace_cross_compile}gcc"
+    if not shutil.which(cc):
+        raise BringupError(f"mem_eat needs {cc} for the {board.arch.debian_arch} userspace (make deps)")
+    src = paths.ROOT / "scripts" / "mem_eat" / "mem_eat.c"
+    out = cache / "userspace" / board.arch.debian_arch / "mem_eat"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists() and out.stat().st_mtime >= src.stat().st_mtime:
+        return out
+    p = subprocess.run([cc, "-static", "-O2", "-o", str(out), str(src)], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise BringupError(f"building mem_eat with {cc} failed: {p.stderr.strip()[-300:]}")
+    return out
+
+
+def deb_entries(deb: Path, remap=None) -> list[cpio.Entry]:
+    """A .deb's files as cpio entries (docs and headers left out)."""
+    out, data = [], {}
+    proc = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
+    with tarfile.open(fileobj=proc.stdout, mode="r|") as tf:
+        for m in tf:
+            name = m.name.lstrip("./")
+            if not name or name.startswith(SKIP_PREFIXES):
+                continue
+            if remap:
+                name = remap(name)
+                if name is None:
+                    continue
+            if m.isdir():
+                out.append(cpio.directory(name, m.mode & 0o7777))
+            elif m.issym():
+                out.append(cpio.symlink(name, m.linkname))
+            elif m.isfile():
+                data[name] = tf.extractfile(m).read()
+                out.append(cpio.file(name, data[name], m.mode & 0o7777))
+            elif m.islnk():
+                target = m.linkname.lstrip("./")
+                if target in data:
+                    out.append(cpio.file(name, data[target], m.mode & 0o7777))
+    proc.wait()
+    return out
+
+
+def lmbench_entries(arch: str, cache: Path, say=print) -> tuple[list[cpio.Entry], dict]:
+    """Debian's lmbench binaries for a Debian architecture, flattened into
+    /usr/lib/lmbench/bin, plus the shared libraries they need (libc6, libtirpc3
+    and the closure apt resolves)."""
+    apt = PrivateApt(
+        cache / "apt",
+        rootfs.USERSPACE_SUITE,
+        components=("main", "non-free"),
+        architectures=tuple(dict.fromkeys(("amd64", arch))),
+    )
+    try:
+        version = apt.candidate(f"lmbench:{arch}")
+    except BringupError:
+        version = None
+    if version is None:
+        raise BringupError(
+            f"lmbench: Debian has no lmbench binaries for {arch}; give an lmbench 3.0-a9 "
+            f"source to build it (LMBENCH_SRC=<tree|tarball|URL> [LMBENCH_SHA256=...])"
+        )
+
+    def flatten(name):
+        parts = name.split("/")
+        if name.startswith("usr/lib/lmbench/bin/") and len(parts) == 6:
+            if parts[5].endswith((".o", ".a")):
+                return None
+            return f"usr/lib/lmbench/bin/{parts[5]}"
+        if name.startswith("usr/lib/lmbench/bin"):
+            return "usr/lib/lmbench/bin" if len(parts) <= 5 else None
+        return None if name.startswith("usr/bin") else name
+
+    say(f"  lmbench {version} ({arch}) and its libraries from Debian")
+    entries = deb_entries(apt.download(f"lmbench:{arch}"), flatten)
+    libs = [
+        p for p in apt.depends_closure([f"libc6:{arch}", f"libtirpc3:{arch}"]) if p.endswith(f":{arch}") or ":" not in p
+    ]
+    for pkg in libs:
+        entries += deb_entries(
+            apt.download(pkg if ":" in pkg else f"{pkg}:{arch}" if pkg != "libtirpc-common" else pkg)
+        )
+    return entries, {"lmbench": f"debian {rootfs.USERSPACE_SUITE} lmbench:{arch} {version}", "libraries": libs}
+
+
+def bench_files(bset: dict, mode: str) -> list[cpio.Entry]:
+    q = bset["quick_flags"] if mode == "quick" else ""
+    lines = []
+    for b in bset["bench"]:
+        if mode == "quick" and not b["quick"]:
+            continue
+        lines.append(f"{b['name']}\t{b['cmd'].replace('{q}', q)}")
+    env = ["LMBENCH_BIN=/usr/lib/lmbench/bin", f"BENCH_SETUP='{bset['setup']}'"]
+    if mode == "quick" and bset["quick_env"]:
+        env.append(f"export {bset['quick_env']}")
+    return [
+        cpio.directory("etc/bringup"),
+        cpio.file("etc/bringup/bench.list", ("\n".join(lines) + "\n").encode()),
+        cpio.file("etc/bringup/bench.env", ("\n".join(env) + "\n").encode()),
+    ]
+
+
+def run_benchmarks(exp, bset: dict, mode: str, factor: float, say=print, only: list | None = None) -> str:
+    """Start the runner and follow its blocks; each benchmark has its own timeout."""
+    names = [b for b in bset["bench"] if (mode == "full" or b["quick"]) and (not only or b["name"] in only)]
+    exp.sendline(f"bringup-bench {' '.join(only or [])}; echo '@@@ ''RUNNER DONE' $?")
+    mult = 1 if mode == "quick" else bset["full_timeout_factor"]
+    text = []
+    for b in names:
+        t = b["timeout"] * mult * factor
+        try:
+            exp.expect(rf"@@@ BEGIN {b['name']} @@@", timeout=t)
+            exp.expect(rf"@@@ END {b['name']} rc=-?\d+ @@@", timeout=t)
+        except pexpect.TIMEOUT:
+            raise BootFailed(f"lmbench step '{b['name']}' did not finish within {t:.0f}s")
+        text.append(f"@@@ BEGIN {b['name']} @@@{exp.before}{exp.after}")
+        say(f"    {b['name']}: done")
+    exp.expect(r"@@@ RUNNER DONE \d+", timeout=30 * factor)
+    return "\n".join(text)
+
+
+def footprint(
+    board: Board,
+    logs: Path,
+    cache: Path,
+    only: list | None = None,
+    mode: str = "quick",
+    timeout_factor: float = 1.0,
+    lmbench_source: dict | None = None,
+    lmbench_runs: int = 1,
+    say=print,
+) -> dict:
+    if lmbench_runs < 1:
+        raise BringupError(f"lmbench runs {lmbench_runs}: give 1 or more")
+    if mode not in ("quick", "full", "none"):
+        raise BringupError(f"lmbench mode {mode!r}: use quick, full or none")
+    kernels = [k.id for k in board.kernels if not only or k.id in only]
+    builds = {}
+    for kid in kernels:
+        f = Path(logs) / board.name / kid / "build.json"
+        if not f.exists():
+            raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
+        builds[kid] = records.read_json(f, "bringup.build")
+    arch = board.arch.debian_arch
+    extra = [cpio.file("usr/bin/mem_eat", mem_eat_binary(board, cache).read_bytes(), 0o755)]
+    bset = load_set()
+    lm_info, lm_missing = {}, None
+    if mode != "none":
+        try:
+            if lmbench_source:
+                entries, lm_info = lmbench_build.build(
+                    lmbench_source, bset["source_build"], board.arch.userspace_cross_compile, arch, cache, say
+                )
+            else:
+                entries, lm_info = lmbench_entries(arch, cache, say)
+            extra += entries + bench_files(bset, mode)
+        except BringupError as e:
+            lm_missing = str(e)
+            say(f"  {lm_missing}: footprint only")
+    rd = rootfs.build(
+        board, logs, cache, extra=extra, name="footprint", extra_key={"mem_eat": True, **lm_info, "mode": mode}, say=say
+    )
+    initrd = Path(logs) / board.name / "rootfs" / rd["file"]
+    rules = ms.load_rules(board.milestones)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    results = {}
+    for kid in kernels:
+        recdir = Path(logs) / board.name / kid
+        run_dir = recdir / "footprint-runs" / stamp
+        say(f"  {kid}: booting the ramdisk")
+
+        def then(console):
+            exp = console.expect(timeout=60 * timeout_factor)
+            sh = Shell(exp, factor=timeout_factor)
+            sh.login()
+            free_out, _ = sh.run("free", timeout=20, name="free")
+            mi_out, _ = sh.run("cat /proc/meminfo", timeout=20, name="meminfo")
+            say("    mem_eat ...")
+            eat_out, eat_rc = sh.run("mem_eat 1024", timeout=300, name="mem_eat")
+            out = {"free": free_out, "meminfo": mi_out, "mem_eat": eat_out, "mem_eat_rc": eat_rc}
+            if mode != "none" and lm_missing is None:
+                sh.run("true", timeout=10, name="settle")
+                out["lmbench"], out["lmbench_retried"] = [], []
+                for i in range(lmbench_runs):
+                    if lmbench_runs > 1:
+                        say(f"    lmbench run {i + 1}/{lmbench_runs}")
+                    text = run_benchmarks(exp, bset, mode, timeout_factor, say)
+                    # lmbench prints nothing when a result comes out <= 0 after its overhead
+                    # correction, which happens now and then with -N 1 under emulation: run
+                    # those once more, and record that they were retried
+                    empty = [n for n, v in lp.parse_runner(text).items() if not v["metrics"]]
+                    if empty:
+                        say(f"    no number from {', '.join(empty)}: running once more")
+                        text += "\n" + run_benchmarks(exp, bset, mode, timeout_factor, say, only=empty)
+                    out["lmbench"].append(text)
+                    out["lmbench_retried"] += empty
+            out["console_text"] = "\n".join(line.text for line in console.lines)
+            return out
+
+        rec = boottiming.boot_once(
+            board, kid, builds[kid], recdir, initrd, run_dir, "direct", rules, timeout_factor, say=say, then=then
+        )
+        if rec["status"] != "ok":
+            raise BootFailed(
+                f"{board.name}/{kid}: footprint run failed: {rec['error']} (log: {paths.rel(run_dir / 'console.log')})"
+            )
+        after = rec.pop("after")
+        (run_dir / "steps.txt").write_text("\n".join(f"=== {k}\n{v}" for k, v in after.items() if k != "console_text"))
+        mem_line = meminfo.parse_memory_line(after["console_text"])
+        free = meminfo.parse_free(after["free"])
+        eat = meminfo.parse_mem_eat(after["mem_eat"])
+        if eat is None:
+            raise BootFailed(f"{board.name}/{kid}: mem_eat printed no total (see {paths.rel(run_dir)})")
+        fp = {
+            "schema": FOOTPRINT_SCHEMA,
+            "board": board.name,
+            "kernel": kid,
+            "kernelrelease": builds[kid]["kernelrelease"],
+            "build_key": builds[kid].get("key"),
+            "created": _now(),
+            "run": paths.rel(run_dir),
+            "memory_mb": board.memory_mb,
+            "memory_line": mem_line,
+            "free": free,
+            "meminfo": meminfo.parse_meminfo(after["meminfo"]),
+            "mem_eat": eat,
+            "kernel_code_data_kb": mem_line["kernel_code_data_kb"] if mem_line else None,
+            "total_free_kb": free["total_kb"] if free else None,
+            "malloc_kb": eat["kb"],
+            "rootfs": {"file": rd["file"], "sha256": rd["sha256"]},
+        }
+        records.write_json(recdir / "footprint.json", fp)
+        lm = {
+            "schema": LMBENCH_SCHEMA,
+            "board": board.name,
+            "kernel": kid,
+            "created": _now(),
+            "build_key": builds[kid].get("key"),
+            "mode": mode,
+            "source": lm_info,
+            "run": paths.rel(run_dir),
+        }
+        if lm_missing or mode == "none":
+            lm.update(measured=False, reason=lm_missing or "not requested", benchmarks={})
+        else:
+            (run_dir / "lmbench.txt").write_text(
+                "".join(f"=== lmbench run {i + 1}\n{x}\n" for i, x in enumerate(after["lmbench"]))
+            )
+            parsed = merge_runs([lp.parse_runner(x) for x in after["lmbench"]])
+            groups = {b["name"]: b["group"] for b in bset["bench"]}
+            for name, v in parsed.items():
+                v["group"] = groups.get(name, "")
+                v.pop("text", None)
+            lm.update(measured=True, runs=lmbench_runs, benchmarks=parsed, retried=after.get("lmbench_retried", []))
+        records.write_json(recdir / "lmbench.json", lm)
+        results[kid] = (fp, lm)
+        say(
+            f"  {kid}: code+data {fp['kernel_code_data_kb']} kB, free total {fp['total_free_kb']} kB, "
+            f"malloc {fp['malloc_kb']} kB"
+        )
+    return results
+
+
+def merge_runs(runs: list[dict]) -> dict:
+    """Benchmarks of several runner passes in one: each metric keeps every
+    run's value in "values" (for the report's significance test) and their
+    median in "value"."""
+    import statistics
+
+    if len(runs) == 1:
+        return runs[0]
+    out: dict = {}
+    for r in runs:
+        for name, b in r.items():
+            if name not in out:
+                out[name] = {**b, "metrics": []}
+            seen = {m["name"]: m for m in out[name]["metrics"]}
+            for m in b["metrics"]:
+                if m["name"] in seen:
+                    seen[m["name"]]["values"].append(m["value"])
+                else:
+                    mm = {**m, "values": [m["value"]]}
+                    out[name]["metrics"].append(mm)
+                    seen[m["name"]] = mm
+            if b.get("rc"):
+                out[name]["rc"] = b["rc"]
+    for b in out.values():
+        for m in b["metrics"]:
+            m["value"] = statistics.median(m["values"])
+    return out
+
+
+def render_footprint(board: str, results: dict) -> str:
+    kern = list(results)
+    rows = [
+        ("Kernel Code + Data", "kernel_code_data_kb"),
+        ('total "free"', "total_free_kb"),
+        ("Available for malloc()", "malloc_kb"),
+    ]
+    out = [
+        f"Footprint for {board} (ramdisk root, {results[kern[0]][0]['memory_mb']} MB RAM)",
+        "",
+        "| | " + " | ".join(kern) + " | " + " | ".join(f"Delta {k}" for k in kern[1:]) + " |",
+        "|---" * (1 + 2 * len(kern) - 1) + "|",
+    ]
+    for label, key in rows:
+        vals = [results[k][0][key] for k in kern]
+        cells = [f"{v} kB" if v is not None else "-" for v in vals]
+        deltas = []
+        for v in vals[1:]:
+            if v is None or not vals[0]:
+                deltas.append("n/a")
+            else:
+                d = v - vals[0]
+                deltas.append(
+                    f"{'+' if d >= 0 else '-'} {abs(d) / vals[0] * 100:.0f} % = {'+' if d >= 0 else '-'} {abs(d)} kB"
+                )
+        out.append(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(deltas) + " |")
+    return "\n".join(out) + "\n"
+
+
+def render_lmbench(results: dict) -> str:
+    kern = list(results)
+    lms = {k: results[k][1] for k in kern}
+    missing = [k for k in kern if not lms[k]["measured"]]
+    out = []
+    for k in missing:
+        out.append(f"lmbench {k}: not measured ({lms[k]['reason']})")
+    measured = [k for k in kern if lms[k]["measured"]]
+    if not measured:
+        return "\n".join(out) + "\n"
+    table = {}
+    for k in measured:
+        for bname, b in lms[k]["benchmarks"].items():
+            for m in b["metrics"]:
+                table.setdefault(b["group"], {}).setdefault(m["name"], {"unit": m["unit"], "better": m["better"]})[
+                    k
+                ] = m["value"]
+    for group, metrics in table.items():
+        out += [
+            "",
+            f"{group}:",
+            "| metric | unit | better | "
+            + " | ".join(measured)
+            + " | "
+            + " | ".join(f"Delta {k}" for k in measured[1:])
+            + " |",
+            "|---" * (3 + 2 * len(measured) - 1) + "|",
+        ]
+        for name, v in metrics.items():
+            vals = [v.get(k) for k in measured]
+            deltas = []
+            for x in vals[1:]:
+                if x is None or not vals[0]:
+                    deltas.append("n/a")
+                else:
+                    d = (x - vals[0]) / vals[0] * 100
+                    deltas.append(f"{'+' if d >= 0 else '-'} {abs(d):.0f} %")
+            out.append(
+                f"| {name} | {v['unit']} | {v['better']} | "
+                + " | ".join("-" if x is None else f"{x:g}" for x in vals)
+                + " | "
+                + " | ".join(deltas)
+                + " |"
+            )
+    return "\n".join(out) + "\n"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

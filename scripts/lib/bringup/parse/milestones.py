@@ -1,0 +1,262 @@
+"""Boot-log milestones: pure text-in, values-out.
+
+The same functions serve live boots (lines as they arrive) and logs made
+elsewhere (`bringup parse bootlog FILE`): raw console text, dmesg with printk
+times, or grabserial/bringup timestamped logs.
+
+Timing rules, named and explicit:
+  - a milestone's host time is the arrival time of the FIRST byte of the
+    FIRST line that matches it (grabserial reports the end of the last one);
+  - its printk time is the [seconds] prefix of that line, when it has one;
+  - intervals are between consecutive milestones that were reached;
+  - 'clock zero' is host time minus printk time on the first line whose
+    printk time is not zero: the host time at which the kernel's clock read 0;
+  - 'hidden at zero' is clock zero minus the host time of the first line with a
+    printk time: how long the kernel printed at [0.000000] while its clock
+    had not started, time that printk stamps hide.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bringup.model.schema import DataError, Field, load_toml, validate
+from bringup.util import paths
+
+PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\]\s?")
+STAMPED_RE = re.compile(r"^\[\s*(\d+\.\d+)\s+(-?\d+\.\d+)\]\s?(.*)$")  # [abs delta] text
+
+MILESTONE_SPEC = {
+    "name": Field(str, required=True),
+    "label": Field(str, default=""),
+    "regex": Field(str, required=True),
+    "required": Field(bool, default=False),
+    "timeout": Field((int, float), default=60),
+    "end": Field(bool, default=False),
+}
+FILE_SPEC = {"milestone": Field(list, items=MILESTONE_SPEC, required=True), "faults": Field(dict, default={})}
+
+
+@dataclass
+class Milestone:
+    name: str
+    label: str
+    regex: re.Pattern
+    required: bool
+    timeout: float
+    end: bool
+
+
+@dataclass
+class Rules:
+    milestones: list
+    faults: dict  # name -> compiled regex
+
+    def names(self):
+        return [m.name for m in self.milestones]
+
+
+def load_rules(overrides: dict | None = None, file: Path | None = None) -> Rules:
+    f = file or paths.CONFIGS / "milestones.toml"
+    d = validate(load_toml(f), FILE_SPEC, paths.rel(f))
+    overrides = dict(overrides or {})
+    ms = []
+    for i, m in enumerate(d["milestone"]):
+        rx = overrides.pop(m["name"], m["regex"])
+        try:
+            pat = re.compile(rx)
+        except re.error as e:
+            raise DataError(f"milestone {m['name']!r}: field 'regex': {rx!r}: {e}")
+        ms.append(Milestone(m["name"], m["label"] or m["name"], pat, m["required"], float(m["timeout"]), m["end"]))
+    if overrides:
+        raise DataError(
+            f"field 'milestones.{sorted(overrides)[0]}': no such milestone (known: {', '.join(x.name for x in ms)})"
+        )
+    faults = {}
+    for k, v in d["faults"].items():
+        faults[k] = re.compile(v)
+    return Rules(ms, faults)
+
+
+def printk_time(text: str) -> float | None:
+    m = PRINTK_RE.match(text)
+    return float(m.group(1)) if m else None
+
+
+@dataclass
+class Found:
+    name: str
+    host: float | None
+    printk: float | None
+    line: int
+    text: str
+
+    def as_dict(self):
+        return {
+            "host_s": None if self.host is None else round(self.host, 6),
+            "printk_s": self.printk,
+            "line": self.line,
+            "text": self.text,
+        }
+
+
+@dataclass
+class Scan:
+    """Incremental scanner: feed lines in order; it records milestones and faults."""
+
+    rules: Rules
+    found: dict = field(default_factory=dict)
+    fault: dict | None = None
+    banners: int = 0
+    kernel_started: bool = False
+    first_clock: tuple | None = None  # (host, printk) of the first line with printk > 0
+    first_printk_host: float | None = None  # host time of the first line with a printk time
+    lags: list = field(default_factory=list)  # host - printk, per printk line (for lag stats)
+
+    def feed(self, n: int, host: float | None, text: str) -> None:
+        pk = printk_time(text)
+        if pk is not None and host is not None and self.first_printk_host is None:
+            self.first_printk_host = host
+        if pk is not None and pk > 0 and host is not None:
+            if self.first_clock is None:
+                self.first_clock = (host, pk)
+            self.lags.append(host - pk)
+        body = PRINTK_RE.sub("", text, count=1) if pk is not None else text
+        for m in self.rules.milestones:
+            if m.regex.search(body) or (m.name in ("login",) and m.regex.search(text)):
+                if m.name == "bootloader":
+                    self.banners += 1
+                    if self.banners > 1 and self.fault is None:
+                        self.fault = {
+                            "kind": "reset",
+                            "line": n,
+                            "text": text,
+                            "message": "unexpected reset: a second bootloader banner",
+                        }
+                        return
+                if m.name == "linux_version" and "linux_version" in self.found and self.fault is None:
+                    self.fault = {
+                        "kind": "reset",
+                        "line": n,
+                        "text": text,
+                        "message": "unexpected reset: the kernel started twice",
+                    }
+                    return
+                if m.name not in self.found:
+                    self.found[m.name] = Found(m.name, host, pk, n, text)
+        for kind, rx in self.rules.faults.items():
+            if self.fault is None and rx.search(text):
+                self.fault = {
+                    "kind": kind,
+                    "line": n,
+                    "text": text,
+                    "message": f"kernel {kind}" if kind != "bug" else "kernel BUG",
+                }
+
+    def done(self) -> bool:
+        return any(m.end and m.name in self.found for m in self.rules.milestones)
+
+    def next_required(self):
+        for m in self.rules.milestones:
+            if m.required and m.name not in self.found:
+                return m
+        return None
+
+    def clock_zero(self) -> float | None:
+        if self.first_clock is None:
+            return None
+        host, pk = self.first_clock
+        return round(host - pk, 6)
+
+    def hidden_at_zero(self) -> float | None:
+        z = self.clock_zero()
+        if z is None or self.first_printk_host is None:
+            return None
+        return round(max(0.0, z - self.first_printk_host), 6)
+
+    def printk_lag_ms(self) -> dict | None:
+        """Host arrival against printk time: each line's (host - printk) minus the
+        smallest such offset.  Only meaningful with earlycon."""
+        if len(self.lags) < 2:
+            return None
+        base = min(self.lags)
+        lag = sorted((x - base) * 1000 for x in self.lags)
+        return {
+            "n": len(lag),
+            "median": round(statistics.median(lag), 3),
+            "p95": round(lag[min(len(lag) - 1, int(0.95 * len(lag)))], 3),
+        }
+
+    def result(self) -> dict:
+        order = [m.name for m in self.rules.milestones if m.name in self.found]
+        ms = {name: self.found[name].as_dict() for name in order}
+        intervals = []
+        prev = None
+        for name in order:
+            f = self.found[name]
+            if prev is not None and f.host is not None and prev.host is not None:
+                intervals.append(
+                    {
+                        "from": prev.name,
+                        "to": name,
+                        "host_s": round(f.host - prev.host, 6),
+                        "printk_s": (
+                            round(f.printk - prev.printk, 6)
+                            if f.printk is not None and prev.printk is not None
+                            else None
+                        ),
+                    }
+                )
+            prev = f
+        missing = [m.name for m in self.rules.milestones if m.required and m.name not in self.found]
+        return {
+            "milestones": ms,
+            "intervals": intervals,
+            "missing": missing,
+            "fault": self.fault,
+            "clock_zero_host_s": self.clock_zero(),
+            "hidden_at_zero_s": self.hidden_at_zero(),
+            "printk_lag_ms": self.printk_lag_ms(),
+        }
+
+
+# --- reading logs made elsewhere -----------------------------------------
+
+
+def read_log(data: bytes) -> tuple[str, list[tuple[int, float | None, str]]]:
+    """Raw bytes of a log -> (format, [(line_no, host_time_or_None, text)]).
+
+    Formats: 'stamped' (grabserial/bringup: "[abs delta] text"), 'printk'
+    (dmesg-style), 'raw'."""
+    text = data.decode("utf-8", errors="replace").replace("\r", "")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    stamped = sum(1 for line in lines[:50] if STAMPED_RE.match(line))
+    if lines and stamped >= max(1, len(lines[:50]) // 2):
+        out = []
+        for i, line in enumerate(lines, 1):
+            m = STAMPED_RE.match(line)
+            out.append((i, float(m.group(1)), m.group(3)) if m else (i, None, line))
+        return "stamped", out
+    printk = sum(1 for line in lines[:200] if PRINTK_RE.match(line))
+    fmt = "printk" if printk >= max(1, len(lines[:200]) // 3) else "raw"
+    return fmt, [(i, None, line) for i, line in enumerate(lines, 1)]
+
+
+def parse_bootlog(data: bytes, rules: Rules | None = None) -> dict:
+    rules = rules or load_rules()
+    fmt, lines = read_log(data)
+    scan = Scan(rules)
+    for n, host, text in lines:
+        scan.feed(n, host, text)
+        if scan.fault:
+            break
+    res = scan.result()
+    res["format"] = fmt
+    res["lines"] = len(lines)
+    res["complete"] = scan.done()
+    return res

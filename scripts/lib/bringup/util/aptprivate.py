@@ -1,0 +1,201 @@
+"""A private apt configuration: download Debian packages without touching the
+machine's own apt sources, lists or caches.
+
+Everything lives under one directory (the bringup cache): an apt.conf, a
+sources.list, the package lists and the downloaded archives.  The machine's
+configuration fragments (/etc/apt/apt.conf.d) are *not* read, because one of
+them (docker-clean) deletes downloaded .debs after every update.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from bringup.errors import BringupError
+
+MIRROR = "http://deb.debian.org/debian"
+SECURITY_MIRROR = "http://deb.debian.org/debian-security"
+KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+
+# suite -> the sources lines it needs.  A suite's packages may live in its
+# security or backports companion, so those come along.
+SUITES = {
+    "bullseye": [
+        (MIRROR, "bullseye"),
+        (SECURITY_MIRROR, "bullseye-security"),
+    ],
+    "bookworm": [
+        (MIRROR, "bookworm"),
+        (SECURITY_MIRROR, "bookworm-security"),
+    ],
+    "bookworm-backports": [
+        (MIRROR, "bookworm"),
+        (MIRROR, "bookworm-backports"),
+    ],
+}
+
+
+@dataclass
+class PrivateApt:
+    root: Path  # private state lives here
+    suite: str
+    components: tuple[str, ...] = ("main",)
+    architectures: tuple[str, ...] = ("amd64",)
+    deb_src: bool = False
+
+    def __post_init__(self):
+        if self.suite not in SUITES:
+            raise BringupError(f"apt suite {self.suite!r} is not one of {sorted(SUITES)}")
+        tag = "-".join([self.suite, *self.components, *self.architectures])
+        self.dir = Path(self.root) / tag
+        self.conf = self.dir / "apt.conf"
+
+    def _write_config(self) -> None:
+        d = self.dir
+        for sub in ("lists/partial", "archives/partial", "etc/parts", "etc/prefs", "debs"):
+            (d / sub).mkdir(parents=True, exist_ok=True)
+        lines = []
+        comps = " ".join(self.components)
+        for uri, suite in SUITES[self.suite]:
+            lines.append(f"deb [signed-by={KEYRING}] {uri} {suite} {comps}")
+            if self.deb_src:
+                lines.append(f"deb-src [signed-by={KEYRING}] {uri} {suite} {comps}")
+        _write_if_changed(d / "sources.list", "\n".join(lines) + "\n")
+        archs = " ".join(f'"{a}";' for a in self.architectures)
+        conf = f"""// written by bringup; private apt state, the machine's apt is not touched
+Dir::Etc::sourcelist "{d}/sources.list";
+Dir::Etc::sourceparts "-";
+Dir::Etc::Parts "{d}/etc/parts";
+Dir::Etc::Preferences "{d}/etc/prefs/none";
+Dir::Etc::PreferencesParts "{d}/etc/prefs";
+Dir::State::Lists "{d}/lists";
+Dir::State::status "{d}/status";
+Dir::Cache "{d}/cache";
+Dir::Cache::archives "{d}/archives";
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+APT::Architecture "{self.architectures[0]}";
+APT::Architectures {{ {archs} }};
+Acquire::Languages "none";
+APT::Sandbox::User "root";
+"""
+        _write_if_changed(self.conf, conf)
+        status = d / "status"
+        if not status.exists():
+            status.write_text("")
+
+    def _env(self) -> dict:
+        env = dict(os.environ)
+        env["APT_CONFIG"] = str(self.conf)
+        env["LC_ALL"] = "C"
+        return env
+
+    def update(self, max_age_s: float = 24 * 3600) -> None:
+        """apt-get update into the private lists; skipped while they are fresh."""
+        self._write_config()
+        stamp = self.dir / "lists" / ".bringup-updated"
+        import time
+
+        if stamp.exists() and time.time() - stamp.stat().st_mtime < max_age_s:
+            return
+        p = subprocess.run(["apt-get", "-q", "update"], env=self._env(), capture_output=True, text=True)
+        if p.returncode != 0:
+            # a companion suite (security, backports) may lack some architectures on
+            # this mirror: that is fine as long as the main suite's indexes came in
+            failed = re.findall(r"Failed to fetch (\S+)", p.stdout + p.stderr)
+            main = [u for u in failed if f"/dists/{self.suite}/" in u]
+            if main or not failed:
+                tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
+                raise BringupError(f"apt-get update ({self.suite}) failed (exit {p.returncode}): {' | '.join(tail)}")
+        stamp.touch()
+
+    def candidate(self, package: str) -> str | None:
+        """The version apt would download, or None."""
+        self.update()
+        p = subprocess.run(["apt-cache", "policy", package], env=self._env(), capture_output=True, text=True)
+        for line in p.stdout.splitlines():
+            line = line.strip()
+            if line.startswith("Candidate:"):
+                v = line.split(":", 1)[1].strip()
+                return None if v == "(none)" else v
+        return None
+
+    def download(self, package: str) -> Path:
+        """Download one binary package (the candidate version); returns the .deb path.
+
+        apt verifies the archive against the signed Release file's hashes."""
+        self.update()
+        version = self.candidate(package)
+        if version is None:
+            raise BringupError(
+                f"apt: package {package!r} not found in suite {self.suite} ({' '.join(self.components)})"
+            )
+        dest = self.dir / "debs"
+        pkgname = package.split(":")[0]
+        arch = package.split(":")[1] if ":" in package else None
+        for f in dest.glob(f"{pkgname}_*.deb"):
+            if _deb_matches(f.name, pkgname, version, arch):
+                return f
+        self._run(["apt-get", "-q", "download", f"{package}={version}"], cwd=dest, what=f"apt-get download {package}")
+        for f in dest.glob(f"{pkgname}_*.deb"):
+            if _deb_matches(f.name, pkgname, version, arch):
+                return f
+        raise BringupError(f"apt: downloaded {package} but no .deb appeared in {dest}")
+
+    def depends_closure(self, packages: list[str]) -> list[str]:
+        """Packages (with :arch) that the given ones need, resolved by apt."""
+        self.update()
+        p = subprocess.run(
+            [
+                "apt-cache",
+                "depends",
+                "--recurse",
+                "--no-recommends",
+                "--no-suggests",
+                "--no-conflicts",
+                "--no-breaks",
+                "--no-replaces",
+                "--no-enhances",
+                "--no-pre-depends",
+                *packages,
+            ],
+            env=self._env(),
+            capture_output=True,
+            text=True,
+        )
+        if p.returncode != 0:
+            raise BringupError(f"apt-cache depends failed: {p.stderr.strip()}")
+        out = []
+        for line in p.stdout.splitlines():
+            if line and not line[0].isspace() and not line.startswith("<"):
+                out.append(line.strip())
+        return sorted(set(out))
+
+    def _run(self, argv, what, cwd=None):
+        p = subprocess.run(argv, env=self._env(), cwd=cwd, capture_output=True, text=True)
+        if p.returncode != 0:
+            tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
+            raise BringupError(f"{what} failed (exit {p.returncode}): {' | '.join(tail)}")
+
+
+def _deb_matches(filename: str, pkg: str, version: str, arch: str | None) -> bool:
+    # pkg_version_arch.deb, with ':' in the version written as %3a
+    stem = filename[:-4]
+    parts = stem.split("_")
+    if len(parts) != 3 or parts[0] != pkg:
+        return False
+    if parts[1].replace("%3a", ":") != version:
+        return False
+    return arch is None or parts[2] in (arch, "all")
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if path.exists() and path.read_text() == text:
+        return
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
