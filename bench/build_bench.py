@@ -51,7 +51,7 @@ def main():
     logs = scratch / "logs"
     log = scratch / "bench.log"
     env = dict(os.environ, BRINGUP_CACHE=str(scratch), BRINGUP_LOGS=str(logs))
-    cli = [sys.executable, str(ROOT / "scripts" / "bringup")]
+    cli = [sys.executable, "-m", "bringup"]
     build = cli + ["build-all", "--board", board.name, "--kernel", k.id, "--force"]
     print(f"bench: {board.name}/{k.id}, scratch {scratch}", file=sys.stderr)
 

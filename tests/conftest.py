@@ -94,7 +94,7 @@ def run_cli(*args, env_extra=None, check=False):
     if env_extra:
         e.update(env_extra)
     p = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "bringup"), *args], capture_output=True, text=True, env=e
+        [sys.executable, "-m", "bringup", *args], capture_output=True, text=True, env=e
     )
     if check and p.returncode != 0:
         raise AssertionError(f"bringup {' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")

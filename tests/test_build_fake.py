@@ -187,7 +187,7 @@ def test_ctrl_c_keeps_the_good_record_and_leaves_no_make(env):
     p = subprocess.Popen(
         [
             sys.executable,
-            str(ROOT / "scripts" / "bringup"),
+            "-m", "bringup",
             "build-all",
             "--board",
             str(env["tmp"] / "boards" / "fake.toml"),

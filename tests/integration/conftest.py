@@ -20,7 +20,7 @@ def shared_env(tmp_path_factory):
 
 def bringup(shared_env, *args, timeout=3600):
     return subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "bringup"), *args],
+        [sys.executable, "-m", "bringup", *args],
         capture_output=True,
         text=True,
         env=shared_env["env"],

@@ -60,7 +60,7 @@ def test_no_server_left_after_a_run_killed_halfway(arm_built):
     proc = subprocess.Popen(
         [
             sys.executable,
-            str(ROOT / "scripts" / "bringup"),
+            "-m", "bringup",
             "boot-timing",
             "--board",
             "qemu-arm",

@@ -108,7 +108,7 @@ def test_qemu_killed_mid_run_fails_clearly_and_keeps_earlier_summary(arm_built):
     proc = subprocess.Popen(
         [
             sys.executable,
-            str(ROOT / "scripts" / "bringup"),
+            "-m", "bringup",
             "boot-timing",
             "--board",
             "qemu-arm",
