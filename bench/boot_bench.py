@@ -26,6 +26,7 @@ from bringup.boot import timing as boottiming
 from bringup.build import rootfs
 from bringup.model.board import load_board  # noqa: E402
 from bringup.parse import milestones as ms
+from bringup.model.milestones import load_rules
 from bringup.util import paths
 
 
@@ -68,7 +69,7 @@ def main():
     files = boottiming.boot_files(board, build, recdir, "direct")
     files["initrd"] = initrd
     cmdline = targets.kernel_cmdline(board, k.cmdline)
-    rules = ms.load_rules(board.milestones)
+    rules = load_rules(board.milestones)
     scratch = Path(tempfile.mkdtemp(prefix="bringup-bootbench-"))
     ours, bare, lag_med, lag_p95 = [], [], [], []
     for i in range(a.n):

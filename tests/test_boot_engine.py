@@ -12,6 +12,7 @@ from bringup.boot import timing as boottiming
 from bringup.boot.console import Console
 from bringup.model.board import load_board
 from bringup.parse import milestones as ms
+from bringup.model.milestones import load_rules
 from bringup.report import stats
 from fakeboard import KERNEL, FakeBoard
 
@@ -43,7 +44,7 @@ def boot(arm, fake_build, tmp_path, target, path="u-boot", factor=1.0):
         initrd,
         tmp_path / "run",
         path,
-        ms.load_rules(),
+        load_rules(),
         factor,
         target=target,
         say=lambda m: None,
@@ -87,7 +88,7 @@ def test_uboot_path_end_to_end_with_timestamps(arm, fake_build, tmp_path):
 def test_direct_path(arm, fake_build, tmp_path):
     r = boot(arm, fake_build, tmp_path, FakeBoard(uboot=False), path="direct")
     assert r["status"] == "ok", r["error"]
-    assert "kernel_load" not in r["milestones"] and boottiming.reference(r) == ("t0", 0.0)
+    assert "kernel_load" not in r["milestones"] and boottiming.reference(r, load_rules()) == ("t0", 0.0)
 
 
 def test_hang_names_the_missing_milestone(arm, fake_build, tmp_path):
@@ -197,7 +198,7 @@ def test_stats_summary():
 
 
 def test_summary_keeps_failed_runs_out_of_the_statistics(arm):
-    rules = ms.load_rules()
+    rules = load_rules()
     ok = {
         "kernel": "6.12",
         "status": "ok",
@@ -280,7 +281,7 @@ defconfig = "x"
             initrd,
             tmp_path / "run",
             "u-boot",
-            ms.load_rules(),
+            load_rules(),
             target=None,
             say=lambda m: None,
         )
@@ -295,7 +296,7 @@ defconfig = "x"
 
 
 def test_table_with_only_failed_runs_says_so(arm):
-    rules = ms.load_rules()
+    rules = load_rules()
     bad = {"kernel": "6.12", "status": "fail", "run_id": "b", "error": "no login", "milestones": {}}
     s = boottiming.summarize(arm, [bad], rules, ["6.12"])
     s["path"] = "direct"
@@ -305,7 +306,7 @@ def test_table_with_only_failed_runs_says_so(arm):
 
 
 def test_until_ci_stops_only_when_every_kernel_is_precise():
-    rules = ms.load_rules()
+    rules = load_rules()
 
     def run(k, t):
         return {"kernel": k, "status": "ok", "milestones": {"login": {"host_s": t, "printk_s": None}}}
@@ -340,7 +341,7 @@ defconfig = "x"
     rec, recdir, initrd = fake_build
     with pytest.raises(Exception, match=r"board dead-board: power.on command false failed \(exit 1\)"):
         boottiming.boot_once(
-            board, "k", rec, recdir, initrd, tmp_path / "run", "direct", ms.load_rules(), say=lambda m: None
+            board, "k", rec, recdir, initrd, tmp_path / "run", "direct", load_rules(), say=lambda m: None
         )
     saved = json.loads((tmp_path / "run" / "boot.json").read_text())
     assert saved["status"] == "fail" and "power.on command false failed" in saved["error"]
@@ -359,7 +360,7 @@ def test_mann_whitney_exact_and_ties():
 
 
 def test_table_marks_significant_and_insignificant_deltas(arm):
-    rules = ms.load_rules()
+    rules = load_rules()
 
     def runs(k, logins, lv):
         return [

@@ -6,13 +6,15 @@ from pathlib import Path
 import pytest
 
 from bringup.parse import milestones as ms
+from bringup.model.base import DataError
+from bringup.model.milestones import load_rules
 from conftest import run_cli
 
 DATA = Path(__file__).parent / "data"
 
 
 def parse(name):
-    return ms.parse_bootlog((DATA / name).read_bytes())
+    return ms.parse_bootlog((DATA / name).read_bytes(), load_rules())
 
 
 def test_2_4_wording_without_printk_times():
@@ -107,18 +109,18 @@ def test_garbage_bytes_break_nothing():
     ],
 )
 def test_wordings(line, name):
-    s = ms.Scan(ms.load_rules())
+    s = ms.Scan(load_rules())
     s.feed(1, None, line)
     assert name in s.found
 
 
 def test_board_override_and_bad_override():
-    rules = ms.load_rules({"login": r"^# $"})
+    rules = load_rules({"login": r"^# $"})
     assert rules.milestones[-1].regex.pattern == "^# $"
     with pytest.raises(Exception, match=r"field 'milestones.nope': no such milestone"):
-        ms.load_rules({"nope": "x"})
+        load_rules({"nope": "x"})
     with pytest.raises(Exception, match=r"milestone 'login': field 'regex'"):
-        ms.load_rules({"login": "(unclosed"})
+        load_rules({"login": "(unclosed"})
 
 
 def test_cli_parse_bootlog_prints_json():
@@ -128,6 +130,6 @@ def test_cli_parse_bootlog_prints_json():
 
 
 def test_login_word_in_a_kernel_message_is_not_the_prompt():
-    s = ms.Scan(ms.load_rules())
+    s = ms.Scan(load_rules())
     s.feed(1, None, "[    1.0] audit: type=1006 old-auid=4294967295 auid=0 tty=(none) res=1 login:")
     assert "login" not in s.found

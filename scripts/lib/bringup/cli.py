@@ -82,6 +82,7 @@ def cmd_boot_timing(a) -> int:
     from bringup.boot import timing as boottiming
     from bringup.model.board import load_board
     from bringup.parse import milestones as ms
+    from bringup.model.milestones import load_rules
 
     b = load_board(a.board)
     summary = boottiming.boot_timing(
@@ -97,7 +98,7 @@ def cmd_boot_timing(a) -> int:
         root=a.root,
         say=_say,
     )
-    sys.stdout.write(boottiming.render_table(summary, ms.load_rules(b.milestones)))
+    sys.stdout.write(boottiming.render_table(summary, load_rules(b.milestones)))
     _say(f"summary: {paths.rel(summary['_file'])}")
     failed = sum(k["failed"] for k in summary["kernels"].values())
     if failed:
@@ -184,15 +185,16 @@ def cmd_compare(a) -> int:
 def cmd_parse(a) -> int:
     from pathlib import Path
 
+    from bringup.model.milestones import load_rules
     from bringup.parse import milestones as ms
 
     data = sys.stdin.buffer.read() if a.file == "-" else Path(a.file).read_bytes()
     if a.what == "bootlog":
-        rules = ms.load_rules()
+        rules = load_rules()
         if a.board:
             from bringup.model.board import load_board
 
-            rules = ms.load_rules(load_board(a.board).milestones)
+            rules = load_rules(load_board(a.board).milestones)
         res = ms.parse_bootlog(data, rules)
     else:
         from bringup.parse import lmbench as lmbench_parse

@@ -26,6 +26,7 @@ from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.model.board import Board
 from bringup.parse import milestones as ms
+from bringup.model.milestones import load_rules
 from bringup.report import stats
 
 BOOT_SCHEMA = "bringup.boot/1"
@@ -266,12 +267,13 @@ def _cause(target, console, grace: float = 1.0) -> str | None:
 # --- runs, statistics, summary ---------------------------------------------
 
 
-def reference(rec: dict) -> tuple[str, float]:
-    """Times are reported from the start of loading the kernel when a bootloader
-    loaded it (seed 002's reference), else from t0."""
+def reference(rec: dict, rules: ms.Rules) -> tuple[str, float]:
+    """Times are reported from the reference milestone (the start of loading the kernel
+    when a bootloader loaded it: seed 002's reference) when the boot reached it, else from t0."""
+    ref = rules.reference()
     m = rec.get("milestones", {})
-    if "kernel_load" in m and m["kernel_load"]["host_s"] is not None:
-        return "kernel_load", m["kernel_load"]["host_s"]
+    if ref is not None and ref.name in m and m[ref.name]["host_s"] is not None:
+        return ref.name, m[ref.name]["host_s"]
     return "t0", 0.0
 
 
@@ -281,14 +283,14 @@ def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str
         runs = [r for r in recs if r["kernel"] == kid]
         ok = [r for r in runs if r["status"] == "ok"]
         per = {}
-        refs = {reference(r)[0] for r in ok}
+        refs = {reference(r, rules)[0] for r in ok}
         for m in rules.milestones:
             vals = []
             pk = []
             for r in ok:
                 f = r["milestones"].get(m.name)
                 if f and f["host_s"] is not None:
-                    vals.append(f["host_s"] - reference(r)[1])
+                    vals.append(f["host_s"] - reference(r, rules)[1])
                     if f["printk_s"] is not None:
                         pk.append(f["printk_s"])
             if vals:
@@ -350,14 +352,8 @@ def boot_timing(
         if not f.exists():
             raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
         builds[kid] = (records.read_json(f, "bringup.build"), recdir)
-    rules = ms.load_rules(board.milestones)
-    if root == "nfs":  # an NFS boot must show the mount (the kernel's wording differs by era)
-        import dataclasses
-
-        rules = dataclasses.replace(
-            rules,
-            milestones=[dataclasses.replace(m, required=True) if m.name == "nfs_root" else m for m in rules.milestones],
-        )
+    rules = load_rules(board.milestones)
+    rules = rules.for_root(root)  # e.g. an NFS boot must show the mount
     rd = rootfs.build(board, logs, cache, say=say)
     initrd = Path(logs) / board.name / "rootfs" / rd["file"]
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -384,7 +380,7 @@ def boot_timing(
                 root=root,
             )
             recs.append(r)
-            say(_run_line(r, rnd, limit))
+            say(_run_line(r, rnd, limit, rules))
         if until_ci and rnd >= max(runs, 3) and _precise_enough(recs, kernels, rules, until_ci):
             say(f"95 % confidence intervals within ±{until_ci}% after {rnd} rounds")
             break
@@ -406,7 +402,7 @@ def _precise_enough(recs, kernels, rules, pct) -> bool:
     end = [m.name for m in rules.milestones if m.end]
     for kid in kernels:
         vals = [
-            r["milestones"][end[0]]["host_s"] - reference(r)[1]
+            r["milestones"][end[0]]["host_s"] - reference(r, rules)[1]
             for r in recs
             if r["kernel"] == kid and r["status"] == "ok" and end[0] in r["milestones"]
         ]
@@ -416,24 +412,25 @@ def _precise_enough(recs, kernels, rules, pct) -> bool:
     return True
 
 
-def _run_line(r: dict, rnd: int, limit: int) -> str:
+def _run_line(r: dict, rnd: int, limit: int, rules: ms.Rules) -> str:
     if r["status"] != "ok":
         return f"  run {rnd}/{limit} {r['kernel']}: FAILED: {r['error']}"
-    ref_name, ref = reference(r)
+    ref_name, ref = reference(r, rules)
     m = r["milestones"]
     parts = []
-    for name in ("linux_version", "freeing_init", "login"):
-        if name in m:
-            parts.append(f"{name} {m[name]['host_s'] - ref:.2f}s")
+    for x in rules.flagged("progress"):
+        if x.name in m:
+            parts.append(f"{x.name} {m[x.name]['host_s'] - ref:.2f}s")
     return f"  run {rnd}/{limit} {r['kernel']}: ok ({', '.join(parts)}; from {ref_name})"
 
 
 def render_table(summary: dict, rules: ms.Rules) -> str:
     kern = list(summary["kernels"])
     refs = {v["reference"] for v in summary["kernels"].values() if v["reference"]}
+    ref = rules.reference()
     ref_label = (
-        "begin of loading the kernel image (U-Boot tftpboot)"
-        if refs == {"kernel_load"}
+        f"{ref.label} (the bootloader's load command)"
+        if ref is not None and refs == {ref.name}
         else "QEMU start / power-on"
         if refs == {"t0"}
         else "(no successful run)"
@@ -442,12 +439,7 @@ def render_table(summary: dict, rules: ms.Rules) -> str:
     )
     heads = ["", *kern, *(["Delta"] if len(kern) == 2 else [f"Delta {k}" for k in kern[1:]])]
     rows = []
-    skip_before_ref = refs == {"kernel_load"}
-    passed_ref = not skip_before_ref
-    for m in rules.milestones:
-        if not passed_ref:
-            passed_ref = m.name == "kernel_load"
-            continue
+    for m in rules.shown(refs):
         cells, meds = [], []
         for k in kern:
             st = summary["kernels"][k]["milestones"].get(m.name)

@@ -28,6 +28,7 @@ from bringup.model.schema import Field, load_toml, validate
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
 from bringup.parse import milestones as ms
+from bringup.model.milestones import load_rules
 from bringup.util import cpio, paths
 from bringup.util.aptprivate import PrivateApt
 
@@ -233,7 +234,7 @@ def footprint(
         board, logs, cache, extra=extra, name="footprint", extra_key={"mem_eat": True, **lm_info, "mode": mode}, say=say
     )
     initrd = Path(logs) / board.name / "rootfs" / rd["file"]
-    rules = ms.load_rules(board.milestones)
+    rules = load_rules(board.milestones)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     results = {}
     for kid in kernels:

@@ -20,65 +20,55 @@ from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import dataclass, field
-from pathlib import Path
-
-from bringup.model.schema import DataError, Field, load_toml, validate
-from bringup.util import paths
+from dataclasses import dataclass, field, replace
 
 PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\]\s?")
 STAMPED_RE = re.compile(r"^\[\s*(\d+\.\d+)\s+(-?\d+\.\d+)\]\s?(.*)$")  # [abs delta] text
 
-MILESTONE_SPEC = {
-    "name": Field(str, required=True),
-    "label": Field(str, default=""),
-    "regex": Field(str, required=True),
-    "required": Field(bool, default=False),
-    "timeout": Field((int, float), default=60),
-    "end": Field(bool, default=False),
-}
-FILE_SPEC = {"milestone": Field(list, items=MILESTONE_SPEC, required=True), "faults": Field(dict, default={})}
 
-
-@dataclass
+@dataclass(frozen=True)
 class Milestone:
+    """One milestone with its roles (configs/milestones.toml says what each means)."""
+
     name: str
     label: str
-    regex: re.Pattern
-    required: bool
-    timeout: float
-    end: bool
+    regex: re.Pattern[str]
+    required: bool = False
+    timeout: float = 60.0
+    end: bool = False
+    reference: bool = False
+    reset_if_repeated: bool = False
+    match_partial: bool = False
+    progress: bool = False
+    summary: bool = False
+    required_for: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(frozen=True)
 class Rules:
-    milestones: list
-    faults: dict  # name -> compiled regex
+    milestones: list[Milestone]
+    faults: dict[str, re.Pattern[str]]  # fault kind -> regex
 
-    def names(self):
-        return [m.name for m in self.milestones]
-
-
-def load_rules(overrides: dict | None = None, file: Path | None = None) -> Rules:
-    f = file or paths.CONFIGS / "milestones.toml"
-    d = validate(load_toml(f), FILE_SPEC, paths.rel(f))
-    overrides = dict(overrides or {})
-    ms = []
-    for i, m in enumerate(d["milestone"]):
-        rx = overrides.pop(m["name"], m["regex"])
-        try:
-            pat = re.compile(rx)
-        except re.error as e:
-            raise DataError(f"milestone {m['name']!r}: field 'regex': {rx!r}: {e}")
-        ms.append(Milestone(m["name"], m["label"] or m["name"], pat, m["required"], float(m["timeout"]), m["end"]))
-    if overrides:
-        raise DataError(
-            f"field 'milestones.{sorted(overrides)[0]}': no such milestone (known: {', '.join(x.name for x in ms)})"
+    def for_root(self, root: str) -> Rules:
+        """The rules of a boot with this root file system: milestones required on it become required."""
+        return replace(
+            self, milestones=[replace(m, required=True) if root in m.required_for else m for m in self.milestones]
         )
-    faults = {}
-    for k, v in d["faults"].items():
-        faults[k] = re.compile(v)
-    return Rules(ms, faults)
+
+    def reference(self) -> Milestone | None:
+        return next((m for m in self.milestones if m.reference), None)
+
+    def shown(self, references: set[str]) -> list[Milestone]:
+        """The milestones a table shows: when every run was timed from the reference
+        milestone, the ones after it; else all of them."""
+        ref = self.reference()
+        if ref is None or references != {ref.name}:
+            return list(self.milestones)
+        names = [m.name for m in self.milestones]
+        return self.milestones[names.index(ref.name) + 1 :]
+
+    def flagged(self, role: str) -> list[Milestone]:
+        return [m for m in self.milestones if getattr(m, role)]
 
 
 def printk_time(text: str) -> float | None:
@@ -110,8 +100,7 @@ class Scan:
     rules: Rules
     found: dict = field(default_factory=dict)
     fault: dict | None = None
-    banners: int = 0
-    kernel_started: bool = False
+    seen: dict = field(default_factory=dict)  # reset_if_repeated milestone -> times seen
     first_clock: tuple | None = None  # (host, printk) of the first line with printk > 0
     first_printk_host: float | None = None  # host time of the first line with a printk time
     lags: list = field(default_factory=list)  # host - printk, per printk line (for lag stats)
@@ -126,25 +115,17 @@ class Scan:
             self.lags.append(host - pk)
         body = PRINTK_RE.sub("", text, count=1) if pk is not None else text
         for m in self.rules.milestones:
-            if m.regex.search(body) or (m.name in ("login",) and m.regex.search(text)):
-                if m.name == "bootloader":
-                    self.banners += 1
-                    if self.banners > 1 and self.fault is None:
+            if m.regex.search(body) or (m.match_partial and m.regex.search(text)):
+                if m.reset_if_repeated and self.fault is None:
+                    self.seen[m.name] = self.seen.get(m.name, 0) + 1
+                    if self.seen[m.name] > 1:
                         self.fault = {
                             "kind": "reset",
                             "line": n,
                             "text": text,
-                            "message": "unexpected reset: a second bootloader banner",
+                            "message": f"unexpected reset: {m.label} seen a second time",
                         }
                         return
-                if m.name == "linux_version" and "linux_version" in self.found and self.fault is None:
-                    self.fault = {
-                        "kind": "reset",
-                        "line": n,
-                        "text": text,
-                        "message": "unexpected reset: the kernel started twice",
-                    }
-                    return
                 if m.name not in self.found:
                     self.found[m.name] = Found(m.name, host, pk, n, text)
         for kind, rx in self.rules.faults.items():
@@ -247,8 +228,7 @@ def read_log(data: bytes) -> tuple[str, list[tuple[int, float | None, str]]]:
     return fmt, [(i, None, line) for i, line in enumerate(lines, 1)]
 
 
-def parse_bootlog(data: bytes, rules: Rules | None = None) -> dict:
-    rules = rules or load_rules()
+def parse_bootlog(data: bytes, rules: Rules) -> dict:
     fmt, lines = read_log(data)
     scan = Scan(rules)
     for n, host, text in lines:

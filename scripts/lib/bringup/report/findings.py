@@ -229,7 +229,7 @@ def summarize(model: dict) -> list[dict]:
             for m in mil:
                 va = _run_values(boot["kernels"][base]["milestones"].get(m["name"]))
                 vb = _run_values(boot["kernels"][k]["milestones"].get(m["name"]))
-                if va and vb and (m["summary"] or m["name"] == "nfs_root"):
+                if va and vb and m["summary"]:
                     fs.append(tested_finding(f"boot to {m['label']}", va, vb, "s", "lower", link=f"../{fname}"))
             if fs:
                 sections.append((title, fs))

@@ -23,6 +23,7 @@ import jinja2
 from bringup import records
 from bringup.model.board import Board
 from bringup.parse import milestones as ms
+from bringup.model.milestones import load_rules
 from bringup.parse import sizediff
 from bringup.report import buildtable as buildreport
 from bringup.report import charts, compare, findings, stats
@@ -74,7 +75,7 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
         if k in build
     }
     model["sizediff"] = _sizediffs(bdir, build, kernels, top)
-    rules = ms.load_rules(board.milestones)
+    rules = load_rules(board.milestones)
     model["boot_milestones"] = _boot_milestones(boot, rules) if boot else []
     model["boot_rows"] = (
         _boot_rows(boot, model["boot_milestones"], kernels, bdir, records.boot_timing_name()) if boot else []
@@ -182,19 +183,11 @@ def _sizediffs(bdir: Path, build: dict, kernels: list[str], top: int) -> list[di
 
 def _boot_milestones(boot: dict, rules) -> list[dict]:
     refs = {v["reference"] for v in boot["kernels"].values() if v.get("reference")}
-    skip = refs == {"kernel_load"}
-    out, passed = [], not skip
-    for m in rules.milestones:
-        if not passed:
-            passed = m.name == "kernel_load"
-            continue
-        if any(m.name in v["milestones"] for v in boot["kernels"].values()):
-            out.append({"name": m.name, "label": m.label, "summary": False})
-    for m in out:
-        m["summary"] = m["name"] == "freeing_init"
-    if out:
-        out[-1]["summary"] = True
-    return out
+    return [
+        {"name": m.name, "label": m.label, "summary": m.summary}
+        for m in rules.shown(refs)
+        if any(m.name in v["milestones"] for v in boot["kernels"].values())
+    ]
 
 
 def _median_run(bdir: Path, kernel: str, kinfo: dict, name: str, value: float) -> dict | None:

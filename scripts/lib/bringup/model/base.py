@@ -1,0 +1,115 @@
+"""What every data-file model shares: strict pydantic models, safe TOML reading,
+and one-line errors that name the file, the field and the value.
+
+Data files (boards/, configs/arch, configs/era, configs/milestones.toml,
+configs/lmbench.toml) are read once, validated completely, and turned into
+typed models before any work starts.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from bringup.errors import BringupError
+
+MAX_DATA_FILE = 1024 * 1024  # a board or config file larger than this is not one
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class DataError(BringupError):
+    """A data file (or a value in it) is not what it should be."""
+
+
+class Strict(BaseModel):
+    """A table of a data file: unknown fields are errors, types are not coerced."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, validate_default=True)
+
+
+def show(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("function-after", "function-before", "function-plain", "function-wrap"):
+            continue
+        elif "[" in str(part) and "]" in str(part):  # pydantic's union tags, e.g. 'str' or 'list[str]'
+            continue
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "<top>"
+
+
+def one_line(e: ValidationError, where: str, prefix: str = "") -> str:
+    """The first error of a ValidationError as `where: field 'a.b[0]': value: reason`."""
+    err = e.errors(include_url=False)[0]
+    path = field_path(tuple(err["loc"]))
+    if prefix:
+        path = prefix if path == "<top>" else f"{prefix}.{path}"
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    if err["type"] == "missing":
+        return f"{where}: field '{path}': missing (required)"
+    if err["type"] == "extra_forbidden":
+        return f"{where}: field '{path}': unknown field"
+    return f"{where}: field '{path}': {show(err['input'])}: {msg}"
+
+
+def validate_as(model: type[M], data: Any, where: str, prefix: str = "", context: dict | None = None) -> M:
+    try:
+        return model.model_validate(data, context=context)
+    except ValidationError as e:
+        raise DataError(one_line(e, where, prefix)) from None
+
+
+def read_data_file(path: Path, what: str = "file", limit: int = MAX_DATA_FILE) -> bytes:
+    """The bytes of a data file, refusing what is not a small regular file
+    (directories, FIFOs, devices, symlink loops, dangling links, huge files)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such {what}") from None
+    except OSError as e:
+        raise DataError(f"{path}: cannot read the {what}: {e.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise DataError(f"{path}: is a directory, not a {what}")
+    if not stat.S_ISREG(st.st_mode):
+        raise DataError(f"{path}: not a regular file (a FIFO, socket or device), so not a {what}")
+    if st.st_size > limit:
+        raise DataError(f"{path}: {st.st_size} bytes: too large for a {what} (at most {limit})")
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit + 1)
+    except OSError as e:
+        raise DataError(f"{path}: cannot read the {what}: {e.strerror}") from None
+
+
+def load_toml(path: Path, what: str = "TOML file") -> dict[str, Any]:
+    data = read_data_file(path, what)
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise DataError(f"{path}: starts with a UTF-8 byte-order mark; save it as plain UTF-8 without BOM")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise DataError(f"{path}: is UTF-16; save it as UTF-8")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(f"{path}: not UTF-8 text (byte {e.start}: {data[e.start : e.start + 1]!r})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise DataError(f"{path}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise DataError(f"{path}: not valid TOML: nested too deeply") from None

@@ -1,0 +1,109 @@
+"""configs/milestones.toml as a typed model, turned into the parser's Rules.
+
+A board overrides a milestone's regex by name in its [milestones] table; the
+overrides are checked here, when the board is loaded, not when a boot starts.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, field_validator
+
+from bringup.model.base import DataError, Strict, load_toml, validate_as
+from bringup.parse.milestones import Milestone, Rules
+from bringup.util import paths
+
+ROOTS = ("ramdisk", "nfs")
+NAME_RE = r"^[a-z][a-z0-9_]*$"
+
+
+def check_regex(v: str) -> str:
+    try:
+        re.compile(v)
+    except re.error as e:
+        raise ValueError(f"not a valid regular expression: {e}") from None
+    return v
+
+
+Regex = Annotated[str, Field(min_length=1, max_length=1000), AfterValidator(check_regex)]
+
+
+class MilestoneSpec(Strict):
+    name: Annotated[str, Field(pattern=NAME_RE, max_length=40)]
+    label: Annotated[str, Field(max_length=120)] = ""
+    regex: Regex
+    required: bool = False
+    timeout: Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)] = 60.0
+    end: bool = False
+    reference: bool = False
+    reset_if_repeated: bool = False
+    match_partial: bool = False
+    progress: bool = False
+    summary: bool = False
+    required_for: list[Literal["ramdisk", "nfs"]] = []
+
+
+class MilestonesFile(Strict):
+    milestone: Annotated[list[MilestoneSpec], Field(min_length=1, max_length=100)]
+    faults: dict[Annotated[str, Field(pattern=NAME_RE, max_length=40)], Regex] = {}
+
+    @field_validator("milestone")
+    @classmethod
+    def _one_each(cls, v: list[MilestoneSpec]) -> list[MilestoneSpec]:
+        names = [m.name for m in v]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup:
+            raise ValueError(f"milestone {dup!r} is defined twice")
+        if not any(m.end for m in v):
+            raise ValueError("no milestone has end = true, so a boot would never be done")
+        if sum(m.reference for m in v) > 1:
+            raise ValueError("more than one milestone has reference = true")
+        return v
+
+
+def default_file() -> Path:
+    return paths.CONFIGS / "milestones.toml"
+
+
+def load_file(file: Path | None = None) -> MilestonesFile:
+    f = file or default_file()
+    return validate_as(MilestonesFile, load_toml(f), paths.rel(f))
+
+
+def check_overrides(overrides: dict[str, str], where: str, file: Path | None = None) -> None:
+    """A board's [milestones] table: known names, valid regexes (raises DataError)."""
+    known = [m.name for m in load_file(file).milestone]
+    for name, rx in overrides.items():
+        if name not in known:
+            raise DataError(f"{where}: field 'milestones.{name}': no such milestone (known: {', '.join(known)})")
+        try:
+            check_regex(rx)
+        except ValueError as e:
+            raise DataError(f"{where}: field 'milestones.{name}': {rx!r}: {e}") from None
+
+
+def load_rules(overrides: dict[str, str] | None = None, file: Path | None = None) -> Rules:
+    spec = load_file(file)
+    overrides = dict(overrides or {})
+    check_overrides(overrides, "board", file)
+    ms = [
+        Milestone(
+            name=m.name,
+            label=m.label or m.name,
+            regex=re.compile(overrides.get(m.name, m.regex)),
+            required=m.required,
+            timeout=m.timeout,
+            end=m.end,
+            reference=m.reference,
+            reset_if_repeated=m.reset_if_repeated,
+            match_partial=m.match_partial,
+            progress=m.progress,
+            summary=m.summary,
+            required_for=tuple(m.required_for),
+        )
+        for m in spec.milestone
+    ]
+    return Rules(ms, {k: re.compile(v) for k, v in spec.faults.items()})
