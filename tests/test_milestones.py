@@ -117,9 +117,9 @@ def test_wordings(line, name):
 def test_board_override_and_bad_override():
     rules = load_rules({"login": r"^# $"})
     assert rules.milestones[-1].regex.pattern == "^# $"
-    with pytest.raises(Exception, match=r"field 'milestones.nope': no such milestone"):
+    with pytest.raises(DataError, match=r"field 'milestones.nope': no such milestone"):
         load_rules({"nope": "x"})
-    with pytest.raises(Exception, match=r"milestone 'login': field 'regex'"):
+    with pytest.raises(DataError, match=r"field 'milestones.login': '\(unclosed': not a valid regular expression"):
         load_rules({"login": "(unclosed"})
 
 
