@@ -66,7 +66,7 @@ def main():
     bare_o = scratch / "bare"
     bare_o.mkdir()
     shutil.copyfile(logs / board.name / k.id / "images" / "config", bare_o / ".config")
-    target = board.image["target"] if board.image["target"] in k.arch.images else k.arch.compressed_image
+    target = board.image.target if board.image.target in k.arch.images else k.arch.compressed_image
     base = [
         "make",
         "-C",

@@ -93,9 +93,7 @@ def run_cli(*args, env_extra=None, check=False):
     e = dict(os.environ)
     if env_extra:
         e.update(env_extra)
-    p = subprocess.run(
-        [sys.executable, "-m", "bringup", *args], capture_output=True, text=True, env=e
-    )
+    p = subprocess.run([sys.executable, "-m", "bringup", *args], capture_output=True, text=True, env=e)
     if check and p.returncode != 0:
         raise AssertionError(f"bringup {' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
     return p

@@ -4,7 +4,7 @@ file, field and value."""
 import pytest
 
 from bringup.model.board import list_boards, load_board
-from bringup.model.schema import DataError
+from bringup.model.base import DataError
 from bringup.util import paths
 from conftest import run_cli, write_board
 
@@ -24,7 +24,7 @@ def test_qemu_x86_builds_one_version_three_ways():
     b = load_board("qemu-x86")
     archs = {k.id: k.arch.kernel_arch for k in b.kernels}
     assert archs == {"6.12-i386": "i386", "6.12-i386-pae": "i386", "6.12-x86_64": "x86_64"}
-    assert len({k.source["debian"] for k in b.kernels}) == 1
+    assert len({k.source.debian for k in b.kernels}) == 1
 
 
 def bad(tmp_path, text_or_kernels, extra=""):
@@ -60,7 +60,7 @@ def test_wrong_type_names_field_and_value(tmp_path):
 
 def test_unknown_era(tmp_path):
     msg = bad(tmp_path, [dict(K, era="2.5")])
-    assert "field 'kernels[0].era': '2.5' is not one of '2.4', '2.6+'" in msg
+    assert "field 'kernels[0].era': unknown era '2.5' (no configs/era/2.5.toml; known: 2.4, 2.6+)" in msg
 
 
 def test_unknown_field(tmp_path):
@@ -74,7 +74,7 @@ def test_url_source_needs_sha256(tmp_path):
 
 def test_bad_sha256(tmp_path):
     msg = bad(tmp_path, [dict(K, source={"url": "https://x.invalid/l.tgz", "sha256": "abc"})])
-    assert "field 'kernels[0].source.sha256': 'abc': not a sha256" in msg
+    assert "field 'kernels[0].source.sha256': 'abc': not of the accepted form" in msg
 
 
 def test_two_sources(tmp_path):
@@ -155,3 +155,82 @@ def test_board_file_reference_is_current():
     assert (paths.ROOT / "docs" / "board-files.md").read_text() == reference_markdown(), (
         "docs/board-files.md is stale: scripts/bringup doc board-files > docs/board-files.md"
     )
+
+
+def test_board_json_schema_is_published_and_referenced():
+    """docs/board-schema.json is the model's schema, every shipped board names it
+    in its first line, and the schema itself accepts every shipped board's data."""
+    import json
+    import tomllib
+
+    from bringup.model.board import board_schema_json
+
+    doc = paths.ROOT / "docs" / "board-schema.json"
+    assert doc.read_text() == board_schema_json(), (
+        "docs/board-schema.json is stale: bringup doc board-schema > docs/board-schema.json"
+    )
+    schema = json.loads(doc.read_text())
+    assert set(schema["required"]) >= {"name", "arch", "image", "kernels"}
+    assert schema["properties"]["memory_mb"]["minimum"] == 1
+    for f in sorted((paths.ROOT / "boards").glob("*.toml")):
+        assert f.read_text().splitlines()[0] == "#:schema ../docs/board-schema.json", f.name
+        data = tomllib.loads(f.read_text())
+        assert set(data) <= set(schema["properties"]), f.name
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ("memory_mb = 9223372036854775808", "field 'memory_mb': 9223372036854775808: must be less than or equal to"),
+        ("memory_mb = 1e30", "field 'memory_mb': expected an integer, got 1e+30"),
+        ("memory_mb = nan", "field 'memory_mb': expected an integer, got nan"),
+        ("memory_mb = 0", "field 'memory_mb': 0: must be greater than or equal to 1"),
+        ('cmdline = "quiet; reset"', "field 'cmdline': 'quiet; reset': contains ';': U-Boot's shell would run"),
+        ('cmdline = "quiet\\nreset"', "field 'cmdline': 'quiet\\nreset': contains a control character"),
+        ('arch = "../../boards/qemu-ppc"', "field 'arch': '../../boards/qemu-ppc' is not a valid arch name"),
+        ("milestones = { login = 5 }", "field 'milestones.login': expected a string, got 5"),
+        ('milestones = { nope = "x" }', "field 'milestones.nope': no such milestone"),
+        ('milestones = { login = "(" }', "field 'milestones.login': '(': not a valid regular expression"),
+    ],
+)
+def test_board_values_out_of_range_or_meaning_are_refused_at_load(tmp_path, extra, message):
+    f = write_board(tmp_path / "boards", "b", [{"id": "k", "source": {"path": "/tmp"}, "defconfig": "tinyconfig"}])
+    key = extra.split(" =")[0]
+    lines = [line for line in f.read_text().splitlines() if not line.startswith(f"{key} =")]
+    f.write_text("\n".join([extra, *lines]) + "\n")
+    msg = bad(tmp_path, f.read_text())
+    assert message in msg
+
+
+@pytest.mark.parametrize(
+    "kernel, message",
+    [
+        (
+            {"make_args": ["--eval=$(shell id)"]},
+            "field 'kernels[0].make_args[0]': '--eval=$(shell id)': expected VAR=value",
+        ),
+        ({"make_args": ["X=$(shell id)"]}, "'X=$(shell id)': contains '$' or '`': make would expand it"),
+        ({"defconfig": "tinyconfig; id"}, "field 'kernels[0].defconfig': 'tinyconfig; id': not of the accepted form"),
+        ({"id": "x" * 300}, "field 'kernels[0].id': 'xxxxxxxx"),
+        (
+            {"source": {"url": "file:///etc/passwd", "sha256": "0" * 64}},
+            "field 'kernels[0].source.url': 'file:///etc/passwd'",
+        ),
+        (
+            {"source": {"tarball": "/nonexistent/linux.tar.xz"}},
+            "field 'kernels[0].source.tarball': '/nonexistent/linux.tar.xz': no such file",
+        ),
+        (
+            {"source": {"debian": "linux-source-6.1", "suite": "sid"}},
+            "field 'kernels[0].source.suite': 'sid' is not one of",
+        ),
+        (
+            {"fragments": ["../../etc/passwd"]},
+            "field 'kernels[0].fragments[0]': '../../etc/passwd': a relative path must stay inside configs/",
+        ),
+    ],
+)
+def test_kernel_values_with_a_wrong_meaning_are_refused_at_load(tmp_path, kernel, message):
+    k = {"id": "k", "source": {"path": "/tmp"}, "defconfig": "tinyconfig", **kernel}
+    msg = bad(tmp_path, [k])
+    assert message in msg and "\n" not in msg

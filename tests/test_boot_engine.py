@@ -10,7 +10,7 @@ import pytest
 from bringup.boot import targets, uboot
 from bringup.boot import timing as boottiming
 from bringup.boot.console import Console
-from bringup.model.board import load_board
+from bringup.model.board import UbootSpec, load_board
 from bringup.parse import milestones as ms
 from bringup.model.milestones import load_rules
 from bringup.report import stats
@@ -178,7 +178,7 @@ def test_qemu_argv_direct_and_uboot(arm, tmp_path):
 
 def test_uboot_commands_with_dtb():
     cmds = uboot.commands(
-        {"kernel_addr": "0x1", "initrd_addr": "0x2", "fdt": "", "boot_command": "bootz"},
+        UbootSpec(binary="u-boot.bin", kernel_addr="0x1", initrd_addr="0x2", fdt="", boot_command="bootz"),
         {"kernel": "zImage", "initrd": "rd", "dtb": "b.dtb"},
         "console=ttyS0",
         "10.0.2.2",
@@ -266,11 +266,11 @@ initrd_addr = "0x400000"
 fdt = ""
 [[kernels]]
 id = "k"
-source = {{ path = "/nonexistent" }}
-defconfig = "x"
+source = {{ path = "/tmp" }}
+defconfig = "xconfig"
 """)
     board = load_board("bench-board", boards=boards)
-    assert board.qemu is None and board.serial["port"] == fb.console_url
+    assert board.qemu is None and board.serial.port == fb.console_url
     rec, recdir, initrd = fake_build
     try:
         r = boottiming.boot_once(
@@ -334,8 +334,8 @@ port = "socket://127.0.0.1:9"
 on = ["false"]
 [[kernels]]
 id = "k"
-source = { path = "/nonexistent" }
-defconfig = "x"
+source = { path = "/tmp" }
+defconfig = "xconfig"
 """)
     board = load_board("dead-board", boards=boards)
     rec, recdir, initrd = fake_build

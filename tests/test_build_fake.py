@@ -187,7 +187,8 @@ def test_ctrl_c_keeps_the_good_record_and_leaves_no_make(env):
     p = subprocess.Popen(
         [
             sys.executable,
-            "-m", "bringup",
+            "-m",
+            "bringup",
             "build-all",
             "--board",
             str(env["tmp"] / "boards" / "fake.toml"),

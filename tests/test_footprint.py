@@ -14,7 +14,7 @@ def test_quick_and_full_lists():
     fl = dict((e.path, e.data) for e in full)["etc/bringup/bench.list"].decode().splitlines()
     names = [line.split("\t")[0] for line in ql]
     assert "lat_rpc" not in names and "lat_ops" not in names and "lat_ctx_0k" in names
-    assert len(fl) == len(bset["bench"]) > len(ql)
+    assert len(fl) == len(bset.bench) > len(ql)
     assert "lat_pipe\t./lat_pipe -N 1 -W 0" in ql and "lat_pipe\t./lat_pipe " in fl
     assert all("{q}" not in line for line in ql + fl)
     env = dict((e.path, e.data) for e in quick)["etc/bringup/bench.env"].decode()

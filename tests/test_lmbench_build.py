@@ -42,7 +42,7 @@ def fake_tree(root, counter, fail=False):
 
 
 def recipe():
-    return footprint.load_set()["source_build"]
+    return footprint.load_set().source_build
 
 
 @needs_arm

@@ -10,7 +10,7 @@ import pytest
 from bringup.boot.nfsroot import NfsRoot
 from bringup.boot.nfsserver import GaneshaServer
 from bringup.errors import BringupError
-from bringup.model.board import load_board
+from bringup.model.board import NfsSpec, load_board
 from bringup.util import cpio
 
 
@@ -55,8 +55,7 @@ def test_nfsroot_command_line(tmp_path):
     nr = NfsRoot(board, "6.12", tmp_path / "x.cpio.gz", tmp_path / "run1")
     assert nr.cmdline == (f"root=/dev/nfs rw nfsroot=10.0.2.2:/bringup,vers=4,tcp,port={nr.port} ip=dhcp")
     assert nr.port > 1024 and nr.export == tmp_path / "run1" / "nfsroot"
-    board.nfs = dict(
-        board.nfs,
+    board.nfs = NfsSpec(
         server="external",
         export_dir=str(tmp_path),
         export_path="/srv/nfs",

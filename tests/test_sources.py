@@ -7,6 +7,7 @@ import tarfile
 import pytest
 
 from bringup.build import sources
+from bringup.model.board import SourceSpec
 from bringup.errors import BringupError
 from conftest import make_fake_tree
 
@@ -61,7 +62,7 @@ def test_extraction_keeps_exec_bits_and_inner_links(tmp_path):
     tb = tmp_path / "l.tar.gz"
     with tarfile.open(tb, "w:gz") as tf:
         tf.add(tree, arcname="linux-6.1.0")
-    src = sources.prepare({"tarball": str(tb)}, tmp_path / "cache", log=lambda m: None)
+    src = sources.prepare(SourceSpec(tarball=str(tb)), tmp_path / "cache", log=lambda m: None)
     assert (src.path / "scripts" / "tool.sh").stat().st_mode & 0o111
     assert (src.path / "link").is_symlink()
     assert src.version == "6.1.0"
@@ -73,7 +74,7 @@ def test_tarball_checksum_mismatch(tmp_path):
     with tarfile.open(tb, "w"):
         pass
     with pytest.raises(BringupError, match=r"sha256 mismatch: expected 0{64}, got [0-9a-f]{64}"):
-        sources.prepare({"tarball": str(tb), "sha256": "0" * 64}, tmp_path / "c", log=lambda m: None)
+        sources.prepare(SourceSpec(tarball=str(tb), sha256="0" * 64), tmp_path / "c", log=lambda m: None)
 
 
 def test_url_download_verified_and_cached(tmp_path):

@@ -60,7 +60,8 @@ def test_no_server_left_after_a_run_killed_halfway(arm_built):
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m", "bringup",
+            "-m",
+            "bringup",
             "boot-timing",
             "--board",
             "qemu-arm",

@@ -108,7 +108,8 @@ def test_qemu_killed_mid_run_fails_clearly_and_keeps_earlier_summary(arm_built):
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m", "bringup",
+            "-m",
+            "bringup",
             "boot-timing",
             "--board",
             "qemu-arm",

@@ -34,16 +34,10 @@ def cmd_show(a) -> int:
     print(f"{b.name}: {b.description}")
     print(f"  file: {paths.rel(b.file)}")
     print(f"  arch: {b.arch.name} (ARCH={b.arch.kernel_arch}), CROSS_COMPILE={b.cross_compile or '(host gcc)'}")
-    print(
-        f"  image: {b.image['target']}{' + uImage' if b.image['uimage'] else ''}, boot: {b.boot}, memory: {b.memory_mb} MB"
-    )
+    print(f"  image: {b.image.target}{' + uImage' if b.image.uimage else ''}, boot: {b.boot}, memory: {b.memory_mb} MB")
     for k in b.kernels:
         src = k.source
-        s = (
-            f"debian {src['debian']} ({src['suite']})"
-            if src.get("debian")
-            else src.get("url") or src.get("tarball") or src.get("path")
-        )
+        s = f"debian {src.debian} ({src.suite})" if src.debian else src.url or src.tarball or src.path
         print(
             f"  kernel {k.id}: era {k.era.name}, arch {k.arch.name}, {k.defconfig or k.config_file}"
             f" + {len(k.fragments)} fragment(s), source {s}"
@@ -205,9 +199,9 @@ def cmd_parse(a) -> int:
 
 
 def cmd_doc(a) -> int:
-    from bringup.model.board import reference_markdown
+    from bringup.model.board import board_schema_json, reference_markdown
 
-    sys.stdout.write(reference_markdown())
+    sys.stdout.write(reference_markdown() if a.what == "board-files" else board_schema_json())
     return 0
 
 
@@ -380,8 +374,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--board", "-b", help="use this board's milestone overrides")
     s.set_defaults(fn=cmd_parse)
 
-    s = sub.add_parser("doc", help="print generated documentation (board-files: docs/board-files.md)")
-    s.add_argument("what", choices=("board-files",))
+    s = sub.add_parser(
+        "doc",
+        help="print generated documentation (board-files: docs/board-files.md; board-schema: "
+        "docs/board-schema.json, the JSON Schema of a board file)",
+    )
+    s.add_argument("what", choices=("board-files", "board-schema"))
     s.set_defaults(fn=cmd_doc)
     return p
 

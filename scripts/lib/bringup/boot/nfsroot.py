@@ -30,20 +30,20 @@ class NfsRoot:
         self.run_dir = Path(run_dir)
         self.initrd = Path(initrd)
         self.server: GaneshaServer | None = None
-        if self.cfg["server"] == "external":
-            base = Path(self.cfg["export_dir"]).expanduser()
+        if self.cfg.server == "external":
+            base = Path(self.cfg.export_dir).expanduser()
             if not base.is_dir():
                 raise BringupError(f"{board.file.name}: nfs.export_dir {base}: no such directory")
             rel = f"bringup/{board.name}/{kernel_id}/{self.run_dir.name}"
             self.export = base / rel
-            self.remote_path = f"{self.cfg['export_path'].rstrip('/')}/{rel}"
+            self.remote_path = f"{self.cfg.export_path.rstrip('/')}/{rel}"
         else:
             self.export = self.run_dir / "nfsroot"
             self.remote_path = None
-        self.port = self.cfg["port"]
-        if self.cfg["server"] == "ganesha":
+        self.port = self.cfg.port
+        if self.cfg.server == "ganesha":
             self.server = GaneshaServer(
-                self.export, self.run_dir / "nfs-server", bind=self.cfg["bind"], port=self.cfg["port"]
+                self.export, self.run_dir / "nfs-server", bind=self.cfg.bind, port=self.cfg.port
             )
             self.port = self.server.port
             self.remote_path = self.server.pseudo
@@ -66,21 +66,21 @@ class NfsRoot:
 
     @property
     def cmdline(self) -> str:
-        opts = [f"vers={self.cfg['version']}"]
-        if self.cfg["options"]:
-            opts.append(self.cfg["options"])
+        opts = [f"vers={self.cfg.version}"]
+        if self.cfg.options:
+            opts.append(self.cfg.options)
         if self.port:
             opts.append(f"port={self.port}")
-        return f"root=/dev/nfs rw nfsroot={self.cfg['address']}:{self.remote_path},{','.join(opts)} ip={self.cfg['ip']}"
+        return f"root=/dev/nfs rw nfsroot={self.cfg.address}:{self.remote_path},{','.join(opts)} ip={self.cfg.ip}"
 
     def info(self) -> dict:
         d = {
-            "server": self.cfg["server"],
+            "server": self.cfg.server,
             "export": str(self.export),
             "path": self.remote_path,
-            "address": self.cfg["address"],
+            "address": self.cfg.address,
             "port": self.port,
-            "version": self.cfg["version"],
+            "version": self.cfg.version,
             "files": getattr(self, "files", None),
         }
         if self.server is not None:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from bringup.errors import BootFailed, BringupError
-from bringup.model.board import Board
+from bringup.model.board import Board, PowerSpec
 from bringup.util.procutil import die_with_parent
 
 
@@ -65,14 +65,14 @@ def qemu_argv(board: Board, port: int, mode: str, files: dict, cmdline: str, tft
     q = board.qemu
     if q is None:
         raise BringupError(f"board {board.name}: no [qemu] table; it is not a QEMU board")
-    argv = [q["binary"], "-M", q["machine"]]
-    if q["cpu"]:
-        argv += ["-cpu", q["cpu"]]
+    argv = [q.binary, "-M", q.machine]
+    if q.cpu:
+        argv += ["-cpu", q.cpu]
     argv += [
         "-m",
         str(board.memory_mb),
         "-smp",
-        str(q["smp"]),
+        str(q.smp),
         "-display",
         "none",
         "-monitor",
@@ -81,13 +81,13 @@ def qemu_argv(board: Board, port: int, mode: str, files: dict, cmdline: str, tft
         "-serial",
         f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on",
     ]
-    if q["net_device"]:
+    if q.net_device:
         net = "user,id=n0,ipv6=off"
         if tftp_dir is not None:
             net += f",tftp={tftp_dir}"
-        argv += ["-netdev", net, "-device", f"{q['net_device']},netdev=n0"]
+        argv += ["-netdev", net, "-device", f"{q.net_device},netdev=n0"]
     if mode == "u-boot":
-        argv += ["-bios", board.uboot["binary"]]
+        argv += ["-bios", board.uboot.binary]
     else:
         argv += ["-kernel", str(files["kernel"])]
         if files.get("initrd"):
@@ -95,7 +95,7 @@ def qemu_argv(board: Board, port: int, mode: str, files: dict, cmdline: str, tft
         if files.get("dtb"):
             argv += ["-dtb", str(files["dtb"])]
         argv += ["-append", cmdline]
-    return argv + list(q["args"])
+    return argv + list(q.args)
 
 
 class QemuTarget(Target):
@@ -171,14 +171,14 @@ class SerialTarget(Target):
         if not board.serial:
             raise BringupError(f"board {board.name}: no [serial] table")
         self.board = board
-        self.console_url = board.serial["port"]
-        self.baud = board.serial["baud"]
-        self.power = board.power or {"on": [], "off": [], "reset": []}
+        self.console_url = board.serial.port
+        self.baud = board.serial.baud
+        self.power = board.power or PowerSpec()
         self.operator_timeout = operator_timeout
         self.say = say
 
     def _run(self, which: str) -> bool:
-        argv = self.power.get(which) or []
+        argv: list[str] = getattr(self.power, which)
         if not argv:
             return False
         p = subprocess.run(argv, capture_output=True, text=True)
@@ -190,7 +190,7 @@ class SerialTarget(Target):
         return True
 
     def start(self) -> None:
-        if self.power.get("off"):
+        if self.power.off:
             self._run("off")
             time.sleep(1.0)
         if self._run("on") or self._run("reset"):
@@ -210,7 +210,7 @@ class SerialTarget(Target):
             self.t0 = time.monotonic()
 
     def stop(self) -> None:
-        if self.power.get("off"):
+        if self.power.off:
             try:
                 self._run("off")
             except BringupError as e:

@@ -36,7 +36,7 @@ SUMMARY_SCHEMA = "bringup.boot-timing/1"
 def boot_files(board: Board, build_rec: dict, recdir: Path, path: str) -> dict:
     """The image files a boot needs, from the build record's artifacts."""
     art = build_rec["artifacts"]
-    target = board.image["target"]
+    target = board.image.target
     if path == "u-boot":
         key = "uImage" if "uImage" in art else target if target == "uImage" else None
         if key is None:
@@ -117,11 +117,11 @@ def boot_once(
             tftp_dir = run_dir / "tftp"  # QEMU's built-in TFTP server serves it
         elif board.tftp:
             prefix = f"bringup/{board.name}/{kernel_id}/"
-            tftp_dir = Path(board.tftp["dir"]) / prefix  # the bench's TFTP server serves it
+            tftp_dir = Path(board.tftp.dir) / prefix  # the bench's TFTP server serves it
             net = {
-                "serverip": board.tftp["serverip"] or None,
-                "use_dhcp": board.tftp["dhcp"],
-                "ipaddr": board.tftp["ipaddr"] or None,
+                "serverip": board.tftp.serverip or None,
+                "use_dhcp": board.tftp.dhcp,
+                "ipaddr": board.tftp.ipaddr or None,
             }
         else:
             raise BringupError(

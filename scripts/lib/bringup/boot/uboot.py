@@ -8,6 +8,7 @@ import re
 import pexpect
 
 from bringup.errors import BootFailed
+from bringup.model.board import UbootSpec
 
 AUTOBOOT = r"Hit any key to stop autoboot|Press SPACE to abort autoboot|autoboot in \d+ seconds"
 ERRORS = [
@@ -24,7 +25,7 @@ ERRORS = [
 
 
 def commands(
-    uboot: dict, files: dict, cmdline: str, serverip: str | None, use_dhcp: bool = True, ipaddr: str | None = None
+    uboot: UbootSpec, files: dict, cmdline: str, serverip: str | None, use_dhcp: bool = True, ipaddr: str | None = None
 ) -> list[tuple[str, bool]]:
     """The command list: (command, expect_prompt_after)."""
     cmds = []
@@ -35,16 +36,16 @@ def commands(
     if serverip:
         cmds.append((f"setenv serverip {serverip}", True))
     cmds.append((f"setenv bootargs {cmdline}", True))
-    cmds.append((f"tftpboot {uboot['kernel_addr']} {files['kernel']}", True))
+    cmds.append((f"tftpboot {uboot.kernel_addr} {files['kernel']}", True))
     initrd = "-"
     if files.get("initrd"):
-        cmds.append((f"tftpboot {uboot['initrd_addr']} {files['initrd']}", True))
-        initrd = uboot["initrd_addr"]
-    fdt = uboot["fdt"]
+        cmds.append((f"tftpboot {uboot.initrd_addr} {files['initrd']}", True))
+        initrd = uboot.initrd_addr
+    fdt = uboot.fdt
     if files.get("dtb"):
-        cmds.append((f"tftpboot {uboot.get('fdt_addr', '0x48000000')} {files['dtb']}", True))
-        fdt = uboot.get("fdt_addr", "0x48000000")
-    boot = [uboot["boot_command"], uboot["kernel_addr"], initrd]
+        cmds.append((f"tftpboot {uboot.fdt_addr} {files['dtb']}", True))
+        fdt = str(uboot.fdt_addr)
+    boot = [uboot.boot_command, uboot.kernel_addr, initrd]
     if fdt:
         boot.append(fdt)
     cmds.append((" ".join(boot), False))
@@ -53,7 +54,7 @@ def commands(
 
 def run(
     exp,
-    uboot: dict,
+    uboot: UbootSpec,
     files: dict,
     cmdline: str,
     serverip: str | None = "10.0.2.2",
@@ -61,11 +62,11 @@ def run(
     ipaddr: str | None = None,
     timeout: float = 60.0,
 ) -> None:
-    prompt = re.escape(uboot["prompt"])
+    prompt = re.escape(uboot.prompt)
     try:
         i = exp.expect([AUTOBOOT, prompt], timeout=timeout)
     except pexpect.TIMEOUT:
-        raise BootFailed(f"U-Boot: no autoboot prompt or '{uboot['prompt']}' within {timeout:.0f}s")
+        raise BootFailed(f"U-Boot: no autoboot prompt or '{uboot.prompt}' within {timeout:.0f}s")
     except pexpect.EOF as e:
         raise BootFailed(f"U-Boot: console closed before the prompt: {e}")
     if i == 0:

@@ -125,7 +125,7 @@ def build_key(
         "defconfig": k.defconfig,
         "config_inputs": inputs,
         "make_args": k.make_args,
-        "image": board.image,
+        "image": board.image.model_dump(),
         "fixed_env": FIXED_ENV,
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
@@ -136,7 +136,7 @@ def build_kernel(
 ) -> dict:
     recdir = record_dir(logs, board.name, k.id)
     tc = toolchain.find(k.cross_compile, k.arch, use_ccache=os.environ.get("BRINGUP_CCACHE", "1") != "0")
-    if board.image["uimage"] and not shutil.which("mkimage"):
+    if board.image.uimage and not shutil.which("mkimage"):
         raise BringupError(
             f"board {board.name}: image.uimage needs mkimage: install Debian package u-boot-tools (make deps does)"
         )
@@ -182,7 +182,7 @@ def build_kernel(
         dropped = _configure(ctx)
         for target in _expand_steps(ctx):
             _make(ctx, [target], f"make {target}")
-        if board.image["uimage"]:
+        if board.image.uimage:
             _mkimage(ctx)
         rec = _collect(ctx, key, started, dropped, ccache_before)
         status = "ok"
@@ -302,9 +302,9 @@ def _expand_steps(ctx: Ctx) -> list[str]:
     img = ctx.board.image
     for s in ctx.kernel.era.steps:
         if s == "{image}":
-            out.append(img["target"] if img["target"] in ctx.kernel.arch.images else ctx.kernel.arch.compressed_image)
+            out.append(img.target if img.target in ctx.kernel.arch.images else ctx.kernel.arch.compressed_image)
         elif s == "{dtbs}":
-            if ctx.kernel.arch.dtbs and img["dtb"]:
+            if ctx.kernel.arch.dtbs and img.dtb:
                 out.append("dtbs")
         else:
             out.append(s)
@@ -442,9 +442,9 @@ def _mkimage(ctx: Ctx) -> None:
         "-C",
         "none",
         "-a",
-        str(img["load_address"]),
+        str(img.load_address),
         "-e",
-        str(img["entry_point"] or img["load_address"]),
+        str(img.entry_point or img.load_address),
         "-n",
         f"Linux-{_kernelrelease(ctx)}"[:31],
         "-d",
@@ -484,7 +484,7 @@ def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> dict:
     vmlinux = out / "vmlinux"
     if not vmlinux.exists():
         raise BuildFailed(f"build of {b.name}/{k.id}: make succeeded but {vmlinux} is missing")
-    comp_target = b.image["target"] if b.image["target"] in k.arch.images else k.arch.compressed_image
+    comp_target = b.image.target if b.image.target in k.arch.images else k.arch.compressed_image
     artifacts = {"vmlinux": vmlinux, "config": _dot_config(ctx)}
     smap = out / "System.map"
     if smap.exists():
@@ -499,12 +499,12 @@ def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> dict:
     raw = out / k.arch.uncompressed_image if k.arch.uncompressed_image else None
     if raw is not None and raw.exists():
         artifacts[raw.name] = raw
-    if b.image["uimage"]:
+    if b.image.uimage:
         artifacts["uImage"] = out / "uImage.bringup"
-    if b.image["dtb"]:
-        found = sorted(out.glob(f"arch/{k.arch.srcarch}/boot/dts/**/{b.image['dtb']}"))
+    if b.image.dtb:
+        found = sorted(out.glob(f"arch/{k.arch.srcarch}/boot/dts/**/{b.image.dtb}"))
         if not found:
-            raise BuildFailed(f"build of {b.name}/{k.id}: dtb {b.image['dtb']} was not built")
+            raise BuildFailed(f"build of {b.name}/{k.id}: dtb {b.image.dtb} was not built")
         artifacts["dtb"] = found[0]
     elf = elfsize.section_sizes(vmlinux)
     sizes = {

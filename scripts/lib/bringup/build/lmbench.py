@@ -18,6 +18,7 @@ from pathlib import Path
 
 from bringup.build import sources
 from bringup.errors import BringupError
+from bringup.model.benchset import SourceBuild
 from bringup.util import cpio
 
 TIRPC_INCLUDE = Path("/usr/include/tirpc")
@@ -78,7 +79,7 @@ def _tree_digest(tree: Path) -> str:
 
 
 def build(
-    spec: dict, recipe: dict, cross_compile: str, arch: str, cache: Path, say=print
+    spec: dict, recipe: SourceBuild, cross_compile: str, arch: str, cache: Path, say=print
 ) -> tuple[list[cpio.Entry], dict]:
     """Build (or reuse) static lmbench binaries; returns cpio entries for
     /usr/lib/lmbench/bin and a provenance dict."""
@@ -93,8 +94,8 @@ def build(
     tree, identity = tree_for(spec, cache, say)
     ccv = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     triplet = cross_compile.rstrip("-").rsplit("/", 1)[-1]
-    os_name = recipe["os"].format(triplet=triplet, arch=arch)
-    args = [a.format(os=os_name, cc=f"{cross_compile}gcc", tirpc_include=TIRPC_INCLUDE) for a in recipe["make_args"]]
+    os_name = recipe.os.format(triplet=triplet, arch=arch)
+    args = [a.format(os=os_name, cc=f"{cross_compile}gcc", tirpc_include=TIRPC_INCLUDE) for a in recipe.make_args]
     key = hashlib.sha256(json.dumps([identity, ccv, args], sort_keys=True).encode()).hexdigest()[:16]
     out = cache / "userspace" / arch / f"lmbench-{key}"
     info = {
@@ -103,7 +104,7 @@ def build(
         "make_args": args,
     }
     if not (out / ".complete").exists():
-        _run_build(tree, args, os_name, out, recipe["timeout"], arch, say)
+        _run_build(tree, args, os_name, out, recipe.timeout, arch, say)
     bins = sorted(p for p in (out / "bin").iterdir() if p.is_file())
     entries = [cpio.directory("usr/lib/lmbench"), cpio.directory("usr/lib/lmbench/bin")]
     entries += [cpio.file(f"usr/lib/lmbench/bin/{p.name}", p.read_bytes(), 0o755) for p in bins]

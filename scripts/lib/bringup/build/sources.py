@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bringup.errors import BringupError
+from bringup.model.board import SourceSpec
 from bringup.util.aptprivate import PrivateApt
 
 
@@ -33,22 +34,22 @@ class SourceTree:
     detail: dict
 
 
-def prepare(source: dict, cache: Path, log=print) -> SourceTree:
-    if source.get("debian"):
+def prepare(source: SourceSpec, cache: Path, log=print) -> SourceTree:
+    if source.debian:
         return _debian(source, cache, log)
-    if source.get("url"):
-        f = fetch_url(source["url"], source["sha256"], cache / "downloads", log)
-        return _from_tarball(f, source["sha256"], cache, {"kind": "url", "url": source["url"]}, log)
-    if source.get("tarball"):
-        f = Path(source["tarball"]).expanduser()
+    if source.url:
+        f = fetch_url(source.url, source.sha256, cache / "downloads", log)
+        return _from_tarball(f, source.sha256, cache, {"kind": "url", "url": source.url}, log)
+    if source.tarball:
+        f = Path(source.tarball).expanduser()
         if not f.is_file():
             raise BringupError(f"source tarball {f}: no such file")
         digest = sha256_file(f)
-        if source.get("sha256") and digest != source["sha256"].lower():
-            raise BringupError(f"source tarball {f}: sha256 mismatch: expected {source['sha256']}, got {digest}")
+        if source.sha256 and digest != source.sha256.lower():
+            raise BringupError(f"source tarball {f}: sha256 mismatch: expected {source.sha256}, got {digest}")
         return _from_tarball(f, digest, cache, {"kind": "tarball", "tarball": str(f)}, log)
-    if source.get("path"):
-        p = Path(source["path"]).expanduser()
+    if source.path:
+        p = Path(source.path).expanduser()
         if not (p / "Makefile").is_file():
             raise BringupError(f"source path {p}: not a kernel tree (no Makefile)")
         return SourceTree(
@@ -62,7 +63,7 @@ def prepare(source: dict, cache: Path, log=print) -> SourceTree:
 
 
 def _debian(source, cache, log) -> SourceTree:
-    pkg, suite = source["debian"], source["suite"]
+    pkg, suite = source.debian, source.suite
     apt = PrivateApt(cache / "apt", suite)
     version = apt.candidate(pkg)
     if version is None:

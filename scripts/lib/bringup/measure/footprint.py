@@ -24,7 +24,7 @@ from bringup.build import lmbench as lmbench_build
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.model.board import Board
-from bringup.model.schema import Field, load_toml, validate
+from bringup.model.benchset import BenchSet, load_set
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
 from bringup.parse import milestones as ms
@@ -35,26 +35,6 @@ from bringup.util.aptprivate import PrivateApt
 FOOTPRINT_SCHEMA = "bringup.footprint/1"
 LMBENCH_SCHEMA = "bringup.lmbench/1"
 
-BENCH_SPEC = {
-    "name": Field(str, required=True),
-    "group": Field(str, required=True),
-    "cmd": Field(str, required=True),
-    "quick": Field(bool, default=True),
-    "timeout": Field((int, float), default=60),
-}
-SOURCE_BUILD_SPEC = {
-    "os": Field(str, default="{triplet}"),
-    "make_args": Field(list, items=str, required=True),
-    "timeout": Field((int, float), default=1800),
-}
-SET_SPEC = {
-    "quick_env": Field(str, default=""),
-    "quick_flags": Field(str, default=""),
-    "full_timeout_factor": Field((int, float), default=10),
-    "setup": Field(str, default=""),
-    "source_build": Field(SOURCE_BUILD_SPEC, required=True),
-    "bench": Field(list, items=BENCH_SPEC, required=True),
-}
 SKIP_PREFIXES = (
     "usr/share/doc",
     "usr/share/man",
@@ -64,11 +44,6 @@ SKIP_PREFIXES = (
     "usr/include",
     "usr/share/bug",
 )
-
-
-def load_set(file: Path | None = None) -> dict:
-    f = file or paths.CONFIGS / "lmbench.toml"
-    return validate(load_toml(f), SET_SPEC, paths.rel(f))
 
 
 def mem_eat_binary(board: Board, cache: Path) -> Path:
@@ -156,16 +131,16 @@ def lmbench_entries(arch: str, cache: Path, say=print) -> tuple[list[cpio.Entry]
     return entries, {"lmbench": f"debian {rootfs.USERSPACE_SUITE} lmbench:{arch} {version}", "libraries": libs}
 
 
-def bench_files(bset: dict, mode: str) -> list[cpio.Entry]:
-    q = bset["quick_flags"] if mode == "quick" else ""
+def bench_files(bset: BenchSet, mode: str) -> list[cpio.Entry]:
+    q = bset.quick_flags if mode == "quick" else ""
     lines = []
-    for b in bset["bench"]:
-        if mode == "quick" and not b["quick"]:
+    for b in bset.bench:
+        if mode == "quick" and not b.quick:
             continue
-        lines.append(f"{b['name']}\t{b['cmd'].replace('{q}', q)}")
-    env = ["LMBENCH_BIN=/usr/lib/lmbench/bin", f"BENCH_SETUP='{bset['setup']}'"]
-    if mode == "quick" and bset["quick_env"]:
-        env.append(f"export {bset['quick_env']}")
+        lines.append(f"{b.name}\t{b.cmd.replace('{q}', q)}")
+    env = ["LMBENCH_BIN=/usr/lib/lmbench/bin", f"BENCH_SETUP='{bset.setup}'"]
+    if mode == "quick" and bset.quick_env:
+        env.append(f"export {bset.quick_env}")
     return [
         cpio.directory("etc/bringup"),
         cpio.file("etc/bringup/bench.list", ("\n".join(lines) + "\n").encode()),
@@ -173,14 +148,14 @@ def bench_files(bset: dict, mode: str) -> list[cpio.Entry]:
     ]
 
 
-def run_benchmarks(exp, bset: dict, mode: str, factor: float, say=print, only: list | None = None) -> str:
+def run_benchmarks(exp, bset: BenchSet, mode: str, factor: float, say=print, only: list | None = None) -> str:
     """Start the runner and follow its blocks; each benchmark has its own timeout."""
-    names = [b for b in bset["bench"] if (mode == "full" or b["quick"]) and (not only or b["name"] in only)]
+    names = [b for b in bset.bench if (mode == "full" or b.quick) and (not only or b.name in only)]
     exp.sendline(f"bringup-bench {' '.join(only or [])}; echo '@@@ ''RUNNER DONE' $?")
-    mult = 1 if mode == "quick" else bset["full_timeout_factor"]
+    mult = 1 if mode == "quick" else bset.full_timeout_factor
     text = []
     for b in names:
-        t = b["timeout"] * mult * factor
+        t = b.timeout * mult * factor
         try:
             exp.expect(rf"@@@ BEGIN {b['name']} @@@", timeout=t)
             exp.expect(rf"@@@ END {b['name']} rc=-?\d+ @@@", timeout=t)
@@ -222,7 +197,7 @@ def footprint(
         try:
             if lmbench_source:
                 entries, lm_info = lmbench_build.build(
-                    lmbench_source, bset["source_build"], board.arch.userspace_cross_compile, arch, cache, say
+                    lmbench_source, bset.source_build, board.arch.userspace_cross_compile, arch, cache, say
                 )
             else:
                 entries, lm_info = lmbench_entries(arch, cache, say)
@@ -320,7 +295,7 @@ def footprint(
                 "".join(f"=== lmbench run {i + 1}\n{x}\n" for i, x in enumerate(after["lmbench"]))
             )
             parsed = merge_runs([lp.parse_runner(x) for x in after["lmbench"]])
-            groups = {b["name"]: b["group"] for b in bset["bench"]}
+            groups = {b.name: b.group for b in bset.bench}
             for name, v in parsed.items():
                 v["group"] = groups.get(name, "")
                 v.pop("text", None)

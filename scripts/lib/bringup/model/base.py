@@ -30,7 +30,7 @@ class DataError(BringupError):
 class Strict(BaseModel):
     """A table of a data file: unknown fields are errors, types are not coerced."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, validate_default=True)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def show(v: Any) -> str:
@@ -52,6 +52,26 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     return out or "<top>"
 
 
+TYPE_WORDS = {
+    "string_type": "expected a string",
+    "int_type": "expected an integer",
+    "int_from_float": "expected an integer",
+    "float_type": "expected a number",
+    "bool_type": "expected true or false",
+    "list_type": "expected a list",
+    "dict_type": "expected a table",
+    "model_type": "expected a table",
+    "model_attributes_type": "expected a table",
+    "finite_number": "expected a finite number",
+}
+
+
+def located(sub: str, text: str) -> ValueError:
+    """A model validator's error about one of the model's own fields:
+    reported as `field '<model path>.<sub>': <text>` (sub may be '')."""
+    return ValueError(f"@{sub}@{text}")
+
+
 def one_line(e: ValidationError, where: str, prefix: str = "") -> str:
     """The first error of a ValidationError as `where: field 'a.b[0]': value: reason`."""
     err = e.errors(include_url=False)[0]
@@ -61,10 +81,25 @@ def one_line(e: ValidationError, where: str, prefix: str = "") -> str:
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
-    if err["type"] == "missing":
+    if msg.startswith("@") and msg.count("@") >= 2:  # located(): a sub-field of this model, no value dump
+        sub, _, text = msg[1:].partition("@")
+        if sub:
+            path = sub if path == "<top>" else f"{path}.{sub}" if not sub.startswith("[") else f"{path}{sub}"
+        return f"{where}: field '{path}': {text}"
+    kind = err["type"]
+    if kind == "missing":
         return f"{where}: field '{path}': missing (required)"
-    if err["type"] == "extra_forbidden":
+    if kind == "extra_forbidden":
         return f"{where}: field '{path}': unknown field"
+    if kind in TYPE_WORDS:
+        return f"{where}: field '{path}': {TYPE_WORDS[kind]}, got {show(err['input'])}"
+    if kind == "literal_error":
+        return f"{where}: field '{path}': {show(err['input'])} is not one of {err.get('ctx', {}).get('expected', '')}"
+    if kind == "string_pattern_mismatch":
+        pattern = err.get("ctx", {}).get("pattern", "")
+        return f"{where}: field '{path}': {show(err['input'])}: not of the accepted form ({pattern})"
+    if msg.startswith("Input should be "):
+        msg = "must be " + msg[len("Input should be ") :]
     return f"{where}: field '{path}': {show(err['input'])}: {msg}"
 
 

@@ -3,50 +3,163 @@
 Also the architecture (configs/arch/*.toml) and era (configs/era/*.toml)
 definitions a board refers to.  Adding a board, an architecture or an era is a
 data change; nothing here knows about a particular one.
+
+Two layers:
+  *File models (pydantic) describe the files as written: every field typed,
+  with ranges and what each value may mean (a make variable without `$(`, a
+  command line without control characters, ...).  Their JSON Schema is
+  published (docs/board-schema.json) so editors check board files as they are
+  typed.
+  Board / Kernel are the resolved result: the arch and era files loaded, the
+  toolchain prefix chosen, the paths checked.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any, Literal
 
-from bringup.model.schema import DataError, Field, is_hex_address, is_sha256, load_toml, validate
+from pydantic import AfterValidator, Field, model_validator
+
+from bringup.model.base import DataError, Strict, load_toml, located, show, validate_as
+from bringup.model.milestones import check_overrides
 from bringup.util import paths
+from bringup.util.aptprivate import SUITES
 
-ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
-
-
-def _is_id(v: str) -> str | None:
-    return None if ID_RE.match(v) else "use letters, digits and . _ + - only"
+MAX_ADDRESS = 2**64 - 1
 
 
-# --- architecture and era definitions -------------------------------------
+# --- value types: what a field may mean ------------------------------------
 
-ARCH_SPEC = {
-    "description": Field(str, default=""),
-    "kernel_arch": Field(str, required=True, doc="ARCH= for the kernel's make"),
-    "srcarch": Field(str, default="", doc="directory under arch/ (defaults to kernel_arch)"),
-    "cross_compile": Field(str, default="", doc="default CROSS_COMPILE prefix"),
-    "images": Field(dict, required=True, doc="make target -> path of the image in the build tree"),
-    "compressed_image": Field(str, required=True, doc="make target whose file is the compressed kernel"),
-    "uncompressed_image": Field(str, default="", doc="path of the raw binary image, if the arch makes one"),
-    "dtbs": Field(bool, default=False),
-    "mkimage_arch": Field(str, default=""),
-    "toolchain_packages": Field(dict, default={}, doc="CROSS_COMPILE prefix -> Debian package"),
-    "debian_arch": Field(str, default="", doc="Debian architecture of a matching userspace"),
-    "userspace_cross_compile": Field(
-        str, default="", doc="compiler prefix for static userspace tools (mem_eat, busybox from source)"
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"  # letters, digits and . _ + -
+
+
+def _address(v: str | int) -> str:
+    """A hex address; an integer is written as 0x... (U-Boot reads every number as hex)."""
+    if isinstance(v, str):
+        if not re.fullmatch(r"0[xX][0-9a-fA-F]+|[0-9a-fA-F]+", v):
+            raise ValueError("not a hex address like 0x40008000")
+        n = int(v, 16)
+    else:
+        n = v
+    if not 0 <= n <= MAX_ADDRESS:
+        raise ValueError("outside 0 .. 2^64-1")
+    return v if isinstance(v, str) else hex(v)
+
+
+Address = Annotated[str | int, AfterValidator(_address), Field(description="a hex address like 0x42000000")]
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _cmdline(v: str) -> str:
+    if _CONTROL.search(v):
+        raise ValueError("contains a control character (a newline would end U-Boot's setenv and run a command)")
+    bad = sorted(set(v) & set(";$`\\"))
+    if bad:
+        raise ValueError(
+            f"contains {''.join(bad)!r}: U-Boot's shell would run or expand it (bootargs is sent as a U-Boot command)"
+        )
+    return v
+
+
+Cmdline = Annotated[str, Field(max_length=2048), AfterValidator(_cmdline)]
+
+
+def _make_arg(v: str) -> str:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", v, re.S):
+        raise ValueError("expected VAR=value (a make variable assignment; no options such as --eval)")
+    if _CONTROL.search(v):
+        raise ValueError("contains a control character")
+    if "$" in v or "`" in v:
+        raise ValueError("contains '$' or '`': make would expand it (e.g. $(shell ...) runs a command)")
+    return v
+
+
+MakeArg = Annotated[str, Field(max_length=1024), AfterValidator(_make_arg)]
+ConfigTarget = Annotated[
+    str,
+    Field(
+        pattern=r"^([A-Za-z0-9][A-Za-z0-9_.-]*config)?$",
+        max_length=64,
+        description="a make config target such as tinyconfig, allnoconfig or versatile_defconfig",
     ),
-}
+]
+Prefix = Annotated[
+    str,
+    Field(pattern=r"^[A-Za-z0-9_./+-]*$", max_length=256, description="a compiler prefix such as arm-linux-gnueabihf-"),
+]
+Argv = Annotated[list[Annotated[str, Field(min_length=1, max_length=4096)]], Field(max_length=256)]
+RelPath = Annotated[str, Field(min_length=1, max_length=4096)]
+Text = Annotated[str, Field(max_length=4096)]
 
-ERA_SPEC = {
-    "description": Field(str, default=""),
-    "out_of_tree": Field(bool, required=True, doc="build with O=<dir> (2.6+) or in a private copy (2.4)"),
-    "config_target": Field(str, required=True),
-    "config_fallback": Field(str, default="", doc="used, fed default answers, when the tree lacks config_target"),
-    "steps": Field(list, items=str, required=True, doc="make targets after configuration; {image} and {dtbs} expand"),
-}
+
+def _ipv4_or_empty(v: str) -> str:
+    if v:
+        try:
+            ipaddress.IPv4Address(v)
+        except ValueError:
+            raise ValueError("not an IPv4 address like 192.168.1.10") from None
+    return v
+
+
+IPv4 = Annotated[str, AfterValidator(_ipv4_or_empty)]
+Port = Annotated[int, Field(ge=0, le=65535)]
+
+
+# --- architecture and era files -------------------------------------------
+
+
+class ArchFile(Strict):
+    """configs/arch/<name>.toml"""
+
+    description: Text = ""
+    kernel_arch: Annotated[str, Field(pattern=r"^[a-z0-9_]+$", description="ARCH= for the kernel's make")]
+    srcarch: Annotated[
+        str, Field(pattern=r"^[a-z0-9_]*$", description="directory under arch/ (defaults to kernel_arch)")
+    ] = ""
+    cross_compile: Prefix = Field("", description="default CROSS_COMPILE prefix")
+    images: Annotated[
+        dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")], RelPath],
+        Field(min_length=1, description="make target -> path of the image in the build tree"),
+    ]
+    compressed_image: Annotated[str, Field(description="make target whose file is the compressed kernel")]
+    uncompressed_image: Annotated[str, Field(description="path of the raw binary image, if the arch makes one")] = ""
+    dtbs: bool = False
+    mkimage_arch: Annotated[str, Field(pattern=r"^[a-z0-9_]*$")] = ""
+    toolchain_packages: Annotated[dict[str, str], Field(description="CROSS_COMPILE prefix -> Debian package")] = {}
+    debian_arch: Annotated[
+        str, Field(pattern=r"^[a-z0-9]*$", description="Debian architecture of a matching userspace")
+    ] = ""
+    userspace_cross_compile: Prefix = Field(
+        "", description="compiler prefix for static userspace tools (mem_eat, busybox from source)"
+    )
+
+    @model_validator(mode="after")
+    def _compressed_is_an_image(self) -> ArchFile:
+        if self.compressed_image not in self.images:
+            raise located("compressed_image", f"{self.compressed_image!r} is not a key of 'images'")
+        return self
+
+
+class EraFile(Strict):
+    """configs/era/<name>.toml"""
+
+    description: Text = ""
+    out_of_tree: Annotated[bool, Field(description="build with O=<dir> (2.6+) or in a private copy (2.4)")]
+    config_target: ConfigTarget
+    config_fallback: Annotated[
+        ConfigTarget, Field(description="used, fed default answers, when the tree lacks config_target")
+    ] = ""
+    steps: Annotated[
+        list[Annotated[str, Field(pattern=r"^(\{image\}|\{dtbs\}|[A-Za-z0-9_.-]+)$")]],
+        Field(min_length=1, max_length=20, description="make targets after configuration; {image} and {dtbs} expand"),
+    ]
 
 
 @dataclass
@@ -55,12 +168,12 @@ class Arch:
     kernel_arch: str
     srcarch: str
     cross_compile: str
-    images: dict
+    images: dict[str, str]
     compressed_image: str
     uncompressed_image: str
     dtbs: bool
     mkimage_arch: str
-    toolchain_packages: dict
+    toolchain_packages: dict[str, str]
     debian_arch: str
     userspace_cross_compile: str = ""
     description: str = ""
@@ -72,193 +185,299 @@ class Era:
     out_of_tree: bool
     config_target: str
     config_fallback: str
-    steps: list
+    steps: list[str]
     description: str = ""
 
 
-def load_arch(name: str, configs: Path | None = None) -> Arch:
-    configs = configs or paths.CONFIGS
-    f = configs / "arch" / f"{name}.toml"
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+
+
+def _named_file(kind: str, name: str, configs: Path) -> Path:
+    folder = configs / kind
+    known = sorted(p.stem for p in folder.glob("*.toml"))
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise DataError(f"{show(name)} is not a valid {kind} name (known: {', '.join(known)})")
+    f = folder / f"{name}.toml"
     if not f.exists():
-        known = sorted(p.stem for p in (configs / "arch").glob("*.toml"))
-        raise DataError(f"unknown architecture {name!r} (no {paths.rel(f)}; known: {', '.join(known)})")
-    d = validate(load_toml(f), ARCH_SPEC, paths.rel(f))
-    if d["compressed_image"] not in d["images"]:
-        raise DataError(f"{paths.rel(f)}: field 'compressed_image': {d['compressed_image']!r} is not a key of 'images'")
-    d["srcarch"] = d["srcarch"] or d["kernel_arch"]
-    return Arch(name=name, **d)
+        raise DataError(
+            f"unknown {'architecture' if kind == 'arch' else kind} {name!r} (no {paths.rel(f)}; known: {', '.join(known)})"
+        )
+    return f
+
+
+def load_arch(name: str, configs: Path | None = None) -> Arch:
+    f = _named_file("arch", name, configs or paths.CONFIGS)
+    d = validate_as(ArchFile, load_toml(f), paths.rel(f))
+    return Arch(name=name, **{**d.model_dump(), "srcarch": d.srcarch or d.kernel_arch})
 
 
 def load_era(name: str, configs: Path | None = None) -> Era:
-    configs = configs or paths.CONFIGS
-    f = configs / "era" / f"{name}.toml"
-    if not f.exists():
-        known = sorted(p.stem for p in (configs / "era").glob("*.toml"))
-        raise DataError(f"unknown era {name!r} (no {paths.rel(f)}; known: {', '.join(known)})")
-    return Era(name=name, **validate(load_toml(f), ERA_SPEC, paths.rel(f)))
+    f = _named_file("era", name, configs or paths.CONFIGS)
+    d = validate_as(EraFile, load_toml(f), paths.rel(f))
+    return Era(name=name, **d.model_dump())
 
 
-def known_eras(configs: Path | None = None) -> tuple:
+def known_eras(configs: Path | None = None) -> tuple[str, ...]:
     configs = configs or paths.CONFIGS
     return tuple(sorted(p.stem for p in (configs / "era").glob("*.toml")))
 
 
 # --- the board file -------------------------------------------------------
 
-SOURCE_SPEC = {
-    "debian": Field(str, doc="Debian package, e.g. linux-source-6.1"),
-    "suite": Field(str, doc="Debian suite for 'debian'"),
-    "url": Field(str, doc="tarball URL"),
-    "tarball": Field(str, doc="local tarball path"),
-    "path": Field(str, doc="local kernel tree"),
-    "sha256": Field(str, check=is_sha256),
-    "version": Field(str, default="", doc="kernel version, for records and eras"),
-}
 
-KERNEL_SPEC = {
-    "id": Field(str, required=True, check=_is_id, doc="names logs/<board>/<id>/"),
-    "description": Field(str, default=""),
-    "source": Field(SOURCE_SPEC, required=True, doc="exactly one of debian, url, tarball, path"),
-    "defconfig": Field(str, default="", doc="make target that writes the base .config"),
-    "config_file": Field(str, default="", doc="a complete .config, relative to configs/"),
-    "fragments": Field(list, items=str, default=[], doc="config fragments, relative to configs/"),
-    "era": Field(str, default="2.6+", doc="build recipe: a file under configs/era/ ('2.4' or '2.6+')"),
-    "arch": Field(str, default="", doc="override the board's arch"),
-    "cross_compile": Field(str, doc="override the board's CROSS_COMPILE"),
-    "make_args": Field(list, items=str, default=[], doc="extra VAR=value for make"),
-    "cmdline": Field(str, default="", doc="extra kernel command line"),
-}
+class SourceSpec(Strict):
+    """Exactly one of debian, url, tarball, path."""
 
-IMAGE_SPEC = {
-    "target": Field(str, required=True, doc="make target for the boot image (zImage, bzImage, uImage)"),
-    "uimage": Field(bool, default=False, doc="wrap the image with mkimage for U-Boot"),
-    "load_address": Field((str, int), default="", check=lambda v: v == "" and None or is_hex_address(v)),
-    "entry_point": Field((str, int), default="", check=lambda v: v == "" and None or is_hex_address(v)),
-    "dtb": Field(str, default="", doc="device tree blob name (e.g. vexpress-v2p-ca9.dtb)"),
-}
-
-QEMU_SPEC = {
-    "binary": Field(str, required=True),
-    "machine": Field(str, required=True),
-    "cpu": Field(str, default=""),
-    "smp": Field(int, default=1),
-    "args": Field(list, items=str, default=[], doc="extra QEMU arguments"),
-    "net_device": Field(str, default="", doc="QEMU NIC model for user networking"),
-}
-
-UBOOT_SPEC = {
-    "binary": Field(str, required=True, doc="U-Boot image given to QEMU as -bios"),
-    "kernel_addr": Field(str, required=True, check=is_hex_address),
-    "initrd_addr": Field(str, required=True, check=is_hex_address),
-    "fdt": Field(str, default="${fdtcontroladdr}", doc="fdt address argument of bootm"),
-    "prompt": Field(str, default="=> "),
-    "boot_command": Field(str, default="bootm"),
-}
-
-SERIAL_SPEC = {
-    "port": Field(str, required=True, doc="/dev/ttyUSB0, socket://host:port or rfc2217://host:port"),
-    "baud": Field(int, default=115200, doc="for local serial devices"),
-}
-
-TFTP_SPEC = {
-    "dir": Field(
+    debian: Annotated[
+        str, Field(pattern=r"^[a-z0-9][a-z0-9.+-]+$", description="Debian package, e.g. linux-source-6.1")
+    ] = ""
+    suite: Literal[tuple(SUITES)] | Literal[""] = Field("", description="Debian suite for 'debian'")  # type: ignore[valid-type]
+    url: Annotated[
+        str, Field(pattern=r"^https?://[^\s]+$", max_length=2048, description="tarball URL (http or https)")
+    ] = ""
+    tarball: Annotated[str, Field(max_length=4096, description="local tarball path")] = ""
+    path: Annotated[str, Field(max_length=4096, description="local kernel tree")] = ""
+    sha256: Annotated[str, Field(pattern=r"^([0-9a-fA-F]{64})?$", description="sha256 of the tarball")] = ""
+    version: Annotated[
         str,
-        required=True,
-        doc="the host's TFTP root (tftpd-hpa's directory); bringup writes bringup/<board>/<kernel>/ under it",
-    ),
-    "serverip": Field(str, default="", doc="U-Boot serverip (empty: the one DHCP gives)"),
-    "ipaddr": Field(str, default="", doc="U-Boot ipaddr when dhcp = false"),
-    "dhcp": Field(bool, default=True, doc="run dhcp in U-Boot"),
-}
+        Field(
+            pattern=r"^([0-9]+(\.[0-9]+)*[A-Za-z0-9.+~-]*)?$",
+            max_length=64,
+            description="kernel version, for records and eras",
+        ),
+    ] = ""
 
-NFS_SPEC = {
-    "server": Field(
-        str,
-        default="ganesha",
-        choices=("ganesha", "external"),
-        doc="ganesha: bringup runs NFS-Ganesha for each run; external: your own NFS server",
-    ),
-    "bind": Field(
-        str,
-        default="127.0.0.1",
-        doc="address (or interface name, e.g. eth1) Ganesha listens on: "
-        "loopback for QEMU (the guest reaches it as 10.0.2.2); on a "
-        "bench, the host's interface on the board's network",
-    ),
-    "address": Field(str, default="10.0.2.2", doc="the NFS server's address as the board sees it"),
-    "port": Field(
-        int,
-        default=0,
-        doc="Ganesha's port; 0 picks a free one (the kernel is told the port); "
-        "an external server: its port, usually 2049",
-    ),
-    "version": Field(
-        str,
-        default="4",
-        choices=("3", "4", "4.0", "4.1", "4.2"),
-        doc="nfsroot vers=; 4 needs no rpcbind (Ganesha here serves v4 only)",
-    ),
-    "options": Field(str, default="tcp", doc="more nfsroot options"),
-    "ip": Field(str, default="dhcp", doc="kernel ip= argument (dhcp, or client:server:gw:netmask::dev:off)"),
-    "export_dir": Field(
-        str,
-        default="",
-        doc="external: the host directory your server exports; bringup "
-        "copies each run's rootfs under bringup/<board>/<kernel>/<run>/",
-    ),
-    "export_path": Field(str, default="", doc="external: the same directory as the server exports it"),
-}
+    @model_validator(mode="after")
+    def _one_kind(self) -> SourceSpec:
+        kinds = [k for k in ("debian", "url", "tarball", "path") if getattr(self, k)]
+        if len(kinds) != 1:
+            raise located("", f"give exactly one of debian, url, tarball, path (got {', '.join(kinds) or 'none'})")
+        if kinds[0] == "debian" and not self.suite:
+            raise located("suite", "missing (required with 'debian'; one of " + ", ".join(SUITES) + ")")
+        if kinds[0] == "url" and not self.sha256:
+            raise located(
+                "sha256",
+                "missing (required with 'url'; take it from the sha256sums file published next to the tarball)",
+            )
+        return self
 
-POWER_SPEC = {
-    "on": Field(list, items=str, default=[], doc="command that switches the board on"),
-    "off": Field(list, items=str, default=[], doc="command that switches it off"),
-    "reset": Field(list, items=str, default=[], doc="command that resets it (used when there is no 'on')"),
-}
+    @property
+    def kind(self) -> str:
+        return next(k for k in ("debian", "url", "tarball", "path") if getattr(self, k))
 
-BOARD_SPEC = {
-    "name": Field(str, required=True, check=_is_id, doc="must equal the file name without .toml"),
-    "description": Field(str, default=""),
-    "arch": Field(str, required=True, doc="an architecture under configs/arch/"),
-    "cross_compile": Field(str, doc="CROSS_COMPILE prefix (default: the arch's)"),
-    "memory_mb": Field(
-        int,
-        default=256,
-        check=lambda v: None if v > 0 else "must be positive",
-        doc="RAM given to QEMU; the board's RAM for a real board",
-    ),
-    "console": Field(str, default="ttyS0,115200", doc="kernel console= argument"),
-    "earlycon": Field(str, default="", doc="kernel earlycon= argument"),
-    "cmdline": Field(str, default=""),
-    "image": Field(IMAGE_SPEC, required=True, doc="what the build produces and how it is loaded"),
-    "qemu": Field(QEMU_SPEC, doc="how QEMU emulates the board (a QEMU board)"),
-    "uboot": Field(UBOOT_SPEC, doc="the U-Boot dialogue (boards with boot = 'u-boot')"),
-    "serial": Field(SERIAL_SPEC, doc="the console of a real board"),
-    "power": Field(POWER_SPEC, doc="power commands of a real board (argument lists, no shell)"),
-    "tftp": Field(TFTP_SPEC, doc="TFTP for a real board booting through U-Boot"),
-    "nfs": Field(NFS_SPEC, doc="NFS root (boot-timing --root nfs); the defaults suit QEMU boards"),
-    "boot": Field(
+
+class KernelSpec(Strict):
+    id: Annotated[
         str,
-        default="direct",
-        choices=("direct", "u-boot"),
-        doc="default boot path: QEMU -kernel/-initrd, or U-Boot with TFTP",
-    ),
-    "milestones": Field(dict, default={}, doc="milestone name -> regex, overriding the defaults"),
-    "kernels": Field(list, items=KERNEL_SPEC, required=True, doc="the kernels to build and compare"),
-}
+        Field(pattern=ID_PATTERN, max_length=64, description="names logs/<board>/<id>/ (letters, digits and . _ + -)"),
+    ]
+    description: Text = ""
+    source: Annotated[SourceSpec, Field(description="exactly one of debian, url, tarball, path")]
+    defconfig: Annotated[ConfigTarget, Field(description="make target that writes the base .config")] = ""
+    config_file: Annotated[str, Field(max_length=4096, description="a complete .config, relative to configs/")] = ""
+    fragments: Annotated[list[RelPath], Field(max_length=64, description="config fragments, relative to configs/")] = []
+    era: Annotated[
+        str, Field(max_length=64, description="build recipe: a file under configs/era/ ('2.4' or '2.6+')")
+    ] = "2.6+"
+    arch: Annotated[str, Field(max_length=64, description="override the board's arch")] = ""
+    cross_compile: Prefix | None = Field(None, description="override the board's CROSS_COMPILE")
+    make_args: Annotated[list[MakeArg], Field(max_length=64, description="extra VAR=value for make")] = []
+    cmdline: Annotated[Cmdline, Field(description="extra kernel command line")] = ""
+
+    @model_validator(mode="after")
+    def _has_config(self) -> KernelSpec:
+        if not self.defconfig and not self.config_file:
+            raise located("defconfig", "give a defconfig or a config_file")
+        return self
+
+
+class ImageSpec(Strict):
+    target: Annotated[
+        str, Field(pattern=r"^[A-Za-z0-9_.-]+$", description="make target for the boot image (zImage, bzImage, uImage)")
+    ]
+    uimage: Annotated[bool, Field(description="wrap the image with mkimage for U-Boot")] = False
+    load_address: Address | Literal[""] = ""
+    entry_point: Address | Literal[""] = ""
+    dtb: Annotated[
+        str,
+        Field(pattern=r"^([A-Za-z0-9_.+-]+\.dtb)?$", description="device tree blob name (e.g. vexpress-v2p-ca9.dtb)"),
+    ] = ""
+
+
+class QemuSpec(Strict):
+    binary: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+-]+$", max_length=4096)]
+    machine: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.,=+-]+$", max_length=256)]
+    cpu: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.,=+-]*$", max_length=256)] = ""
+    smp: Annotated[int, Field(ge=1, le=64)] = 1
+    args: Annotated[Argv, Field(description="extra QEMU arguments")] = []
+    net_device: Annotated[
+        str, Field(pattern=r"^[A-Za-z0-9_.,=-]*$", description="QEMU NIC model for user networking")
+    ] = ""
+
+
+class UbootSpec(Strict):
+    binary: Annotated[str, Field(min_length=1, max_length=4096, description="U-Boot image given to QEMU as -bios")]
+    kernel_addr: Address
+    initrd_addr: Address
+    fdt_addr: Annotated[
+        Address, Field(description="where the device tree blob is loaded when the board boots with one")
+    ] = "0x48000000"
+    fdt: Annotated[
+        str,
+        Field(
+            pattern=r"^(\$\{[A-Za-z_]+\}|0[xX][0-9a-fA-F]+|-)?$",
+            description="fdt address argument of the boot command (used when no dtb is loaded)",
+        ),
+    ] = "${fdtcontroladdr}"
+    prompt: Annotated[str, Field(min_length=1, max_length=64)] = "=> "
+    boot_command: Literal["bootm", "bootz", "booti"] = "bootm"
+
+
+class SerialSpec(Strict):
+    port: Annotated[
+        str,
+        Field(
+            pattern=r"^(/dev/\S+|(socket|rfc2217)://\S+:\d+)$",
+            max_length=4096,
+            description="/dev/ttyUSB0, socket://host:port or rfc2217://host:port",
+        ),
+    ]
+    baud: Annotated[int, Field(ge=50, le=4_000_000, description="for local serial devices")] = 115200
+
+
+class TftpSpec(Strict):
+    dir: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=4096,
+            description="the host's TFTP root (tftpd-hpa's directory); bringup writes bringup/<board>/<kernel>/ under it",
+        ),
+    ]
+    serverip: Annotated[IPv4, Field(description="U-Boot serverip (empty: the one DHCP gives)")] = ""
+    ipaddr: Annotated[IPv4, Field(description="U-Boot ipaddr when dhcp = false")] = ""
+    dhcp: Annotated[bool, Field(description="run dhcp in U-Boot")] = True
+
+
+class NfsSpec(Strict):
+    server: Annotated[
+        Literal["ganesha", "external"],
+        Field(description="ganesha: bringup runs NFS-Ganesha for each run; external: your own NFS server"),
+    ] = "ganesha"
+    bind: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_.:-]+$",
+            max_length=64,
+            description="address (or interface name, e.g. eth1) Ganesha listens on: loopback for QEMU (the guest "
+            "reaches it as 10.0.2.2); on a bench, the host's interface on the board's network",
+        ),
+    ] = "127.0.0.1"
+    address: Annotated[IPv4, Field(description="the NFS server's address as the board sees it")] = "10.0.2.2"
+    port: Annotated[
+        Port,
+        Field(
+            description="Ganesha's port; 0 picks a free one (the kernel is told the port); an external server: its port, usually 2049"
+        ),
+    ] = 0
+    version: Annotated[
+        Literal["3", "4", "4.0", "4.1", "4.2"],
+        Field(description="nfsroot vers=; 4 needs no rpcbind (Ganesha here serves v4 only)"),
+    ] = "4"
+    options: Annotated[str, Field(pattern=r"^[A-Za-z0-9_=,.]*$", description="more nfsroot options")] = "tcp"
+    ip: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_.:]*$", description="kernel ip= argument (dhcp, or client:server:gw:netmask::dev:off)"
+        ),
+    ] = "dhcp"
+    export_dir: Annotated[
+        str,
+        Field(
+            max_length=4096,
+            description="external: the host directory your server exports; bringup copies each run's rootfs under bringup/<board>/<kernel>/<run>/",
+        ),
+    ] = ""
+    export_path: Annotated[
+        str,
+        Field(pattern=r"^(/[A-Za-z0-9_./-]*)?$", description="external: the same directory as the server exports it"),
+    ] = ""
+
+    @model_validator(mode="after")
+    def _external_needs_paths(self) -> NfsSpec:
+        if self.server == "external":
+            for key in ("export_dir", "export_path"):
+                if not getattr(self, key):
+                    raise located(key, "required when nfs.server = 'external'")
+        return self
+
+
+class PowerSpec(Strict):
+    on: Annotated[Argv, Field(description="command that switches the board on (an argument list, no shell)")] = []
+    off: Annotated[Argv, Field(description="command that switches it off")] = []
+    reset: Annotated[Argv, Field(description="command that resets it (used when there is no 'on')")] = []
+
+
+class BoardFile(Strict):
+    """boards/<name>.toml"""
+
+    name: Annotated[str, Field(pattern=ID_PATTERN, max_length=64, description="must equal the file name without .toml")]
+    description: Text = ""
+    arch: Annotated[str, Field(max_length=64, description="an architecture under configs/arch/")]
+    cross_compile: Prefix | None = Field(None, description="CROSS_COMPILE prefix (default: the arch's)")
+    memory_mb: Annotated[
+        int, Field(ge=1, le=1048576, description="RAM given to QEMU; the board's RAM for a real board")
+    ] = 256
+    console: Annotated[Cmdline, Field(description="kernel console= argument")] = "ttyS0,115200"
+    earlycon: Annotated[Cmdline, Field(description="kernel earlycon= argument")] = ""
+    cmdline: Annotated[Cmdline, Field(description="extra kernel command line for every kernel")] = ""
+    image: Annotated[ImageSpec, Field(description="what the build produces and how it is loaded")]
+    qemu: Annotated[QemuSpec | None, Field(description="how QEMU emulates the board (a QEMU board)")] = None
+    uboot: Annotated[UbootSpec | None, Field(description="the U-Boot dialogue (boards with boot = 'u-boot')")] = None
+    serial: Annotated[SerialSpec | None, Field(description="the console of a real board")] = None
+    power: Annotated[
+        PowerSpec | None, Field(description="power commands of a real board (argument lists, no shell)")
+    ] = None
+    tftp: Annotated[TftpSpec | None, Field(description="TFTP for a real board booting through U-Boot")] = None
+    nfs: Annotated[NfsSpec, Field(description="NFS root (boot-timing --root nfs); the defaults suit QEMU boards")] = (
+        NfsSpec()
+    )
+    boot: Annotated[
+        Literal["direct", "u-boot"], Field(description="default boot path: QEMU -kernel/-initrd, or U-Boot with TFTP")
+    ] = "direct"
+    milestones: Annotated[
+        dict[str, Annotated[str, Field(max_length=1000)]],
+        Field(description="milestone name -> regex, overriding the defaults of configs/milestones.toml"),
+    ] = {}
+    kernels: Annotated[
+        list[KernelSpec], Field(min_length=1, max_length=32, description="the kernels to build and compare")
+    ]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BoardFile:
+        if self.boot == "u-boot" and self.uboot is None:
+            raise located("uboot", "missing, but boot = 'u-boot'")
+        if self.qemu is None and self.serial is None:
+            raise located("qemu", "a board needs a [qemu] or a [serial] table")
+        ids = [k.id for k in self.kernels]
+        for i, kid in enumerate(ids):
+            if kid in ids[:i]:
+                raise located(f"kernels[{i}].id", f"{kid!r} is listed twice")
+        return self
 
 
 @dataclass
 class Kernel:
     id: str
     description: str
-    source: dict
+    source: SourceSpec
     defconfig: str
     config_file: str
-    fragments: list
+    fragments: list[str]
     era: Era
     arch: Arch
     cross_compile: str
-    make_args: list
+    make_args: list[str]
     cmdline: str
 
     def config_inputs(self, configs: Path) -> list[Path]:
@@ -277,16 +496,16 @@ class Board:
     console: str
     earlycon: str
     cmdline: str
-    image: dict
-    qemu: dict | None
-    uboot: dict | None
-    serial: dict | None
-    power: dict | None
-    tftp: dict | None
-    nfs: dict
+    image: ImageSpec
+    qemu: QemuSpec | None
+    uboot: UbootSpec | None
+    serial: SerialSpec | None
+    power: PowerSpec | None
+    tftp: TftpSpec | None
+    nfs: NfsSpec
     boot: str
-    milestones: dict
-    kernels: list = field(default_factory=list)
+    milestones: dict[str, str]
+    kernels: list[Kernel] = field(default_factory=list)
 
     def kernel(self, kid: str) -> Kernel:
         for k in self.kernels:
@@ -300,10 +519,23 @@ def resolve_config(name: str, configs: Path) -> Path:
     return p if p.is_absolute() else configs / p
 
 
+def check_config_path(name: str, configs: Path) -> str | None:
+    """Why a config file or fragment name is not acceptable, or None."""
+    p = Path(name).expanduser()
+    if p.is_absolute():
+        return None if p.is_file() else "no such regular file"
+    full = (configs / p).resolve()
+    if not full.is_relative_to(configs.resolve()):
+        return "a relative path must stay inside configs/"
+    return None if full.is_file() else "no such file under configs/"
+
+
 def board_file(name_or_path: str, boards: Path | None = None) -> Path:
     boards = boards or paths.BOARDS
     if name_or_path.endswith(".toml") or "/" in name_or_path:
         return Path(name_or_path)
+    if not NAME_RE.match(name_or_path):
+        raise DataError(f"{show(name_or_path)} is not a board name (letters, digits and . _ + - only)")
     return boards / f"{name_or_path}.toml"
 
 
@@ -315,145 +547,132 @@ def list_boards(boards: Path | None = None) -> list[str]:
 def load_board(name_or_path: str, boards: Path | None = None, configs: Path | None = None) -> Board:
     configs = configs or paths.CONFIGS
     f = board_file(name_or_path, boards)
-    if not f.exists():
+    if not f.exists() and not f.is_symlink():
         raise DataError(
             f"unknown board {name_or_path!r} (no {paths.rel(f)}; known: {', '.join(list_boards(boards)) or 'none'})"
         )
     where = paths.rel(f)
-    d = validate(load_toml(f), BOARD_SPEC, where)
-    if d["name"] != f.stem:
-        raise DataError(f"{where}: field 'name': {d['name']!r} does not match the file name {f.stem!r}")
-    if not d["kernels"]:
-        raise DataError(f"{where}: field 'kernels': the board lists no kernel")
-    if d["boot"] == "u-boot" and not d["uboot"]:
-        raise DataError(f"{where}: field 'uboot': missing, but boot = 'u-boot'")
-    if not d["qemu"] and not d["serial"]:
-        raise DataError(f"{where}: field 'qemu': a board needs a [qemu] or a [serial] table")
-    if d["nfs"] and d["nfs"]["server"] == "external":
-        for key in ("export_dir", "export_path"):
-            if not d["nfs"][key]:
-                raise DataError(f"{where}: field 'nfs.{key}': required when nfs.server = 'external'")
+    d = validate_as(BoardFile, load_toml(f, "board file"), where)
+    if d.name != f.stem:
+        raise DataError(f"{where}: field 'name': {d.name!r} does not match the file name {f.stem!r}")
     try:
-        arch = load_arch(d["arch"], configs)
+        arch = load_arch(d.arch, configs)
     except DataError as e:
-        raise DataError(f"{where}: field 'arch': {e}")
-    if d["image"]["target"] not in arch.images:
+        raise DataError(f"{where}: field 'arch': {e}") from None
+    if d.image.target not in arch.images:
         raise DataError(
-            f"{where}: field 'image.target': {d['image']['target']!r} is not an image of "
-            f"arch {arch.name} ({', '.join(arch.images)})"
+            f"{where}: field 'image.target': {d.image.target!r} is not an image of arch {arch.name} "
+            f"({', '.join(arch.images)})"
         )
-    board_cc = d["cross_compile"] if d["cross_compile"] is not None else arch.cross_compile
-    kernels = []
-    seen = set()
-    eras = known_eras(configs)
-    for i, k in enumerate(d["kernels"]):
-        kw = f"kernels[{i}]"
-        if k["id"] in seen:
-            raise DataError(f"{where}: field '{kw}.id': {k['id']!r} is listed twice")
-        seen.add(k["id"])
-        if k["era"] not in eras:
-            raise DataError(
-                f"{where}: field '{kw}.era': {k['era']!r} is not one of " + ", ".join(repr(e) for e in eras)
-            )
-        _check_source(k["source"], where, f"{kw}.source")
-        if not k["defconfig"] and not k["config_file"]:
-            raise DataError(f"{where}: field '{kw}.defconfig': give a defconfig or a config_file")
-        for j, frag in enumerate([k["config_file"]] if k["config_file"] else []):
-            if not resolve_config(frag, configs).exists():
-                raise DataError(f"{where}: field '{kw}.config_file': {frag!r}: no such file under configs/")
-        for j, frag in enumerate(k["fragments"]):
-            if not resolve_config(frag, configs).exists():
-                raise DataError(f"{where}: field '{kw}.fragments[{j}]': {frag!r}: no such file under configs/")
-        for j, a in enumerate(k["make_args"]):
-            if "=" not in a or a.startswith("="):
-                raise DataError(f"{where}: field '{kw}.make_args[{j}]': {a!r}: expected VAR=value")
-        karch = arch
-        if k["arch"]:
-            try:
-                karch = load_arch(k["arch"], configs)
-            except DataError as e:
-                raise DataError(f"{where}: field '{kw}.arch': {e}")
-        if k["cross_compile"] is not None:
-            kcc = k["cross_compile"]
-        elif k["arch"] and d["cross_compile"] is None:
-            kcc = karch.cross_compile
-        else:
-            kcc = board_cc
-        kernels.append(
-            Kernel(
-                id=k["id"],
-                description=k["description"],
-                source=k["source"],
-                defconfig=k["defconfig"],
-                config_file=k["config_file"],
-                fragments=k["fragments"],
-                era=load_era(k["era"], configs),
-                arch=karch,
-                cross_compile=kcc,
-                make_args=k["make_args"],
-                cmdline=k["cmdline"],
-            )
-        )
+    check_overrides(d.milestones, where)
+    board_cc = d.cross_compile if d.cross_compile is not None else arch.cross_compile
+    kernels = [_kernel(k, i, d, arch, board_cc, where, configs) for i, k in enumerate(d.kernels)]
     return Board(
-        name=d["name"],
-        description=d["description"],
+        name=d.name,
+        description=d.description,
         file=f,
         arch=arch,
         cross_compile=board_cc,
-        memory_mb=d["memory_mb"],
-        console=d["console"],
-        earlycon=d["earlycon"],
-        cmdline=d["cmdline"],
-        image=d["image"],
-        qemu=d["qemu"],
-        uboot=d["uboot"],
-        serial=d["serial"],
-        power=d["power"],
-        tftp=d["tftp"],
-        nfs=d["nfs"] or validate({}, NFS_SPEC, where, "nfs"),
-        boot=d["boot"],
-        milestones=d["milestones"],
+        memory_mb=d.memory_mb,
+        console=d.console,
+        earlycon=d.earlycon,
+        cmdline=d.cmdline,
+        image=d.image,
+        qemu=d.qemu,
+        uboot=d.uboot,
+        serial=d.serial,
+        power=d.power,
+        tftp=d.tftp,
+        nfs=d.nfs,
+        boot=d.boot,
+        milestones=d.milestones,
         kernels=kernels,
     )
 
 
-def _check_source(s: dict, where: str, name: str) -> None:
-    kinds = [k for k in ("debian", "url", "tarball", "path") if s.get(k)]
-    if len(kinds) != 1:
-        raise DataError(
-            f"{where}: field '{name}': give exactly one of debian, url, tarball, path "
-            f"(got {', '.join(kinds) or 'none'})"
-        )
-    kind = kinds[0]
-    if kind == "debian" and not s.get("suite"):
-        raise DataError(f"{where}: field '{name}.suite': missing (required with 'debian')")
-    if kind == "url" and not s.get("sha256"):
-        raise DataError(
-            f"{where}: field '{name}.sha256': missing (required with 'url'; "
-            f"take it from the sha256sums file published next to the tarball)"
-        )
+def _kernel(k: KernelSpec, i: int, d: BoardFile, arch: Arch, board_cc: str, where: str, configs: Path) -> Kernel:
+    kw = f"kernels[{i}]"
+    try:
+        era = load_era(k.era, configs)
+    except DataError as e:
+        raise DataError(f"{where}: field '{kw}.era': {e}") from None
+    for name, value in ([("config_file", k.config_file)] if k.config_file else []) + [
+        (f"fragments[{j}]", frag) for j, frag in enumerate(k.fragments)
+    ]:
+        why = check_config_path(value, configs)
+        if why:
+            raise DataError(f"{where}: field '{kw}.{name}': {value!r}: {why}")
+    src = k.source
+    if src.tarball and not Path(src.tarball).expanduser().is_file():
+        raise DataError(f"{where}: field '{kw}.source.tarball': {src.tarball!r}: no such file")
+    if src.path and not Path(src.path).expanduser().is_dir():
+        raise DataError(f"{where}: field '{kw}.source.path': {src.path!r}: no such directory")
+    karch = arch
+    if k.arch:
+        try:
+            karch = load_arch(k.arch, configs)
+        except DataError as e:
+            raise DataError(f"{where}: field '{kw}.arch': {e}") from None
+    if k.cross_compile is not None:
+        kcc = k.cross_compile
+    elif k.arch and d.cross_compile is None:
+        kcc = karch.cross_compile
+    else:
+        kcc = board_cc
+    return Kernel(
+        id=k.id,
+        description=k.description,
+        source=k.source,
+        defconfig=k.defconfig,
+        config_file=k.config_file,
+        fragments=list(k.fragments),
+        era=era,
+        arch=karch,
+        cross_compile=kcc,
+        make_args=list(k.make_args),
+        cmdline=k.cmdline,
+    )
+
+
+# --- published schema and reference docs ------------------------------------
+
+
+def board_schema() -> dict[str, Any]:
+    """The JSON Schema of a board file (docs/board-schema.json; `bringup doc board-schema`)."""
+    s = BoardFile.model_json_schema()
+    s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    s["title"] = "bringup board file (boards/<name>.toml)"
+    return s
+
+
+def board_schema_json() -> str:
+    return json.dumps(board_schema(), indent=2, sort_keys=True) + "\n"
 
 
 def reference_markdown() -> str:
-    """docs/board-files.md, generated from the specs above (tests check it is current)."""
-    from bringup.model.schema import markdown
+    """docs/board-files.md, generated from the models above (tests check it is current)."""
+    from bringup.model.docgen import markdown
 
     lines = [
         "# Board, architecture and era files",
         "",
-        "Generated from `scripts/lib/bringup/board.py` by `scripts/bringup doc board-files`; do not edit by hand.",
+        "Generated from `scripts/lib/bringup/model/board.py` by `bringup doc board-files`; do not edit by hand.",
         "",
         "A board is `boards/<name>.toml`. It names an architecture (`configs/arch/<arch>.toml`), "
         "and each kernel names an era (`configs/era/<era>.toml`) that selects the build recipe. "
-        "Config fragments and config files are paths relative to `configs/`. Every file is "
-        "validated on load; an error names the file, the field and the value.",
+        "Config fragments and config files are paths relative to `configs/` (an absolute path must be an existing "
+        "file). Every file is validated on load; an error names the file, the field and the value.",
+        "",
+        "The JSON Schema of a board file is `docs/board-schema.json` (`bringup doc board-schema`); the shipped "
+        "boards name it in their first line (`#:schema ../docs/board-schema.json`), so editors with a TOML "
+        "language server (Even Better TOML / taplo) complete and check board files as you type.",
         "",
         "## Board files (`boards/*.toml`)",
         "",
     ]
-    lines += markdown(BOARD_SPEC, "top level")
+    lines += markdown(BoardFile, "top level")
     lines += ["## Architecture files (`configs/arch/*.toml`)", ""]
-    lines += markdown(ARCH_SPEC, "fields")
+    lines += markdown(ArchFile, "fields")
     lines += ["## Era files (`configs/era/*.toml`)", ""]
-    lines += markdown(ERA_SPEC, "fields")
+    lines += markdown(EraFile, "fields")
     return "\n".join(lines).rstrip() + "\n"

@@ -425,7 +425,7 @@ def _environment(board: Board, build: dict) -> dict:
         "python": platform.python_version(),
     }
     if board.qemu:
-        env["qemu"] = _version([board.qemu["binary"], "--version"])
+        env["qemu"] = _version([board.qemu.binary, "--version"])
     env["toolchains"] = sorted({r["toolchain"]["version"] for r in build.values()})
     env["kernels"] = [
         {

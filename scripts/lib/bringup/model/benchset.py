@@ -1,0 +1,59 @@
+"""configs/lmbench.toml as a typed model: the benchmarks the guest runs, and how
+a user-given lmbench source is built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, field_validator
+
+from bringup.model.base import Strict, load_toml, validate_as
+from bringup.util import paths
+
+Seconds = Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]
+
+
+class Bench(Strict):
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_]+$", max_length=64)]
+    group: Annotated[str, Field(min_length=1, max_length=80, description="lmbench's own summary group")]
+    cmd: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=1000,
+            pattern=r"^[^\x00-\x1f\x7f]*$",
+            description="shell command in the lmbench binary directory; {q} expands to quick_flags in quick mode",
+        ),
+    ]
+    quick: Annotated[bool, Field(description="part of the quick set")] = True
+    timeout: Annotated[Seconds, Field(description="seconds in quick mode (full mode multiplies it)")] = 60.0
+
+
+class SourceBuild(Strict):
+    os: Annotated[str, Field(min_length=1, max_length=128)] = "{triplet}"
+    make_args: Annotated[list[Annotated[str, Field(min_length=1, max_length=2000)]], Field(min_length=1)]
+    timeout: Seconds = 1800.0
+
+
+class BenchSet(Strict):
+    quick_env: Annotated[str, Field(pattern=r"^[A-Za-z0-9_=. -]*$")] = ""
+    quick_flags: Annotated[str, Field(pattern=r"^[A-Za-z0-9 -]*$")] = ""
+    full_timeout_factor: Annotated[float, Field(ge=1, le=1000, allow_inf_nan=False)] = 10.0
+    setup: Annotated[str, Field(max_length=2000, pattern=r"^[^\x00-\x1f\x7f']*$")] = ""
+    source_build: SourceBuild
+    bench: Annotated[list[Bench], Field(min_length=1, max_length=500)]
+
+    @field_validator("bench")
+    @classmethod
+    def _unique(cls, v: list[Bench]) -> list[Bench]:
+        names = [b.name for b in v]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup:
+            raise ValueError(f"benchmark {dup!r} is listed twice")
+        return v
+
+
+def load_set(file: Path | None = None) -> BenchSet:
+    f = file or paths.CONFIGS / "lmbench.toml"
+    return validate_as(BenchSet, load_toml(f), paths.rel(f))
