@@ -66,7 +66,7 @@ def test_uboot_path_end_to_end_with_timestamps(arm, fake_build, tmp_path):
         "kernel_load",
         "starting_kernel",
         "linux_version",
-        "console",
+        "console_enabled",
         "freeing_init",
         "run_init",
         "userspace",
@@ -78,7 +78,7 @@ def test_uboot_path_end_to_end_with_timestamps(arm, fake_build, tmp_path):
     # the fake sleeps 0.30 s between "Run /init" and the marker: the stamps must show it
     iv = {(i["from"], i["to"]): i["host_s"] for i in r["intervals"]}
     assert iv[("run_init", "userspace")] == pytest.approx(0.30, abs=0.08)
-    assert iv[("console", "freeing_init")] == pytest.approx(0.20, abs=0.08)
+    assert iv[("console_enabled", "freeing_init")] == pytest.approx(0.20, abs=0.08)
     log = (tmp_path / "run" / "console.log").read_text()
     assert "] [    0.300000] Freeing unused kernel image" in log
     assert (tmp_path / "run" / "console.raw").read_bytes().count(b"\r\n") > 5

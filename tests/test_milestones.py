@@ -44,7 +44,7 @@ def test_2_6_wording_with_printk_times():
     r = parse("boot-2.6-sandpoint.log")
     assert r["format"] == "printk"
     m = r["milestones"]
-    assert m["console"]["printk_s"] == 0.91
+    assert m["console_enabled"]["printk_s"] == 0.91
     assert m["nfs_root"]["printk_s"] == 14.9
     assert m["freeing_init"]["printk_s"] == 14.91
     assert "bootloader" not in m and r["complete"]
@@ -58,7 +58,7 @@ def test_modern_stamped_log_times_and_intervals():
     assert m["freeing_init"]["host_s"] == 1.049191 and m["freeing_init"]["printk_s"] == 0.281542
     assert m["freeing_init"]["text"].endswith("Freeing unused kernel image (initmem) memory: 1024K")
     # the earlycon 'bootconsole' line is not the console milestone
-    assert m["console"]["text"].endswith("legacy console [ttyAMA0] enabled")
+    assert m["console_enabled"]["text"].endswith("legacy console [ttyAMA0] enabled")
     iv = {(i["from"], i["to"]): i for i in r["intervals"]}
     assert iv[("freeing_init", "run_init")]["host_s"] == pytest.approx(0.001433)
     assert iv[("freeing_init", "run_init")]["printk_s"] == pytest.approx(0.000691)
@@ -101,8 +101,8 @@ def test_garbage_bytes_break_nothing():
         ("[    0.281542] Freeing unused kernel image (initmem) memory: 1024K", "freeing_init"),
         ("Freeing init memory: 132K", "freeing_init"),
         ("[   14.9] VFS: Mounted root (nfs4 filesystem) on device 0:14.", "nfs_root"),
-        ("[    0.91] console [ttyS0] enabled", "console"),
-        ("[    0.91] printk: console [ttyAMA0] enabled", "console"),
+        ("[    0.91] console [ttyS0] enabled", "console_enabled"),
+        ("[    0.91] printk: console [ttyAMA0] enabled", "console_enabled"),
         ("bringup login: ", "login"),
         # a late kernel message can land on the prompt's line
         ("bringup login: [    0.921860] input: ImExPS/2 Generic Explorer Mouse as /devices/input2", "login"),
