@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
-from dataclasses import dataclass
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bringup.errors import BringupError
 
+# BRINGUP_DEBIAN_MIRROR / BRINGUP_DEBIAN_SECURITY_MIRROR point at another mirror (a local one)
 MIRROR = "http://deb.debian.org/debian"
 SECURITY_MIRROR = "http://deb.debian.org/debian-security"
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
@@ -46,6 +51,7 @@ class PrivateApt:
     components: tuple[str, ...] = ("main",)
     architectures: tuple[str, ...] = ("amd64",)
     deb_src: bool = False
+    warn: Callable[[str], None] = field(default=lambda m: print(f"bringup: warning: {m}", file=sys.stderr))
 
     def __post_init__(self):
         if self.suite not in SUITES:
@@ -61,6 +67,7 @@ class PrivateApt:
         lines = []
         comps = " ".join(self.components)
         for uri, suite in SUITES[self.suite]:
+            uri = _mirror(uri)
             lines.append(f"deb [signed-by={KEYRING}] {uri} {suite} {comps}")
             if self.deb_src:
                 lines.append(f"deb-src [signed-by={KEYRING}] {uri} {suite} {comps}")
@@ -95,23 +102,58 @@ APT::Sandbox::User "root";
         return env
 
     def update(self, max_age_s: float = 24 * 3600) -> None:
-        """apt-get update into the private lists; skipped while they are fresh."""
-        self._write_config()
-        stamp = self.dir / "lists" / ".bringup-updated"
-        import time
+        """apt-get update into the private lists; skipped while they are fresh.
 
+        The update goes to a staging copy of the lists, which replaces them only
+        when the main suite's indexes came in.  When the mirror cannot be reached
+        (apt-get then often exits 0, with Err:/W: lines), the old lists and their
+        age are kept: with old lists bringup warns and goes on, without any it fails."""
+        self._write_config()
+        lists = self.dir / "lists"
+        stamp = lists / ".bringup-updated"
         if stamp.exists() and time.time() - stamp.stat().st_mtime < max_age_s:
             return
-        p = subprocess.run(["apt-get", "-q", "update"], env=self._env(), capture_output=True, text=True)
-        if p.returncode != 0:
-            # a companion suite (security, backports) may lack some architectures on
-            # this mirror: that is fine as long as the main suite's indexes came in
-            failed = re.findall(r"Failed to fetch (\S+)", p.stdout + p.stderr)
-            main = [u for u in failed if f"/dists/{self.suite}/" in u]
-            if main or not failed:
-                tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
-                raise BringupError(f"apt-get update ({self.suite}) failed (exit {p.returncode}): {' | '.join(tail)}")
+        staging = self.dir / "lists.new"
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(lists, staging, ignore=shutil.ignore_patterns(".bringup-updated", "lock"))
+        p = subprocess.run(
+            ["apt-get", "-q", "-o", f"Dir::State::Lists={staging}", "update"],
+            env=self._env(),
+            capture_output=True,
+            text=True,
+        )
+        why = self._update_failure(p, staging)
+        if why:
+            shutil.rmtree(staging, ignore_errors=True)
+            if _has_indexes(lists, self.suite):
+                age = time.time() - stamp.stat().st_mtime if stamp.exists() else None
+                when = f"{age / 3600:.0f} h old" if age is not None else "of unknown age"
+                self.warn(f"apt-get update ({self.suite}): {why}; using the package lists already here ({when})")
+                return
+            raise BringupError(f"apt-get update ({self.suite}): {why}; no package lists to fall back on")
+        old = self.dir / "lists.old"
+        shutil.rmtree(old, ignore_errors=True)
+        lists.rename(old)
+        staging.rename(lists)
+        shutil.rmtree(old, ignore_errors=True)
         stamp.touch()
+
+    def _update_failure(self, p: subprocess.CompletedProcess, staging: Path) -> str | None:
+        """Why an update did not bring the main suite's indexes, or None."""
+        out = p.stdout + p.stderr
+        failed = re.findall(r"(?:Failed to fetch|Err:\d+) (\S+)", out)
+        # a companion suite (security, backports) may lack some architectures on
+        # this mirror: that is fine as long as the main suite's indexes came in
+        main = [u for u in failed if f"/dists/{self.suite}/" in u or u.endswith(f" {self.suite}")]
+        unreachable = re.search(r"(Temporary failure resolving|Could not connect|Connection failed|"
+                                r"Could not resolve|No route to host|Network is unreachable)[^\n]*", out)
+        if p.returncode != 0 and (main or not failed):
+            tail = (p.stderr or p.stdout).strip().splitlines()[-2:]
+            return f"failed (exit {p.returncode}): {' | '.join(tail)}"
+        if main or not _has_indexes(staging, self.suite):
+            reason = unreachable.group(0).strip() if unreachable else (main[0] if main else "no index arrived")
+            return f"the Debian mirror could not be reached ({reason})"
+        return None
 
     def candidate(self, package: str) -> str | None:
         """The version apt would download, or None."""
@@ -180,6 +222,21 @@ APT::Sandbox::User "root";
         if p.returncode != 0:
             tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
             raise BringupError(f"{what} failed (exit {p.returncode}): {' | '.join(tail)}")
+
+
+def _mirror(uri: str) -> str:
+    if uri == MIRROR:
+        return os.environ.get("BRINGUP_DEBIAN_MIRROR") or uri
+    if uri == SECURITY_MIRROR:
+        return os.environ.get("BRINGUP_DEBIAN_SECURITY_MIRROR") or uri
+    return uri
+
+
+def _has_indexes(lists: Path, suite: str) -> bool:
+    """Whether a lists directory holds the main suite's Packages or Sources index."""
+    return lists.is_dir() and any(
+        f"_dists_{suite}_" in f.name and ("_Packages" in f.name or "_Sources" in f.name) for f in lists.iterdir()
+    )
 
 
 def _deb_matches(filename: str, pkg: str, version: str, arch: str | None) -> bool:

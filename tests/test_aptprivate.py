@@ -1,0 +1,47 @@
+"""The private apt configuration when the mirror cannot be reached: real apt-get
+against a closed loopback port (nothing leaves the machine)."""
+
+import os
+import time
+
+import pytest
+
+from bringup.errors import BringupError
+from bringup.util.aptprivate import PrivateApt
+
+DEAD = "http://127.0.0.1:9/debian"  # the discard port: nothing listens
+
+
+@pytest.fixture
+def dead_mirror(monkeypatch):
+    monkeypatch.setenv("BRINGUP_DEBIAN_MIRROR", DEAD)
+    monkeypatch.setenv("BRINGUP_DEBIAN_SECURITY_MIRROR", DEAD + "-security")
+
+
+def test_unreachable_mirror_without_lists_is_one_line_and_marks_nothing_fresh(tmp_path, dead_mirror):
+    apt = PrivateApt(tmp_path / "apt", "bookworm")
+    with pytest.raises(BringupError) as e:
+        apt.update()
+    msg = str(e.value)
+    assert "apt-get update (bookworm): the Debian mirror could not be reached" in msg
+    assert "no package lists to fall back on" in msg and "\n" not in msg
+    assert not (apt.dir / "lists" / ".bringup-updated").exists()
+    assert not (apt.dir / "lists.new").exists()
+
+
+def test_unreachable_mirror_keeps_old_lists_and_their_age(tmp_path, dead_mirror):
+    warnings = []
+    apt = PrivateApt(tmp_path / "apt", "bookworm", warn=warnings.append)
+    apt._write_config()
+    lists = apt.dir / "lists"
+    index = lists / "deb.debian.org_debian_dists_bookworm_main_binary-amd64_Packages"
+    index.write_text("Package: linux-source-6.1\nVersion: 6.1.1-1\n")
+    stamp = lists / ".bringup-updated"
+    stamp.touch()
+    two_days = time.time() - 2 * 86400
+    os.utime(stamp, (two_days, two_days))
+    before = (index.read_bytes(), index.stat().st_mtime, stamp.stat().st_mtime)
+    apt.update()
+    assert (index.read_bytes(), index.stat().st_mtime, stamp.stat().st_mtime) == before
+    assert len(warnings) == 1 and "the Debian mirror could not be reached" in warnings[0]
+    assert "using the package lists already here (48 h old)" in warnings[0]
