@@ -133,3 +133,30 @@ def test_login_word_in_a_kernel_message_is_not_the_prompt():
     s = ms.Scan(load_rules())
     s.feed(1, None, "[    1.0] audit: type=1006 old-auid=4294967295 auid=0 tty=(none) res=1 login:")
     assert "login" not in s.found
+
+
+def test_stream_reading_cuts_overlong_lines_and_counts_every_line():
+    import io
+
+    log = b"x" * (ms.MAX_LINE * 3) + b"\nLinux version 2.6.32 (gcc)\n\xff\xfe broken bytes\r\nlast"
+    fmt, lines = ms.read_log_stream(io.BytesIO(log))
+    got = list(lines)
+    assert fmt == "raw" and [n for n, _, _ in got] == [1, 2, 3, 4]
+    assert len(got[0][2]) == ms.MAX_LINE and got[1][2] == "Linux version 2.6.32 (gcc)"
+    assert got[2][2] == "\ufffd\ufffd broken bytes" and got[3][2] == "last"
+    res = ms.parse_bootlog(io.BytesIO(log), load_rules())
+    assert res["lines"] == 4 and res["milestones"]["linux_version"]["line"] == 2
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "fifo"])
+def test_parse_refuses_what_is_not_a_regular_file_in_one_line(tmp_path, kind):
+    import os
+
+    p = tmp_path / "log"
+    if kind == "directory":
+        p.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(p)
+    r = run_cli("parse", "bootlog", str(p))
+    words = {"missing": "no such file", "directory": "is a directory", "fifo": "not a regular file"}[kind]
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and words in r.stderr and "Traceback" not in r.stderr

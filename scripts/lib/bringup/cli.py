@@ -176,23 +176,48 @@ def cmd_compare(a) -> int:
     return 0
 
 
+def _check_input_file(p) -> None:
+    """A file the user names to read: a readable regular file (no directory, FIFO or device)."""
+    import os
+    import stat
+
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise BringupError(f"{p}: no such file") from None
+    except OSError as e:
+        raise BringupError(f"{p}: cannot read: {e.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise BringupError(f"{p}: is a directory, not a log file")
+    if not stat.S_ISREG(st.st_mode):
+        raise BringupError(f"{p}: not a regular file (a FIFO, socket or device)")
+    if not os.access(p, os.R_OK):
+        raise BringupError(f"{p}: not readable (permission denied)")
+
+
 def cmd_parse(a) -> int:
     from pathlib import Path
 
     from bringup.model.milestones import load_rules
     from bringup.parse import milestones as ms
 
-    data = sys.stdin.buffer.read() if a.file == "-" else Path(a.file).read_bytes()
+    if a.file != "-":
+        _check_input_file(Path(a.file))
     if a.what == "bootlog":
         rules = load_rules()
         if a.board:
             from bringup.model.board import load_board
 
             rules = load_rules(load_board(a.board).milestones)
-        res = ms.parse_bootlog(data, rules)
+        if a.file == "-":
+            res = ms.parse_bootlog(sys.stdin.buffer, rules)
+        else:
+            with open(a.file, "rb") as f:  # streamed: bounded memory for any size of log
+                res = ms.parse_bootlog(f, rules)
     else:
         from bringup.parse import lmbench as lmbench_parse
 
+        data = sys.stdin.buffer.read() if a.file == "-" else Path(a.file).read_bytes()
         res = lmbench_parse.parse_any(data.decode("utf-8", errors="replace"))
     print(json.dumps(res, indent=2))
     return 0

@@ -18,8 +18,12 @@ Timing rules, named and explicit:
 
 from __future__ import annotations
 
+import io
 import re
 import statistics
+from collections.abc import Iterator
+from itertools import chain, islice
+from typing import BinaryIO
 from dataclasses import dataclass, field, replace
 
 PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\]\s?")
@@ -207,36 +211,61 @@ class Scan:
 # --- reading logs made elsewhere -----------------------------------------
 
 
-def read_log(data: bytes) -> tuple[str, list[tuple[int, float | None, str]]]:
-    """Raw bytes of a log -> (format, [(line_no, host_time_or_None, text)]).
+MAX_LINE = 64 * 1024  # longer lines are cut (the rest of the line is read and dropped)
+
+
+def iter_lines(f: BinaryIO) -> Iterator[str]:
+    """The lines of a binary stream as text (UTF-8, bad bytes replaced, CRs removed),
+    in bounded memory whatever the size of the log or of one line."""
+    while True:
+        chunk = f.readline(MAX_LINE)
+        if not chunk:
+            return
+        if not chunk.endswith(b"\n"):
+            rest = chunk
+            while rest and not rest.endswith(b"\n"):
+                rest = f.readline(MAX_LINE)
+        yield chunk.decode("utf-8", errors="replace").replace("\r", "").removesuffix("\n")
+
+
+def read_log_stream(f: BinaryIO) -> tuple[str, Iterator[tuple[int, float | None, str]]]:
+    """A log on a binary stream -> (format, iterator of (line_no, host_time_or_None, text)).
 
     Formats: 'stamped' (grabserial/bringup: "[abs delta] text"), 'printk'
-    (dmesg-style), 'raw'."""
-    text = data.decode("utf-8", errors="replace").replace("\r", "")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    stamped = sum(1 for line in lines[:50] if STAMPED_RE.match(line))
-    if lines and stamped >= max(1, len(lines[:50]) // 2):
-        out = []
-        for i, line in enumerate(lines, 1):
-            m = STAMPED_RE.match(line)
-            out.append((i, float(m.group(1)), m.group(3)) if m else (i, None, line))
-        return "stamped", out
-    printk = sum(1 for line in lines[:200] if PRINTK_RE.match(line))
-    fmt = "printk" if printk >= max(1, len(lines[:200]) // 3) else "raw"
-    return fmt, [(i, None, line) for i, line in enumerate(lines, 1)]
+    (dmesg-style), 'raw'; told from the first 200 lines."""
+    lines = iter_lines(f)
+    head = list(islice(lines, 200))
+    stamped = sum(1 for line in head[:50] if STAMPED_RE.match(line))
+    every = chain(head, lines)
+    if head and stamped >= max(1, len(head[:50]) // 2):
+
+        def stamped_lines() -> Iterator[tuple[int, float | None, str]]:
+            for i, line in enumerate(every, 1):
+                m = STAMPED_RE.match(line)
+                yield (i, float(m.group(1)), m.group(3)) if m else (i, None, line)
+
+        return "stamped", stamped_lines()
+    printk = sum(1 for line in head if PRINTK_RE.match(line))
+    fmt = "printk" if printk >= max(1, len(head) // 3) else "raw"
+    return fmt, ((i, None, line) for i, line in enumerate(every, 1))
 
 
-def parse_bootlog(data: bytes, rules: Rules) -> dict:
-    fmt, lines = read_log(data)
+def read_log(data: bytes) -> tuple[str, list[tuple[int, float | None, str]]]:
+    """Raw bytes of a log -> (format, [(line_no, host_time_or_None, text)])."""
+    fmt, lines = read_log_stream(io.BytesIO(data))
+    return fmt, list(lines)
+
+
+def parse_bootlog(data: bytes | BinaryIO, rules: Rules) -> dict:
+    """The milestones, intervals and fault of a log (bytes or a binary stream, read once)."""
+    fmt, lines = read_log_stream(io.BytesIO(data) if isinstance(data, bytes) else data)
     scan = Scan(rules)
+    n = 0
     for n, host, text in lines:
-        scan.feed(n, host, text)
-        if scan.fault:
-            break
+        if scan.fault is None:
+            scan.feed(n, host, text)
     res = scan.result()
     res["format"] = fmt
-    res["lines"] = len(lines)
+    res["lines"] = n
     res["complete"] = scan.done()
     return res
