@@ -114,7 +114,10 @@ def test_no_python_file_names_a_milestone():
     names = {m["name"] for m in tomllib.loads((paths.CONFIGS / "milestones.toml").read_text())["milestone"]}
     found = []
     for f in modules():
-        found += [f"{f.relative_to(PKG)}:{line}: {name!r}" for line, name in milestone_name_uses(ast.parse(f.read_text()), names)]
+        found += [
+            f"{f.relative_to(PKG)}:{line}: {name!r}"
+            for line, name in milestone_name_uses(ast.parse(f.read_text()), names)
+        ]
     assert not found, "milestone names in Python (use a role flag in configs/milestones.toml): " + ", ".join(found)
 
 

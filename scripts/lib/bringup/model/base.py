@@ -9,6 +9,7 @@ typed models before any work starts.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tomllib
 from pathlib import Path
@@ -48,7 +49,8 @@ def field_path(loc: tuple[int | str, ...]) -> str:
         elif "[" in str(part) and "]" in str(part):  # pydantic's union tags, e.g. 'str' or 'list[str]'
             continue
         else:
-            out += f".{part}" if out else str(part)
+            name = str(part) if re.fullmatch(r"[A-Za-z0-9_+-]+", str(part)) else show(str(part))
+            out += f".{name}" if out else name
     return out or "<top>"
 
 

@@ -7,12 +7,13 @@ overrides are checked here, when the board is loaded, not when a boot starts.
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
-from bringup.model.base import DataError, Strict, load_toml, validate_as
+from bringup.model.base import DataError, Strict, field_path, load_toml, validate_as
 from bringup.parse.milestones import Milestone, Rules
 from bringup.util import paths
 
@@ -22,7 +23,9 @@ NAME_RE = r"^[a-z][a-z0-9_]*$"
 
 def check_regex(v: str) -> str:
     try:
-        re.compile(v)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # "possible nested set": valid today
+            re.compile(v)
     except re.error as e:
         raise ValueError(f"not a valid regular expression: {e}") from None
     return v
@@ -78,11 +81,13 @@ def check_overrides(overrides: dict[str, str], where: str, file: Path | None = N
     known = [m.name for m in load_file(file).milestone]
     for name, rx in overrides.items():
         if name not in known:
-            raise DataError(f"{where}: field 'milestones.{name}': no such milestone (known: {', '.join(known)})")
+            raise DataError(
+                f"{where}: field 'milestones.{field_path((name,))}': no such milestone (known: {', '.join(known)})"
+            )
         try:
             check_regex(rx)
         except ValueError as e:
-            raise DataError(f"{where}: field 'milestones.{name}': {rx!r}: {e}") from None
+            raise DataError(f"{where}: field 'milestones.{field_path((name,))}': {rx!r}: {e}") from None
 
 
 def load_rules(overrides: dict[str, str] | None = None, file: Path | None = None) -> Rules:

@@ -145,8 +145,11 @@ APT::Sandbox::User "root";
         # a companion suite (security, backports) may lack some architectures on
         # this mirror: that is fine as long as the main suite's indexes came in
         main = [u for u in failed if f"/dists/{self.suite}/" in u or u.endswith(f" {self.suite}")]
-        unreachable = re.search(r"(Temporary failure resolving|Could not connect|Connection failed|"
-                                r"Could not resolve|No route to host|Network is unreachable)[^\n]*", out)
+        unreachable = re.search(
+            r"(Temporary failure resolving|Could not connect|Connection failed|"
+            r"Could not resolve|No route to host|Network is unreachable)[^\n]*",
+            out,
+        )
         if p.returncode != 0 and (main or not failed):
             tail = (p.stderr or p.stdout).strip().splitlines()[-2:]
             return f"failed (exit {p.returncode}): {' | '.join(tail)}"

@@ -1,0 +1,209 @@
+"""Property-based tests (Hypothesis): whatever a data file or a log holds, the
+loaders end in a value or a one-line BringupError naming the file, and the pure
+parsers end in a value.  Never another exception, never a hang."""
+
+import math
+import tomllib
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bringup.errors import BringupError
+from bringup.model.base import DataError
+from bringup.model.benchset import load_set
+from bringup.model.board import load_arch, load_board, load_era
+from bringup.model.milestones import load_file, load_rules
+from bringup.parse import lmbench, meminfo
+from bringup.parse import milestones as ms
+from bringup.util import paths
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+# --- a tiny TOML writer, so that generated values become real files -----------
+
+
+def toml_scalar(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf") if math.isinf(v) else repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"').encode("unicode_escape").decode("ascii") + '"'
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_scalar(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{toml_key(k)} = {toml_scalar(x)}" for k, x in v.items()) + "}"
+    raise TypeError(type(v))
+
+
+def toml_key(k: str) -> str:
+    return k if k.replace("_", "").replace("-", "").isalnum() and k.isascii() and k else toml_scalar(k)
+
+
+def to_toml(d: dict) -> str:
+    return "\n".join(f"{toml_key(k)} = {toml_scalar(v)}" for k, v in d.items()) + "\n"
+
+
+scalars = st.one_of(
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70).filter(lambda i: -(2**63) <= i < 2**63),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=40),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(min_size=1, max_size=12), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+BOARD = tomllib.loads((paths.BOARDS / "qemu-arm.toml").read_text())
+BOARD_KEYS = sorted(BOARD) + ["qemu.smp", "qemu.args", "uboot.fdt_addr", "nfs.port", "serial", "power", "tftp"]
+KERNEL_KEYS = ["id", "source", "defconfig", "fragments", "make_args", "cmdline", "era", "arch", "cross_compile"]
+
+
+def mutate(d: dict, key: str, value) -> dict:
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in d.items()}
+    if "." in key:
+        table, sub = key.split(".", 1)
+        out.setdefault(table, {})
+        if isinstance(out[table], dict):
+            out[table][sub] = value
+    else:
+        out[key] = value
+    return out
+
+
+def check_load(f: Path, load) -> None:
+    try:
+        load()
+    except DataError as e:
+        msg = str(e)
+        assert "\n" not in msg, msg
+        assert str(f.name) in msg or "board" in msg, msg
+
+
+@SETTINGS
+@given(key=st.sampled_from(BOARD_KEYS), value=values)
+def test_board_with_one_field_of_any_value(tmp_path, key, value):
+    f = tmp_path / "qemu-arm.toml"
+    f.write_text(to_toml(mutate(BOARD, key, value)))
+    check_load(f, lambda: load_board(str(f)))
+
+
+@SETTINGS
+@given(key=st.sampled_from(KERNEL_KEYS), value=values)
+def test_board_kernel_with_one_field_of_any_value(tmp_path, key, value):
+    kernels = [dict(k) for k in BOARD["kernels"]]
+    kernels[0][key] = value
+    f = tmp_path / "qemu-arm.toml"
+    f.write_text(to_toml({**BOARD, "kernels": kernels}))
+    check_load(f, lambda: load_board(str(f)))
+
+
+@SETTINGS
+@given(data=st.binary(max_size=400))
+def test_board_file_of_any_bytes(tmp_path, data):
+    f = tmp_path / "b.toml"
+    f.write_bytes(data)
+    check_load(f, lambda: load_board(str(f)))
+
+
+@SETTINGS
+@given(text=st.text(max_size=300))
+def test_board_file_of_any_text(tmp_path, text):
+    f = tmp_path / "b.toml"
+    f.write_text(text)
+    check_load(f, lambda: load_board(str(f)))
+
+
+def config_copy(tmp_path: Path) -> Path:
+    configs = tmp_path / "configs"
+    if not configs.exists():
+        import shutil
+
+        shutil.copytree(paths.CONFIGS, configs)
+    return configs
+
+
+@SETTINGS
+@given(
+    kind=st.sampled_from(["arch/arm", "era/2.6+", "milestones", "lmbench"]),
+    key=st.text(min_size=1, max_size=20),
+    value=values,
+)
+def test_config_files_with_any_field(tmp_path, kind, key, value):
+    configs = config_copy(tmp_path)
+    f = configs / f"{kind}.toml"
+    original = tomllib.loads((paths.CONFIGS / f"{kind}.toml").read_text())
+    real_key = sorted(original)[hash(key) % len(original)] if key.isdigit() else key
+    f.write_text(to_toml({**original, real_key: value}))
+    loaders = {
+        "arch/arm": lambda: load_arch("arm", configs),
+        "era/2.6+": lambda: load_era("2.6+", configs),
+        "milestones": lambda: load_rules(file=f),
+        "lmbench": lambda: load_set(f),
+    }
+    check_load(f, loaders[kind])
+
+
+@SETTINGS
+@given(data=st.binary(max_size=300))
+def test_milestones_file_of_any_bytes(tmp_path, data):
+    f = tmp_path / "milestones.toml"
+    f.write_bytes(data)
+    check_load(f, lambda: load_file(f))
+
+
+# --- pure parsers: any text gives a value ---------------------------------------
+
+REAL_LINES = [
+    line
+    for p in sorted((paths.ROOT / "tests" / "data").rglob("*.log"))
+    for line in p.read_text(errors="replace").splitlines()[:80]
+]
+log_lines = st.one_of(st.sampled_from(REAL_LINES), st.text(max_size=120))
+
+
+@SETTINGS
+@given(lines=st.lists(log_lines, max_size=60), crlf=st.booleans())
+def test_bootlog_parser_takes_any_log(lines, crlf):
+    data = ("\r\n" if crlf else "\n").join(lines).encode("utf-8", errors="replace")
+    res = ms.parse_bootlog(data, RULES)
+    assert res["lines"] == len(data.split(b"\n")) - (1 if data.endswith(b"\n") else 0) or not data
+    for found in res["milestones"].values():
+        assert 1 <= found["line"] <= max(res["lines"], 1)
+
+
+RULES = load_rules()
+
+
+@SETTINGS
+@given(text=st.one_of(st.text(max_size=300), st.lists(log_lines, max_size=20).map("\n".join)))
+def test_meminfo_parsers_take_any_text(text):
+    for fn in (meminfo.parse_memory_line, meminfo.parse_free, meminfo.parse_meminfo, meminfo.parse_mem_eat):
+        fn(text)
+
+
+LMBENCH_LINES = [
+    line
+    for p in sorted((paths.ROOT / "tests" / "data").rglob("*"))
+    if p.is_file() and "lmbench" in str(p)
+    for line in p.read_text(errors="replace").splitlines()[:200]
+]
+
+
+@SETTINGS
+@given(lines=st.lists(st.one_of(st.sampled_from(LMBENCH_LINES), st.text(max_size=80)), max_size=40))
+def test_lmbench_parser_takes_any_text(lines):
+    res = lmbench.parse_any("\n".join(lines))
+    assert isinstance(res, dict)
+
+
+def test_a_loader_error_is_a_bringup_error():
+    """The property above accepts DataError only; DataError is what the CLI prints in one line."""
+    assert issubclass(DataError, BringupError)
