@@ -4,6 +4,7 @@ directory and expect the one-line error that names what is missing."""
 import pytest
 
 from bringup import cli
+from conftest import run_cli
 
 
 @pytest.fixture
@@ -32,7 +33,7 @@ def test_commands_fail_in_one_line(empty_logs, capsys, argv, message):
 
 def test_footprint_rejects_zero_lmbench_runs(empty_logs, capsys):
     assert cli.main(["footprint-report", "-b", "qemu-arm", "--lmbench-runs", "0"]) == 2
-    assert "lmbench runs 0: give 1 or more" in capsys.readouterr().err
+    assert "argument --lmbench-runs: 0 is outside 1..100" in capsys.readouterr().err
 
 
 def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
@@ -80,3 +81,27 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
         "root": "nfs",
         "say": cli._say,
     }
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["boot-timing", "-b", "qemu-arm", "--runs", "0"], "argument --runs/-n: 0 is outside 1..1000"),
+        (["boot-timing", "-b", "qemu-arm", "--runs", "-1"], "argument --runs/-n: -1 is outside 1..1000"),
+        (["boot-timing", "-b", "qemu-arm", "--timeout-factor", "nan"], "argument --timeout-factor: nan is outside"),
+        (["boot-timing", "-b", "qemu-arm", "--until-ci", "-5"], "argument --until-ci: -5 is outside"),
+        (["boot-timing", "-b", "qemu-arm", "--max-runs", "-3"], "argument --max-runs: -3 is outside"),
+        (["compare", "a", "b", "--top", "-5"], "argument --top: -5 is outside"),
+        (["study", "-b", "qemu-arm", "--runs", "0"], "argument --runs/-n: 0 is outside"),
+        (
+            ["footprint-report", "-b", "qemu-arm", "--lmbench-runs", "x"],
+            "argument --lmbench-runs: 'x' is not a whole number",
+        ),
+        (["build-all", "-b", "qemu-arm", "-j", "0"], "argument -j/--jobs: 0 is outside 1..1024"),
+    ],
+)
+def test_bad_command_line_values_are_one_line_before_any_work(tmp_path, args, message):
+    p = run_cli(*args, env_extra={"BRINGUP_LOGS": str(tmp_path / "logs"), "BRINGUP_CACHE": str(tmp_path / "cache")})
+    assert p.returncode == 2 and message in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+    assert not (tmp_path / "logs").exists() and not (tmp_path / "cache").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 from bringup import __version__
@@ -232,7 +233,7 @@ def cmd_doc(a) -> int:
 
 def _boot_args(s) -> None:
     """Options of the boot-timing step (boot-timing, study)."""
-    s.add_argument("--runs", "-n", type=int, default=5, help="boots per kernel (default 5)")
+    s.add_argument("--runs", "-n", type=_count(1, 1000), default=5, help="boots per kernel (default 5)")
     s.add_argument("--path", choices=("direct", "u-boot"), help="boot path (default: the board's 'boot')")
     s.add_argument(
         "--root",
@@ -262,7 +263,7 @@ def _lmbench_args(s) -> None:
     s.add_argument("--lmbench-sha256", metavar="HEX", help="sha256 of the source tarball (required for a URL)")
     s.add_argument(
         "--lmbench-runs",
-        type=int,
+        type=_count(1, 100),
         default=1,
         metavar="N",
         help="run the lmbench set N times in the same boot; with N >= 4 the report can test "
@@ -270,14 +271,53 @@ def _lmbench_args(s) -> None:
     )
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (`bringup: error: argument --runs: ...`), before any work."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"bringup: error: {message} (see {self.prog} --help)\n")
+
+
+def _count(lo: int, hi: int):
+    """An argparse type: a whole number in lo..hi."""
+
+    def check(s: str) -> int:
+        try:
+            v = int(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{v} is outside {lo}..{hi}")
+        return v
+
+    check.__name__ = "count"
+    return check
+
+
+def _number(lo: float, hi: float):
+    """An argparse type: a finite number with lo < value <= hi."""
+
+    def check(s: str) -> float:
+        try:
+            v = float(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
+        if not math.isfinite(v) or not lo < v <= hi:
+            raise argparse.ArgumentTypeError(f"{s} is outside ({lo} .. {hi}]")
+        return v
+
+    check.__name__ = "number"
+    return check
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="bringup",
         description="Build, boot and measure Linux kernels for board bring-up. "
         "Boards are boards/<name>.toml; results go to logs/<board>/<kernel>/.",
     )
     p.add_argument("--version", action="version", version=f"bringup {__version__}")
-    sub = p.add_subparsers(dest="cmd", metavar="COMMAND", required=True)
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND", required=True, parser_class=Parser)
 
     s = sub.add_parser("boards", help="list the boards under boards/")
     s.set_defaults(fn=cmd_boards)
@@ -296,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--board", "-b", required=True)
     s.add_argument("--kernel", "-k", action="append", help="only this kernel id (repeatable)")
     s.add_argument("--force", action="store_true", help="rebuild even when up to date")
-    s.add_argument("-j", "--jobs", type=int, default=None, help="make -j (default: number of CPUs)")
+    s.add_argument("-j", "--jobs", type=_count(1, 1024), default=None, help="make -j (default: number of CPUs)")
     s.add_argument(
         "--cross-compile",
         metavar="PREFIX",
@@ -323,13 +363,15 @@ def build_parser() -> argparse.ArgumentParser:
     _boot_args(s)
     s.add_argument(
         "--until-ci",
-        type=float,
+        type=_number(0, 100),
         metavar="PCT",
         help="repeat until the 95%% CI half-width of the last milestone is below PCT %% of "
         "its mean (at least --runs rounds, at most --max-runs)",
     )
-    s.add_argument("--max-runs", type=int, default=20)
-    s.add_argument("--timeout-factor", type=float, default=1.0, help="scale every milestone timeout")
+    s.add_argument("--max-runs", type=_count(1, 1000), default=20, help="at most this many rounds with --until-ci")
+    s.add_argument(
+        "--timeout-factor", type=_number(0, 100), default=1.0, help="scale every milestone timeout (0 .. 100]"
+    )
     s.set_defaults(fn=cmd_boot_timing)
 
     s = sub.add_parser(
@@ -342,7 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--board", "-b", required=True)
     s.add_argument("--kernel", "-k", action="append")
     _lmbench_args(s)
-    s.add_argument("--timeout-factor", type=float, default=1.0)
+    s.add_argument("--timeout-factor", type=_number(0, 100), default=1.0, help="scale every timeout (0 .. 100]")
     s.set_defaults(fn=cmd_footprint)
 
     s = sub.add_parser(
@@ -367,7 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--board", "-b", required=True)
     _boot_args(s)
     _lmbench_args(s)
-    s.add_argument("-j", "--jobs", type=int, default=None)
+    s.add_argument("-j", "--jobs", type=_count(1, 1024), default=None)
     s.add_argument("--force", action="store_true", help="run every step again")
     s.set_defaults(fn=cmd_study)
 
@@ -381,7 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("a")
     s.add_argument("b")
-    s.add_argument("--top", type=int, default=20, help="symbols and config lines to show (default 20)")
+    s.add_argument("--top", type=_count(1, 100000), default=20, help="symbols and config lines to show (default 20)")
     s.add_argument("--csv", metavar="FILE", help="also write the deltas as CSV")
     s.add_argument("--json", metavar="FILE", help="also write everything as JSON")
     s.set_defaults(fn=cmd_compare)
@@ -411,7 +453,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     p = build_parser()
-    a = p.parse_args(argv)
+    try:
+        a = p.parse_args(argv)
+    except SystemExit as e:  # --help, --version, or a one-line usage error
+        return e.code if isinstance(e.code, int) else 2
     try:
         return a.fn(a)
     except BringupError as e:
