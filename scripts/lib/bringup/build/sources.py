@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bringup.errors import BringupError
+from bringup.util import debs
 from bringup.util.aptprivate import PrivateApt
 
 
@@ -91,20 +92,7 @@ def _debian(source, cache, log) -> SourceTree:
 
 def _tarball_from_deb(deb: Path, tmp: Path) -> Path:
     """The usr/src/linux-source-X.tar.* inside a linux-source .deb."""
-    p = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
-    found = None
-    with tarfile.open(fileobj=p.stdout, mode="r|") as tf:
-        for m in tf:
-            name = m.name.lstrip("./")
-            if m.isfile() and re.match(r"usr/src/linux-source-[^/]+\.tar\.(xz|bz2|gz)$", name):
-                found = tmp / Path(name).name
-                with tf.extractfile(m) as src, open(found, "wb") as dst:
-                    shutil.copyfileobj(src, dst, 1 << 20)
-    if p.wait() != 0:
-        raise BringupError(f"{deb}: dpkg-deb failed (exit {p.returncode})")
-    if found is None:
-        raise BringupError(f"{deb}: no usr/src/linux-source-*.tar.* inside")
-    return found
+    return debs.extract(deb, r"usr/src/linux-source-[^/]+\.tar\.(xz|bz2|gz)", tmp, "usr/src/linux-source-*.tar.*")
 
 
 def _from_tarball(f: Path, digest: str, cache: Path, detail: dict, log) -> SourceTree:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pexpect
@@ -29,7 +28,7 @@ from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
 from bringup.parse import milestones as ms
 from bringup.model.milestones import load_rules
-from bringup.util import cpio, paths
+from bringup.util import cpio, debs, paths
 from bringup.util.aptprivate import PrivateApt
 
 FOOTPRINT_SCHEMA = "bringup.footprint/1"
@@ -89,28 +88,25 @@ def mem_eat_binary(board: Board, cache: Path) -> Path:
 def deb_entries(deb: Path, remap=None) -> list[cpio.Entry]:
     """A .deb's files as cpio entries (docs and headers left out)."""
     out, data = [], {}
-    proc = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
-    with tarfile.open(fileobj=proc.stdout, mode="r|") as tf:
-        for m in tf:
-            name = m.name.lstrip("./")
-            if not name or name.startswith(SKIP_PREFIXES):
+    for member in debs.members(deb):
+        m, name = member.info, member.name
+        if not name or name.startswith(SKIP_PREFIXES):
+            continue
+        if remap:
+            name = remap(name)
+            if name is None:
                 continue
-            if remap:
-                name = remap(name)
-                if name is None:
-                    continue
-            if m.isdir():
-                out.append(cpio.directory(name, m.mode & 0o7777))
-            elif m.issym():
-                out.append(cpio.symlink(name, m.linkname))
-            elif m.isfile():
-                data[name] = tf.extractfile(m).read()
-                out.append(cpio.file(name, data[name], m.mode & 0o7777))
-            elif m.islnk():
-                target = m.linkname.lstrip("./")
-                if target in data:
-                    out.append(cpio.file(name, data[target], m.mode & 0o7777))
-    proc.wait()
+        if m.isdir():
+            out.append(cpio.directory(name, m.mode & 0o7777))
+        elif m.issym():
+            out.append(cpio.symlink(name, m.linkname))
+        elif m.isfile():
+            data[name] = member.read()
+            out.append(cpio.file(name, data[name], m.mode & 0o7777))
+        elif m.islnk():
+            target = debs.path_in_deb(m.linkname)
+            if target in data:
+                out.append(cpio.file(name, data[target], m.mode & 0o7777))
     return out
 
 
