@@ -12,7 +12,6 @@ A failed or interrupted build never touches the good files.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import os
@@ -32,6 +31,7 @@ from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import Board, Kernel
 from bringup.parse import elfsize
 from bringup.records import BUILD_SCHEMA
+from bringup.util import clock
 
 RECIPE_VERSION = 1  # bump when the build steps change in a way that invalidates old builds
 FIXED_ENV = {  # reproducible images: no timestamps, user or host in the version string
@@ -174,7 +174,7 @@ def build_kernel(
         log_path=log_path,
         say=say,
     )
-    started = _now()
+    started = clock.now()
     status, failure = "fail", None
     log_path.write_text(f"# bringup build of {board.name}/{k.id}, started {started}\n")
     ccache_before = _ccache_zero(ctx)
@@ -541,7 +541,7 @@ def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> dict:
         "description": k.description,
         "key": key,
         "started": started,
-        "finished": _now(),
+        "finished": clock.now(),
         "kernelrelease": _kernelrelease(ctx),
         "version": ctx.src.version,
         "era": k.era.name,
@@ -624,7 +624,7 @@ def _record_failure(ctx: Ctx, key, started, status, failure) -> None:
         "kernel": ctx.kernel.id,
         "key": key,
         "started": started,
-        "finished": _now(),
+        "finished": clock.now(),
         "error": failure,
         "steps": [{"name": s.name, "exit": s.exit, "real": round(s.real, 3)} for s in ctx.steps],
         "commands": [shlex.join(s.argv) for s in ctx.steps],
@@ -695,10 +695,6 @@ def _tail(p: Path, n: int) -> list[str]:
         return p.read_text(errors="replace").splitlines()[-n:]
     except OSError:
         return []
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def _fmt_dur(s: float) -> str:

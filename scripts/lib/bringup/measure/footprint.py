@@ -9,7 +9,6 @@ logs/<board>/<kernel>/footprint.json and lmbench.json.  The kernel's
 
 from __future__ import annotations
 
-import datetime as dt
 import shutil
 import subprocess
 from pathlib import Path
@@ -28,7 +27,7 @@ from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
 from bringup.parse import milestones as ms
 from bringup.model.milestones import load_rules
-from bringup.util import cpio, debs, paths
+from bringup.util import clock, cpio, debs, paths
 from bringup.util.aptprivate import PrivateApt
 
 FOOTPRINT_SCHEMA = "bringup.footprint/1"
@@ -231,7 +230,7 @@ def footprint(
     )
     initrd = Path(logs) / board.name / "rootfs" / rd["file"]
     rules = load_rules(board.milestones)
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = clock.stamp()
     results = {}
     for kid in kernels:
         recdir = Path(logs) / board.name / kid
@@ -286,7 +285,7 @@ def footprint(
             "kernel": kid,
             "kernelrelease": builds[kid]["kernelrelease"],
             "build_key": builds[kid].get("key"),
-            "created": _now(),
+            "created": clock.now(),
             "run": paths.rel(run_dir),
             "memory_mb": board.memory_mb,
             "memory_line": mem_line,
@@ -303,7 +302,7 @@ def footprint(
             "schema": LMBENCH_SCHEMA,
             "board": board.name,
             "kernel": kid,
-            "created": _now(),
+            "created": clock.now(),
             "build_key": builds[kid].get("key"),
             "mode": mode,
             "source": lm_info,
@@ -433,7 +432,3 @@ def render_lmbench(results: dict) -> str:
                 + " |"
             )
     return "\n".join(out) + "\n"
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
