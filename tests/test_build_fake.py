@@ -12,6 +12,7 @@ from bringup import records
 from bringup.build import kernel as build
 from bringup.errors import BuildFailed
 from bringup.model.board import load_board
+from bringup.parse import kconfig
 from conftest import make_fake_tree, write_board
 
 
@@ -165,8 +166,8 @@ def test_missing_toolchain_names_the_debian_package(env):
 
 def test_merge_fragment_replaces_and_appends():
     cfg = 'CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C="x"\n'
-    out = build.merge_fragment(cfg, {"CONFIG_B": "y", "CONFIG_A": "n", "CONFIG_D": "12"})
-    parsed = build.parse_config(out)
+    out = kconfig.merge_fragment(cfg, {"CONFIG_B": "y", "CONFIG_A": "n", "CONFIG_D": "12"})
+    parsed = kconfig.parse_config(out)
     assert parsed == {"CONFIG_A": "n", "CONFIG_B": "y", "CONFIG_C": '"x"', "CONFIG_D": "12"}
     assert out.count("CONFIG_A") == 1
 
@@ -187,7 +188,8 @@ def test_ctrl_c_keeps_the_good_record_and_leaves_no_make(env):
     p = subprocess.Popen(
         [
             sys.executable,
-            "-m", "bringup",
+            "-m",
+            "bringup",
             "build-all",
             "--board",
             str(env["tmp"] / "boards" / "fake.toml"),

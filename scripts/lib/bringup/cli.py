@@ -8,6 +8,7 @@ import sys
 
 from bringup import __version__
 from bringup.errors import BringupError
+from bringup.parse.errors import ParseError
 from bringup.util import paths
 
 
@@ -394,6 +395,9 @@ def main(argv=None) -> int:
     except BringupError as e:
         print(f"bringup: error: {e}", file=sys.stderr)
         return e.exit_code
+    except ParseError as e:
+        print(f"bringup: error: {e}", file=sys.stderr)
+        return BringupError.exit_code
     except KeyboardInterrupt:
         print("bringup: interrupted", file=sys.stderr)
         return 130
