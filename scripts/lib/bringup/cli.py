@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
 import sys
 
 from bringup import __version__
@@ -189,7 +192,10 @@ def cmd_parse(a) -> int:
     from bringup.model.milestones import load_rules
     from bringup.parse import milestones as ms
 
-    data = sys.stdin.buffer.read() if a.file == "-" else Path(a.file).read_bytes()
+    try:
+        data = sys.stdin.buffer.read() if a.file == "-" else Path(a.file).read_bytes()
+    except OSError as e:
+        raise BringupError(f"parse {a.what}: cannot read {a.file}: {e.strerror or e}") from e
     if a.what == "bootlog":
         rules = load_rules()
         if a.board:
@@ -387,17 +393,73 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Guarded:
+    """A stream (stdout, stderr) that remembers the error its last write or
+    flush raised, so that main() can tell output errors from other ones."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.error: OSError | None = None
+
+    def write(self, s):
+        try:
+            return self._stream.write(s)
+        except OSError as e:
+            self.error = e
+            raise
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except OSError as e:
+            self.error = e
+            raise
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main(argv=None) -> int:
     p = build_parser()
     a = p.parse_args(argv)
+    out, err = _Guarded(sys.stdout), _Guarded(sys.stderr)
+    sys.stdout, sys.stderr = out, err
     try:
-        return a.fn(a)
-    except BringupError as e:
-        print(f"bringup: error: {e}", file=sys.stderr)
-        return e.exit_code
-    except ParseError as e:
-        print(f"bringup: error: {e}", file=sys.stderr)
-        return BringupError.exit_code
-    except KeyboardInterrupt:
-        print("bringup: interrupted", file=sys.stderr)
-        return 130
+        try:
+            code = a.fn(a)
+            out.flush()  # output errors surface here, not at interpreter exit
+            return code
+        except BringupError as e:
+            print(f"bringup: error: {e}", file=sys.stderr)
+            return e.exit_code
+        except ParseError as e:
+            print(f"bringup: error: {e}", file=sys.stderr)
+            return BringupError.exit_code
+        except KeyboardInterrupt:
+            print("bringup: interrupted", file=sys.stderr)
+            return 130
+    except OSError as e:
+        if e is not out.error and e is not err.error:
+            raise
+        return _output_failed(e, out, err)
+    finally:
+        sys.stdout, sys.stderr = out._stream, err._stream
+
+
+def _output_failed(e: OSError, out: _Guarded, err: _Guarded) -> int:
+    """Standard output or error cannot be written.  A reader that went away
+    (`bringup boards | head -1`) ends bringup quietly, with the status of a tool
+    killed by SIGPIPE (128 + 13); any other failure is one line on stderr."""
+    for g in (out, err):
+        if g.error is not None:
+            # nothing more reaches a stream that failed, not even at interpreter exit
+            with contextlib.suppress(OSError, ValueError):  # no file descriptor (tests)
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, g._stream.fileno())
+                os.close(devnull)
+    if isinstance(e, BrokenPipeError):
+        return 128 + signal.SIGPIPE
+    name = "standard output" if e is out.error else "standard error"
+    with contextlib.suppress(OSError, ValueError):  # stderr is what failed: nobody to tell
+        print(f"bringup: error: cannot write to {name}: {e.strerror or e}", file=err._stream, flush=True)
+    return 1
