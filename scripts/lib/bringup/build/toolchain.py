@@ -23,9 +23,6 @@ class Toolchain:
         name = f"{self.cross_compile}gcc"
         return f"{self.ccache} {name}" if self.ccache else name
 
-    def tool(self, name: str) -> str:
-        return f"{self.cross_compile}{name}"
-
 
 def find(cross_compile: str, arch: Arch, use_ccache: bool = True) -> Toolchain:
     gcc = shutil.which(f"{cross_compile}gcc")

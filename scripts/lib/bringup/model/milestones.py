@@ -16,7 +16,6 @@ from bringup.model.base import DataError, Strict, load_toml, validate_as
 from bringup.parse.milestones import Milestone, Rules
 from bringup.util import paths
 
-ROOTS = ("ramdisk", "nfs")
 NAME_RE = r"^[a-z][a-z0-9_]*$"
 
 
