@@ -10,7 +10,7 @@ import pytest
 
 from bringup import records
 from bringup.build import kernel as build
-from bringup.errors import BuildFailed
+from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import load_board
 from bringup.parse import kconfig
 from conftest import make_fake_tree, write_board
@@ -160,7 +160,7 @@ def test_missing_toolchain_names_the_debian_package(env):
     k = board.kernels[0]
     k.cross_compile = "arm-nonexistent-linux-gnueabihf-"
     k.arch.toolchain_packages = {"arm-nonexistent-linux-gnueabihf-": "gcc-arm-nonexistent"}
-    with pytest.raises(Exception, match=r"arm-nonexistent-linux-gnueabihf-gcc not found .*gcc-arm-nonexistent"):
+    with pytest.raises(BringupError, match=r"arm-nonexistent-linux-gnueabihf-gcc not found .*gcc-arm-nonexistent"):
         build.build_kernel(board, k, env["logs"], env["cache"], say=lambda m: None)
 
 
