@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from .conftest import ROOT, bringup
+from .conftest import ARM_KERNELS as KERNELS
+from .conftest import bringup
 
 pytestmark = pytest.mark.integration
-KERNELS = ["5.10", "6.12"]
 
 
 def left_behind(logs):
@@ -60,7 +60,8 @@ def test_no_server_left_after_a_run_killed_halfway(arm_built):
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m", "bringup",
+            "-m",
+            "bringup",
             "boot-timing",
             "--board",
             "qemu-arm",
