@@ -12,7 +12,6 @@ from bringup.boot import timing as boottiming
 from bringup.boot.console import Console
 from bringup.errors import BringupError
 from bringup.model.board import load_board
-from bringup.parse import milestones as ms
 from bringup.model.milestones import load_rules
 from bringup.report import stats
 from fakeboard import KERNEL, FakeBoard

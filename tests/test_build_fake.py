@@ -178,8 +178,6 @@ def test_ctrl_c_keeps_the_good_record_and_leaves_no_make(env):
     import sys
     import time
 
-    from conftest import ROOT
-
     board, tree, frag = setup_board(env, "6.1.0")
     do_build(env, board)
     recdir = env["logs"] / "fake" / "k1"

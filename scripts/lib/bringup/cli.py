@@ -85,7 +85,6 @@ def cmd_build_report(a) -> int:
 def cmd_boot_timing(a) -> int:
     from bringup.boot import timing as boottiming
     from bringup.model.board import load_board
-    from bringup.parse import milestones as ms
     from bringup.model.milestones import load_rules
 
     b = load_board(a.board)

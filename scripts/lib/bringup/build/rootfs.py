@@ -23,7 +23,15 @@ ROOTFS_SCHEMA = "bringup.rootfs/1"
 USERSPACE_SUITE = "bookworm"
 
 # busybox applets the ramdisk links; the scripts in rootfs-overlay/ use only these
-APPLETS = ["sh", "ash", "cat", "chmod", "cp", "cut", "date", "dd", "df", "dmesg", "echo", "env", "false", "free", "grep", "head", "hostname", "id", "ifconfig", "init", "ip", "kill", "ln", "login", "ls", "mkdir", "mknod", "mount", "mv", "poweroff", "printf", "ps", "reboot", "rm", "sed", "seq", "setsid", "sleep", "sort", "sync", "tail", "tee", "test", "time", "top", "touch", "tr", "true", "umount", "uname", "uptime", "wc", "getty", "halt", "awk", "mktemp", "basename", "dirname", "expr", "xargs", "which", "["]
+# fmt: off
+APPLETS = [
+    "sh", "ash", "cat", "chmod", "cp", "cut", "date", "dd", "df", "dmesg", "echo", "env", "false", "free",
+    "grep", "head", "hostname", "id", "ifconfig", "init", "ip", "kill", "ln", "login", "ls", "mkdir", "mknod",
+    "mount", "mv", "poweroff", "printf", "ps", "reboot", "rm", "sed", "seq", "setsid", "sleep", "sort",
+    "sync", "tail", "tee", "test", "time", "top", "touch", "tr", "true", "umount", "uname", "uptime", "wc",
+    "getty", "halt", "awk", "mktemp", "basename", "dirname", "expr", "xargs", "which", "[",
+]
+# fmt: on
 SBIN = {"init", "getty", "ifconfig", "ip", "poweroff", "reboot", "halt", "mknod"}
 
 

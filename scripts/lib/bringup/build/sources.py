@@ -137,7 +137,7 @@ def safe_extract(tarball: Path, dest: Path) -> None:
             shutil.rmtree(dest)
         tmp.rename(dest)
     except tarfile.TarError as e:
-        raise BringupError(f"{tarball}: not a readable tarball: {e}")
+        raise BringupError(f"{tarball}: not a readable tarball: {e}") from e
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -179,7 +179,7 @@ def fetch_url(url: str, sha256: str, downloads: Path, log=print) -> Path:
                 out.write(chunk)
     except OSError as e:
         part.unlink(missing_ok=True)
-        raise BringupError(f"download {url} failed: {e}")
+        raise BringupError(f"download {url} failed: {e}") from e
     if h.hexdigest() != sha256.lower():
         part.unlink(missing_ok=True)
         raise BringupError(f"download {url}: sha256 mismatch: expected {sha256.lower()}, got {h.hexdigest()}")

@@ -21,7 +21,6 @@ import jinja2
 
 from bringup import records
 from bringup.model.board import Board
-from bringup.parse import milestones as ms
 from bringup.model.milestones import load_rules
 from bringup.parse import sizediff
 from bringup.report import buildtable as buildreport
