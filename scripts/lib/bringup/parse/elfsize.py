@@ -28,7 +28,7 @@ def section_sizes(vmlinux: Path) -> dict:
 
 
 def _sizes(elf: ELFFile) -> dict:
-    sections = {}
+    sections: dict[str, int] = {}
     text = data = bss = 0
     for s in elf.iter_sections():
         flags = s["sh_flags"]
@@ -43,7 +43,7 @@ def _sizes(elf: ELFFile) -> dict:
             data += size
         else:
             bss += size
-    groups = {}
+    groups: dict[str, int] = {}
     for name, size in sections.items():
         key = _group(name)
         groups[key] = groups.get(key, 0) + size

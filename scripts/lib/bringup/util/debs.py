@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +60,7 @@ class Member:
         return f
 
 
-def members(deb: Path) -> Iterator[Member]:
+def members(deb: Path) -> Generator[Member, None, None]:
     """The entries of a .deb's data tarball, in archive order.
 
     Stopping early (break, or closing the iterator) stops dpkg-deb; going to
