@@ -3,6 +3,7 @@ file, field and value."""
 
 import pytest
 
+from bringup.errors import BringupError
 from bringup.model.board import list_boards, load_board
 from bringup.model.base import DataError
 from bringup.util import paths
@@ -142,7 +143,7 @@ def test_seed_templates_load_once_the_user_adds_sha256(tmp_path, name):
     from bringup.build import toolchain
 
     with pytest.raises(
-        Exception,
+        BringupError,
         match=r"ppc_8\d*xx-gcc not found for arch ppc: no Debian package provides it: "
         r"point cross_compile",
     ):

@@ -10,6 +10,7 @@ import pytest
 from bringup.boot import targets, uboot
 from bringup.boot import timing as boottiming
 from bringup.boot.console import Console
+from bringup.errors import BringupError
 from bringup.model.board import UbootSpec, load_board
 from bringup.parse import milestones as ms
 from bringup.model.milestones import load_rules
@@ -339,7 +340,7 @@ defconfig = "xconfig"
 """)
     board = load_board("dead-board", boards=boards)
     rec, recdir, initrd = fake_build
-    with pytest.raises(Exception, match=r"board dead-board: power.on command false failed \(exit 1\)"):
+    with pytest.raises(BringupError, match=r"board dead-board: power.on command false failed \(exit 1\)"):
         boottiming.boot_once(
             board, "k", rec, recdir, initrd, tmp_path / "run", "direct", load_rules(), say=lambda m: None
         )

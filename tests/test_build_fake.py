@@ -10,8 +10,9 @@ import pytest
 
 from bringup import records
 from bringup.build import kernel as build
-from bringup.errors import BuildFailed
+from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import load_board
+from bringup.parse import kconfig
 from conftest import make_fake_tree, write_board
 
 
@@ -159,14 +160,14 @@ def test_missing_toolchain_names_the_debian_package(env):
     k = board.kernels[0]
     k.cross_compile = "arm-nonexistent-linux-gnueabihf-"
     k.arch.toolchain_packages = {"arm-nonexistent-linux-gnueabihf-": "gcc-arm-nonexistent"}
-    with pytest.raises(Exception, match=r"arm-nonexistent-linux-gnueabihf-gcc not found .*gcc-arm-nonexistent"):
+    with pytest.raises(BringupError, match=r"arm-nonexistent-linux-gnueabihf-gcc not found .*gcc-arm-nonexistent"):
         build.build_kernel(board, k, env["logs"], env["cache"], say=lambda m: None)
 
 
 def test_merge_fragment_replaces_and_appends():
     cfg = 'CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C="x"\n'
-    out = build.merge_fragment(cfg, {"CONFIG_B": "y", "CONFIG_A": "n", "CONFIG_D": "12"})
-    parsed = build.parse_config(out)
+    out = kconfig.merge_fragment(cfg, {"CONFIG_B": "y", "CONFIG_A": "n", "CONFIG_D": "12"})
+    parsed = kconfig.parse_config(out)
     assert parsed == {"CONFIG_A": "n", "CONFIG_B": "y", "CONFIG_C": '"x"', "CONFIG_D": "12"}
     assert out.count("CONFIG_A") == 1
 
@@ -176,8 +177,6 @@ def test_ctrl_c_keeps_the_good_record_and_leaves_no_make(env):
     import signal
     import sys
     import time
-
-    from conftest import ROOT
 
     board, tree, frag = setup_board(env, "6.1.0")
     do_build(env, board)

@@ -1,5 +1,10 @@
 """Every command's arguments reach its function: run each against an empty logs
-directory and expect the one-line error that names what is missing."""
+directory and expect the one-line error that names what is missing.  Output
+that cannot be written ends bringup quietly or in one line."""
+
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -105,3 +110,36 @@ def test_bad_command_line_values_are_one_line_before_any_work(tmp_path, args, me
     assert p.returncode == 2 and message in p.stderr, p.stderr
     assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
     assert not (tmp_path / "logs").exists() and not (tmp_path / "cache").exists()
+
+
+def _bringup(*args, stdout):
+    return subprocess.run(
+        [sys.executable, "-m", "bringup", *args], stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+@pytest.mark.parametrize("argv", [["boards"], ["doc", "board-files"]])
+def test_a_reader_that_went_away_ends_bringup_quietly(argv, unbuffered, monkeypatch):
+    """`bringup boards | head -1`: no traceback, the status of a tool killed by SIGPIPE."""
+    monkeypatch.setenv("PYTHONUNBUFFERED", unbuffered)
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before bringup writes anything
+    try:
+        p = _bringup(*argv, stdout=w)
+    finally:
+        os.close(w)
+    assert (p.returncode, p.stderr) == (141, "")
+
+
+def test_output_that_cannot_be_written_is_one_line():
+    with open("/dev/full", "w") as full:
+        p = _bringup("doc", "board-files", stdout=full)
+    assert p.returncode == 1
+    assert p.stderr == "bringup: error: cannot write to standard output: No space left on device\n"
+
+
+def test_parse_of_a_missing_file_is_one_line(tmp_path, capsys):
+    assert cli.main(["parse", "bootlog", str(tmp_path / "nope.log")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"bringup: error: {tmp_path / 'nope.log'}: no such file\n"

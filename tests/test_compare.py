@@ -121,3 +121,12 @@ def test_compare_unknown_ref_is_one_line():
     p = run_cli("compare", "nope/1", "nope/2")
     assert p.returncode == 2 and p.stderr.count("\n") == 1
     assert "compare: 'nope/1' is neither a build.json" in p.stderr
+
+
+def test_a_vmlinux_that_is_not_elf_is_one_line(tmp_path):
+    a = record(tmp_path, "k1", elf(tmp_path, "a", V1), "CONFIG_A=y\n", 1000)
+    b = record(tmp_path, "k2", elf(tmp_path, "b", V2), "CONFIG_A=y\n", 1000)
+    (b / "images" / "vmlinux").write_bytes(b"garbage, not ELF" * 8)
+    p = run_cli("compare", str(a), str(b))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith(f"bringup: error: {b / 'images' / 'vmlinux'}: not a readable ELF file: ")

@@ -17,3 +17,14 @@ def test_berkeley_matches_gnu_size(tmp_path):
     assert s["berkeley"] == {"text": text, "data": data, "bss": bss, "dec": dec}
     assert s["sections"][".bss"] >= 4000 and s["sections"][".rodata"] >= 300
     assert s["groups"]["bss"] == s["sections"][".bss"]
+
+
+def test_not_an_elf_is_a_parse_error_naming_the_file(tmp_path):
+    import pytest
+
+    from bringup.parse.errors import ParseError
+
+    f = tmp_path / "vmlinux"
+    f.write_bytes(b"not an ELF file at all, just text" * 4)
+    with pytest.raises(ParseError, match=rf"^{f}: not a readable ELF file: "):
+        elfsize.section_sizes(f)

@@ -1,3 +1,12 @@
+"""Shared set-up of the integration tests.
+
+Every test gets what it needs from the session fixtures below, never from a
+test that happened to run before it, so any one of them runs alone
+(`pytest tests/integration/test_qemu_arm.py::test_footprint_quick`) or in any
+order.  Each fixture does its work once per session, the first time a test
+asks for it, and later tests share the result."""
+
+import json
 import os
 import subprocess
 import sys
@@ -6,6 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+ARM_KERNELS = ["5.10", "6.12"]  # the kernels of boards/qemu-arm.toml
 
 
 @pytest.fixture(scope="session")
@@ -30,6 +40,47 @@ def bringup(shared_env, *args, timeout=3600):
 
 @pytest.fixture(scope="session")
 def arm_built(shared_env):
+    """qemu-arm's kernels built: logs/qemu-arm/<kernel>/build.json and images/."""
     p = bringup(shared_env, "build-all", "--board", "qemu-arm")
     assert p.returncode == 0, p.stderr[-3000:]
     return shared_env
+
+
+@pytest.fixture(scope="session")
+def arm_boot(arm_built):
+    """`arm_boot(path)`: qemu-arm's kernels booted to login once each ("--runs 1") over
+    `path` ("u-boot", the board's own, or "direct"), the first time a test asks for that
+    path.  Returns what that boot made:
+
+      proc     the finished `bringup boot-timing` (returncode, stdout, stderr)
+      summary  boot-timing.json as that boot wrote it (None when it failed); a later
+               boot over the other path rewrites the file, so read this copy
+      runs     {kernel: [its run directories]}, the ones this boot made
+
+    Either boot leaves a good logs/qemu-arm/boot-timing.json for the report."""
+    done = {}
+    logs = arm_built["logs"] / "qemu-arm"
+
+    def run_dirs(kid):
+        return set((logs / kid / "boot").glob("*"))
+
+    def boot(path="u-boot"):
+        if path not in done:
+            before = {kid: run_dirs(kid) for kid in ARM_KERNELS}
+            p = bringup(arm_built, "boot-timing", "--board", "qemu-arm", "--runs", "1", "--path", path, timeout=600)
+            done[path] = {
+                "proc": p,
+                "summary": json.loads((logs / "boot-timing.json").read_text()) if p.returncode == 0 else None,
+                "runs": {kid: sorted(run_dirs(kid) - before[kid]) for kid in ARM_KERNELS},
+            }
+        return done[path]
+
+    return boot
+
+
+@pytest.fixture(scope="session")
+def arm_footprint(arm_built):
+    """`bringup footprint-report` of qemu-arm (ramdisk, quick lmbench set), run once: the
+    finished process.  Its records, logs/qemu-arm/<kernel>/footprint.json and lmbench.json,
+    are written by nothing else, so tests read them in place."""
+    return bringup(arm_built, "footprint-report", "--board", "qemu-arm", timeout=1200)

@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from .conftest import ROOT, bringup
+from .conftest import ARM_KERNELS as KERNELS
+from .conftest import bringup
 
 pytestmark = pytest.mark.integration
-KERNELS = ["5.10", "6.12"]
 
 
 def left_behind(logs):

@@ -1,6 +1,9 @@
 """Integration: build the qemu-arm kernels (5.10 and 6.12 from Debian's
 sources, tinyconfig-based) with the real cross toolchain, and boot them in
-real QEMU, directly and through real U-Boot + TFTP."""
+real QEMU, directly and through real U-Boot + TFTP.
+
+Each test takes what it needs from conftest.py's session fixtures (arm_built,
+arm_boot, arm_footprint), not from the tests above it, so each runs alone."""
 
 import json
 import os
@@ -10,10 +13,10 @@ import time
 
 import pytest
 
+from .conftest import ARM_KERNELS as KERNELS
 from .conftest import ROOT, bringup
 
 pytestmark = pytest.mark.integration
-KERNELS = ["5.10", "6.12"]
 
 
 @pytest.mark.parametrize("kid", KERNELS)
@@ -69,10 +72,10 @@ def test_build_report_has_deltas(arm_built):
 
 
 @pytest.mark.parametrize("path", ["direct", "u-boot"])
-def test_boot_to_login(arm_built, path):
-    p = bringup(arm_built, "boot-timing", "--board", "qemu-arm", "--runs", "1", "--path", path, timeout=600)
+def test_boot_to_login(arm_boot, path):
+    booted = arm_boot(path)
+    p, summary = booted["proc"], booted["summary"]
     assert p.returncode == 0, p.stderr[-3000:]
-    summary = json.loads((arm_built["logs"] / "qemu-arm" / "boot-timing.json").read_text())
     assert summary["path"] == path
     for kid in KERNELS:
         k = summary["kernels"][kid]
@@ -89,7 +92,8 @@ def test_boot_to_login(arm_built, path):
         )
         if path == "u-boot":
             assert "bootloader" in m and "starting_kernel" in m and k["reference"] == "kernel_load"
-        run = sorted((arm_built["logs"] / "qemu-arm" / kid / "boot").glob(f"*-{path}-r01"))[-1]
+        [run] = booted["runs"][kid]
+        assert run.name.endswith(f"-{path}-r01")
         boot = json.loads((run / "boot.json").read_text())
         # printk time and host time agree: the kernel's own interval matches the host's
         fi, us = boot["milestones"]["freeing_init"], boot["milestones"]["userspace"]
@@ -98,11 +102,11 @@ def test_boot_to_login(arm_built, path):
     assert "Linux version" in p.stdout and "Delta" in p.stdout
 
 
-def test_qemu_killed_mid_run_fails_clearly_and_keeps_earlier_summary(arm_built):
+def test_qemu_killed_mid_run_fails_clearly_and_keeps_earlier_summary(arm_built, arm_boot):
     logs = arm_built["logs"] / "qemu-arm"
     good = logs / "boot-timing.json"
-    if not good.exists():
-        pytest.skip("needs a good boot-timing.json from test_boot_to_login")
+    p = arm_boot("u-boot")["proc"]  # the earlier good summary
+    assert p.returncode == 0, p.stderr[-3000:]
     before = good.read_bytes()
     old_runs = set((logs / "6.12" / "boot").glob("*"))
     proc = subprocess.Popen(
@@ -145,9 +149,9 @@ def test_qemu_killed_mid_run_fails_clearly_and_keeps_earlier_summary(arm_built):
     assert failed["kernels"]["6.12"]["failed"] == 1
 
 
-def test_footprint_quick(arm_built):
+def test_footprint_quick(arm_built, arm_footprint):
     """Boot the qemu-arm ramdisk, eat memory, run the quick lmbench set (real lmbench)."""
-    p = bringup(arm_built, "footprint-report", "--board", "qemu-arm", timeout=1200)
+    p = arm_footprint
     assert p.returncode == 0, p.stderr[-3000:]
     import tomllib
 
@@ -170,13 +174,14 @@ def test_footprint_quick(arm_built):
     assert "Available for malloc()" in p.stdout and "Context switching:" in p.stdout
 
 
-def test_report_from_real_records_renders_in_a_browser(arm_built, tmp_path):
-    """The page from the records the tests above made (real builds, boots, lmbench)."""
+def test_report_from_real_records_renders_in_a_browser(arm_built, arm_boot, arm_footprint, tmp_path):
+    """The page from real records: the builds, a boot over U-Boot (or whichever boot
+    wrote boot-timing.json last in this session) and the footprint with lmbench."""
     from browser import open_page
 
     d = arm_built["logs"] / "qemu-arm"
-    if not (d / "boot-timing.json").exists() or not (d / "6.12" / "lmbench.json").exists():
-        pytest.skip("needs the boot and footprint records of the tests above")
+    for what, p in (("boot-timing", arm_boot("u-boot")["proc"]), ("footprint-report", arm_footprint)):
+        assert p.returncode == 0, f"{what}: {p.stderr[-3000:]}"
     p = bringup(arm_built, "report", "--board", "qemu-arm", timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     index = d / "report" / "index.html"

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import os
+import signal
 import sys
 
 from bringup import __version__
 from bringup.errors import BringupError
+from bringup.parse.errors import ParseError
 from bringup.util import paths
 
 
@@ -76,7 +80,6 @@ def cmd_build_report(a) -> int:
 def cmd_boot_timing(a) -> int:
     from bringup.boot import timing as boottiming
     from bringup.model.board import load_board
-    from bringup.parse import milestones as ms
     from bringup.model.milestones import load_rules
 
     b = load_board(a.board)
@@ -451,17 +454,76 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Guarded:
+    """A stream (stdout, stderr) that remembers the error its last write or
+    flush raised, so that main() can tell output errors from other ones."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.error: OSError | None = None
+
+    def write(self, s):
+        try:
+            return self._stream.write(s)
+        except OSError as e:
+            self.error = e
+            raise
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except OSError as e:
+            self.error = e
+            raise
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main(argv=None) -> int:
     p = build_parser()
     try:
         a = p.parse_args(argv)
     except SystemExit as e:  # --help, --version, or a one-line usage error
         return e.code if isinstance(e.code, int) else 2
+    out, err = _Guarded(sys.stdout), _Guarded(sys.stderr)
+    sys.stdout, sys.stderr = out, err
     try:
-        return a.fn(a)
-    except BringupError as e:
-        print(f"bringup: error: {e}", file=sys.stderr)
-        return e.exit_code
-    except KeyboardInterrupt:
-        print("bringup: interrupted", file=sys.stderr)
-        return 130
+        try:
+            code = a.fn(a)
+            out.flush()  # output errors surface here, not at interpreter exit
+            return code
+        except BringupError as e:
+            print(f"bringup: error: {e}", file=sys.stderr)
+            return e.exit_code
+        except ParseError as e:
+            print(f"bringup: error: {e}", file=sys.stderr)
+            return BringupError.exit_code
+        except KeyboardInterrupt:
+            print("bringup: interrupted", file=sys.stderr)
+            return 130
+    except OSError as e:
+        if e is not out.error and e is not err.error:
+            raise
+        return _output_failed(e, out, err)
+    finally:
+        sys.stdout, sys.stderr = out._stream, err._stream
+
+
+def _output_failed(e: OSError, out: _Guarded, err: _Guarded) -> int:
+    """Standard output or error cannot be written.  A reader that went away
+    (`bringup boards | head -1`) ends bringup quietly, with the status of a tool
+    killed by SIGPIPE (128 + 13); any other failure is one line on stderr."""
+    for g in (out, err):
+        if g.error is not None:
+            # nothing more reaches a stream that failed, not even at interpreter exit
+            with contextlib.suppress(OSError, ValueError):  # no file descriptor (tests)
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, g._stream.fileno())
+                os.close(devnull)
+    if isinstance(e, BrokenPipeError):
+        return 128 + signal.SIGPIPE
+    name = "standard output" if e is out.error else "standard error"
+    with contextlib.suppress(OSError, ValueError):  # stderr is what failed: nobody to tell
+        print(f"bringup: error: cannot write to {name}: {e.strerror or e}", file=err._stream, flush=True)
+    return 1

@@ -32,7 +32,6 @@ class Line:
     t: float  # host seconds since t0, when the line's first byte arrived
     text: str  # decoded, without the line ending
     n: int  # 1-based line number
-    complete: bool = True
 
 
 class ConsoleClosed(BootFailed):
@@ -124,7 +123,7 @@ class Console:
                 self.closed_reason = f"serial console {self.url} gone: {e}"
         finally:
             with self._cond:
-                self._flush_partial(final=False)
+                self._flush_partial()
                 if self.closed_reason is None and not self._stop.is_set():
                     self.closed_reason = f"serial console {self.url} closed"
                 self._cond.notify_all()
@@ -150,18 +149,18 @@ class Console:
                 start = nl + 1
             self._cond.notify_all()
 
-    def _emit(self, raw: bytes, t: float, complete: bool = True) -> None:
+    def _emit(self, raw: bytes, t: float) -> None:
         text = bytes(raw).decode("utf-8", errors="replace").replace("\r", "")
-        line = Line(t=t, text=text, n=len(self.lines) + 1, complete=complete)
+        line = Line(t=t, text=text, n=len(self.lines) + 1)
         self.lines.append(line)
         if self._log:
             self._log.write(format_line(t, t - self._last_t, text) + "\n")
             self._log.flush()
         self._last_t = t
 
-    def _flush_partial(self, final: bool) -> None:
+    def _flush_partial(self) -> None:
         if self._partial:
-            self._emit(self._partial, self._partial_t or 0.0, complete=False)
+            self._emit(self._partial, self._partial_t or 0.0)
             self._partial = bytearray()
             self._partial_t = None
 
@@ -171,7 +170,7 @@ class Console:
             if not self._partial:
                 return None
             text = bytes(self._partial).decode("utf-8", errors="replace").replace("\r", "")
-            return Line(t=self._partial_t or 0.0, text=text, n=len(self.lines) + 1, complete=False)
+            return Line(t=self._partial_t or 0.0, text=text, n=len(self.lines) + 1)
 
     def wait(self, n_lines: int, timeout: float) -> bool:
         """Block until more than n_lines lines exist, the port closes, or timeout."""
@@ -203,10 +202,6 @@ class Console:
                 chunk = chunk[:size]
             return chunk
 
-    def discard_pending(self) -> None:
-        with self._cond:
-            self._pending.clear()
-
     # -- end ----------------------------------------------------------------
     def close(self) -> None:
         self._stop.set()
@@ -216,7 +211,7 @@ class Console:
             pass
         self._thread.join(timeout=2)
         with self._cond:
-            self._flush_partial(final=True)
+            self._flush_partial()
         for f in (self._log, self._raw):
             if f:
                 f.close()

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from bringup.errors import BringupError
+from bringup.util.net import free_port
 from bringup.util.procutil import die_with_parent
 
 PSEUDO = "/bringup"
@@ -80,17 +81,6 @@ def bind_address(bind: str) -> str:
     return addrs[0]
 
 
-def free_port(bind: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        try:
-            s.bind((bind, 0))
-        except OSError as e:
-            raise BringupError(
-                f"NFS server: cannot listen on {bind}: {e.strerror} (board file nfs.bind: use an address of this host)"
-            )
-        return s.getsockname()[1]
-
-
 class GaneshaServer:
     """`with GaneshaServer(export, workdir) as nfs:` serves `export` at
     nfs.bind:nfs.port, path nfs.pseudo, for the length of the block."""
@@ -107,8 +97,14 @@ class GaneshaServer:
         self.export = Path(export).resolve()
         self.workdir = Path(workdir).resolve()
         self.bind = bind_address(bind)
-        self.port = port or free_port(self.bind)
-        self.mnt_port = free_port(self.bind)
+        try:
+            self.port = port or free_port(self.bind)
+            self.mnt_port = free_port(self.bind)
+        except OSError as e:
+            raise BringupError(
+                f"NFS server: cannot listen on {self.bind}: {e.strerror} "
+                f"(board file nfs.bind: use an address of this host)"
+            ) from e
         self.binary = binary
         self.start_timeout = start_timeout
         self.pseudo = PSEUDO

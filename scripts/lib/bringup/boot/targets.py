@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from bringup.errors import BootFailed, BringupError
 from bringup.model.board import Board, PowerSpec
+from bringup.util.net import free_port
 from bringup.util.procutil import die_with_parent
 
 
@@ -42,12 +42,6 @@ class Target:
 
     def __exit__(self, *exc):
         self.stop()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def kernel_cmdline(board: Board, kernel_cmdline: str = "", extra: str = "") -> str:

@@ -13,7 +13,6 @@ not know whether the target is QEMU or a board on the bench.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import shutil
 import subprocess
 import time
@@ -25,9 +24,10 @@ from bringup.boot.console import Console
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.model.board import Board
-from bringup.parse import milestones as ms
 from bringup.model.milestones import load_rules
+from bringup.parse import milestones as ms
 from bringup.report import stats
+from bringup.util import clock
 
 BOOT_SCHEMA = "bringup.boot/1"
 SUMMARY_SCHEMA = "bringup.boot-timing/1"
@@ -153,7 +153,7 @@ def boot_once(
         "status": "fail",
         "error": None,
         "path": path,
-        "started": _now(),
+        "started": clock.now(),
         "kernelrelease": build_rec.get("kernelrelease"),
         "build_key": build_rec.get("key"),
         "root": root,
@@ -205,7 +205,7 @@ def boot_once(
             console.close()
         res = scan.result()
         rec.update(res)
-        rec["finished"] = _now()
+        rec["finished"] = clock.now()
         records.write_json(run_dir / "boot.json", {k: v for k, v in rec.items() if k != "after"})
     return rec
 
@@ -278,7 +278,7 @@ def reference(rec: dict, rules: ms.Rules) -> tuple[str, float]:
 
 
 def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str]) -> dict:
-    out = {"schema": SUMMARY_SCHEMA, "board": board.name, "created": _now(), "kernels": {}}
+    out = {"schema": SUMMARY_SCHEMA, "board": board.name, "created": clock.now(), "kernels": {}}
     for kid in kernels:
         runs = [r for r in recs if r["kernel"] == kid]
         ok = [r for r in runs if r["status"] == "ok"]
@@ -356,7 +356,7 @@ def boot_timing(
     rules = rules.for_root(root)  # e.g. an NFS boot must show the mount
     rd = rootfs.build(board, logs, cache, say=say)
     initrd = Path(logs) / board.name / "rootfs" / rd["file"]
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = clock.stamp()
     recs = []
     rnd = 0
     limit = max_runs if until_ci else runs
@@ -497,7 +497,3 @@ def render_table(summary: dict, rules: ms.Rules) -> str:
         if extra:
             out.append(f"{k}: " + "; ".join(extra))
     return "\n".join(out) + "\n"
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

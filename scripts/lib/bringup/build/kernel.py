@@ -12,7 +12,6 @@ A failed or interrupted build never touches the good files.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import os
@@ -31,7 +30,10 @@ from bringup.build import sources, toolchain
 from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import Board, Kernel
 from bringup.parse import elfsize
+from bringup.parse.errors import ParseError
+from bringup.parse.kconfig import dropped_symbols, merge_fragment, parse_config
 from bringup.records import BUILD_SCHEMA
+from bringup.util import clock
 
 RECIPE_VERSION = 1  # bump when the build steps change in a way that invalidates old builds
 FIXED_ENV = {  # reproducible images: no timestamps, user or host in the version string
@@ -174,7 +176,7 @@ def build_kernel(
         log_path=log_path,
         say=say,
     )
-    started = _now()
+    started = clock.now()
     status, failure = "fail", None
     log_path.write_text(f"# bringup build of {board.name}/{k.id}, started {started}\n")
     ccache_before = _ccache_zero(ctx)
@@ -209,47 +211,6 @@ def build_kernel(
 
 
 # --- configuration ----------------------------------------------------------
-
-FRAG_RE = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
-UNSET_RE = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
-
-
-def parse_config(text: str) -> dict:
-    """.config or fragment text -> {symbol: value}; 'is not set' -> 'n'."""
-    out = {}
-    for line in text.splitlines():
-        line = line.strip()
-        m = FRAG_RE.match(line)
-        if m:
-            out[m.group(1)] = m.group(2)
-            continue
-        m = UNSET_RE.match(line)
-        if m:
-            out[m.group(1)] = "n"
-    return out
-
-
-def merge_fragment(config: str, fragment: dict) -> str:
-    """Apply a fragment's values to .config text (what merge_config.sh -m does)."""
-    lines = []
-    for line in config.splitlines():
-        m = FRAG_RE.match(line.strip()) or UNSET_RE.match(line.strip())
-        if m and m.group(1) in fragment:
-            continue
-        lines.append(line)
-    for sym, val in fragment.items():
-        lines.append(f"# {sym} is not set" if val == "n" else f"{sym}={val}")
-    return "\n".join(lines) + "\n"
-
-
-def dropped_symbols(final: dict, wanted: dict, fname: str, step: str) -> list[dict]:
-    """Fragment values that the config step did not keep."""
-    out = []
-    for sym, val in wanted.items():
-        got = final.get(sym, "n")
-        if got != val:
-            out.append({"file": fname, "symbol": sym, "wanted": val, "got": got, "step": step})
-    return out
 
 
 def _configure(ctx: Ctx) -> list[dict]:
@@ -506,7 +467,10 @@ def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> dict:
         if not found:
             raise BuildFailed(f"build of {b.name}/{k.id}: dtb {b.image.dtb} was not built")
         artifacts["dtb"] = found[0]
-    elf = elfsize.section_sizes(vmlinux)
+    try:
+        elf = elfsize.section_sizes(vmlinux)
+    except ParseError as e:
+        raise BuildFailed(f"build of {b.name}/{k.id}: {e}") from e
     sizes = {
         "sections": elf["sections"],
         "groups": elf["groups"],
@@ -541,7 +505,7 @@ def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> dict:
         "description": k.description,
         "key": key,
         "started": started,
-        "finished": _now(),
+        "finished": clock.now(),
         "kernelrelease": _kernelrelease(ctx),
         "version": ctx.src.version,
         "era": k.era.name,
@@ -624,7 +588,7 @@ def _record_failure(ctx: Ctx, key, started, status, failure) -> None:
         "kernel": ctx.kernel.id,
         "key": key,
         "started": started,
-        "finished": _now(),
+        "finished": clock.now(),
         "error": failure,
         "steps": [{"name": s.name, "exit": s.exit, "real": round(s.real, 3)} for s in ctx.steps],
         "commands": [shlex.join(s.argv) for s in ctx.steps],
@@ -695,10 +659,6 @@ def _tail(p: Path, n: int) -> list[str]:
         return p.read_text(errors="replace").splitlines()[-n:]
     except OSError:
         return []
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def _fmt_dur(s: float) -> str:

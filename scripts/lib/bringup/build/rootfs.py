@@ -11,83 +11,27 @@ import hashlib
 import os
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 from bringup import records
 from bringup.errors import BringupError
 from bringup.model.board import Board
-from bringup.util import cpio, paths
+from bringup.util import cpio, debs, paths
 from bringup.util.aptprivate import PrivateApt
 
 ROOTFS_SCHEMA = "bringup.rootfs/1"
 USERSPACE_SUITE = "bookworm"
 
 # busybox applets the ramdisk links; the scripts in rootfs-overlay/ use only these
+# fmt: off
 APPLETS = [
-    "sh",
-    "ash",
-    "cat",
-    "chmod",
-    "cp",
-    "cut",
-    "date",
-    "dd",
-    "df",
-    "dmesg",
-    "echo",
-    "env",
-    "false",
-    "free",
-    "grep",
-    "head",
-    "hostname",
-    "id",
-    "ifconfig",
-    "init",
-    "ip",
-    "kill",
-    "ln",
-    "login",
-    "ls",
-    "mkdir",
-    "mknod",
-    "mount",
-    "mv",
-    "poweroff",
-    "printf",
-    "ps",
-    "reboot",
-    "rm",
-    "sed",
-    "seq",
-    "setsid",
-    "sleep",
-    "sort",
-    "sync",
-    "tail",
-    "tee",
-    "test",
-    "time",
-    "top",
-    "touch",
-    "tr",
-    "true",
-    "umount",
-    "uname",
-    "uptime",
-    "wc",
-    "getty",
-    "halt",
-    "awk",
-    "mktemp",
-    "basename",
-    "dirname",
-    "expr",
-    "xargs",
-    "which",
-    "[",
+    "sh", "ash", "cat", "chmod", "cp", "cut", "date", "dd", "df", "dmesg", "echo", "env", "false", "free",
+    "grep", "head", "hostname", "id", "ifconfig", "init", "ip", "kill", "ln", "login", "ls", "mkdir", "mknod",
+    "mount", "mv", "poweroff", "printf", "ps", "reboot", "rm", "sed", "seq", "setsid", "sleep", "sort",
+    "sync", "tail", "tee", "test", "time", "top", "touch", "tr", "true", "umount", "uname", "uptime", "wc",
+    "getty", "halt", "awk", "mktemp", "basename", "dirname", "expr", "xargs", "which", "[",
 ]
+# fmt: on
 SBIN = {"init", "getty", "ifconfig", "ip", "poweroff", "reboot", "halt", "mknod"}
 
 
@@ -113,7 +57,7 @@ def busybox_for(arch: str, cache: Path, cross_compile: str | None = None, say=pr
     if not out.exists():
         deb = apt.download(pkg)
         say(f"  unpacking busybox {version} ({arch})")
-        data = _member_of_deb(deb, "bin/busybox")
+        data = debs.read(deb, "bin/busybox")
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_suffix(".tmp")
         tmp.write_bytes(data)
@@ -202,19 +146,6 @@ def debian_source(package: str, root: Path, say=print) -> tuple[Path, str]:
         raise BringupError(f"dpkg-source -x {dsc[-1].name} failed: {p.stderr.strip()[-300:]}")
     (tree / ".complete").touch()
     return tree, version
-
-
-def _member_of_deb(deb: Path, member: str) -> bytes:
-    p = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
-    data = None
-    with tarfile.open(fileobj=p.stdout, mode="r|") as tf:
-        for m in tf:
-            if m.name.lstrip("./") == member and m.isfile():
-                data = tf.extractfile(m).read()
-    p.wait()
-    if data is None:
-        raise BringupError(f"{deb}: has no {member}")
-    return data
 
 
 def overlay_entries(overlay: Path) -> list[cpio.Entry]:

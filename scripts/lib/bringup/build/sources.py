@@ -22,6 +22,7 @@ from pathlib import Path
 
 from bringup.errors import BringupError
 from bringup.model.board import SourceSpec
+from bringup.util import debs
 from bringup.util.aptprivate import PrivateApt
 
 
@@ -92,20 +93,7 @@ def _debian(source, cache, log) -> SourceTree:
 
 def _tarball_from_deb(deb: Path, tmp: Path) -> Path:
     """The usr/src/linux-source-X.tar.* inside a linux-source .deb."""
-    p = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
-    found = None
-    with tarfile.open(fileobj=p.stdout, mode="r|") as tf:
-        for m in tf:
-            name = m.name.lstrip("./")
-            if m.isfile() and re.match(r"usr/src/linux-source-[^/]+\.tar\.(xz|bz2|gz)$", name):
-                found = tmp / Path(name).name
-                with tf.extractfile(m) as src, open(found, "wb") as dst:
-                    shutil.copyfileobj(src, dst, 1 << 20)
-    if p.wait() != 0:
-        raise BringupError(f"{deb}: dpkg-deb failed (exit {p.returncode})")
-    if found is None:
-        raise BringupError(f"{deb}: no usr/src/linux-source-*.tar.* inside")
-    return found
+    return debs.extract(deb, r"usr/src/linux-source-[^/]+\.tar\.(xz|bz2|gz)", tmp, "usr/src/linux-source-*.tar.*")
 
 
 def _from_tarball(f: Path, digest: str, cache: Path, detail: dict, log) -> SourceTree:
@@ -150,7 +138,7 @@ def safe_extract(tarball: Path, dest: Path) -> None:
             shutil.rmtree(dest)
         tmp.rename(dest)
     except tarfile.TarError as e:
-        raise BringupError(f"{tarball}: not a readable tarball: {e}")
+        raise BringupError(f"{tarball}: not a readable tarball: {e}") from e
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -192,7 +180,7 @@ def fetch_url(url: str, sha256: str, downloads: Path, log=print) -> Path:
                 out.write(chunk)
     except OSError as e:
         part.unlink(missing_ok=True)
-        raise BringupError(f"download {url} failed: {e}")
+        raise BringupError(f"download {url} failed: {e}") from e
     if h.hexdigest() != sha256.lower():
         part.unlink(missing_ok=True)
         raise BringupError(f"download {url}: sha256 mismatch: expected {sha256.lower()}, got {h.hexdigest()}")

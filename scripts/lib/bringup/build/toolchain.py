@@ -23,9 +23,6 @@ class Toolchain:
         name = f"{self.cross_compile}gcc"
         return f"{self.ccache} {name}" if self.ccache else name
 
-    def tool(self, name: str) -> str:
-        return f"{self.cross_compile}{name}"
-
 
 def find(cross_compile: str, arch: Arch, use_ccache: bool = True) -> Toolchain:
     gcc = shutil.which(f"{cross_compile}gcc")
@@ -42,7 +39,7 @@ def find(cross_compile: str, arch: Arch, use_ccache: bool = True) -> Toolchain:
     try:
         out = subprocess.run([gcc, "--version"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired) as e:
-        raise BringupError(f"toolchain {gcc} does not run: {e}")
+        raise BringupError(f"toolchain {gcc} does not run: {e}") from e
     version = out.splitlines()[0].strip() if out else "unknown"
     ccache = shutil.which("ccache") if use_ccache else None
     return Toolchain(cross_compile=cross_compile, gcc=gcc, version=version, ccache=ccache)

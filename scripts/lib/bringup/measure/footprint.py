@@ -9,10 +9,8 @@ logs/<board>/<kernel>/footprint.json and lmbench.json.  The kernel's
 
 from __future__ import annotations
 
-import datetime as dt
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pexpect
@@ -25,11 +23,10 @@ from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.model.board import Board
 from bringup.model.benchset import BenchSet, load_set
+from bringup.model.milestones import load_rules
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
-from bringup.parse import milestones as ms
-from bringup.model.milestones import load_rules
-from bringup.util import cpio, paths
+from bringup.util import clock, cpio, debs, paths
 from bringup.util.aptprivate import PrivateApt
 
 FOOTPRINT_SCHEMA = "bringup.footprint/1"
@@ -64,28 +61,25 @@ def mem_eat_binary(board: Board, cache: Path) -> Path:
 def deb_entries(deb: Path, remap=None) -> list[cpio.Entry]:
     """A .deb's files as cpio entries (docs and headers left out)."""
     out, data = [], {}
-    proc = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
-    with tarfile.open(fileobj=proc.stdout, mode="r|") as tf:
-        for m in tf:
-            name = m.name.lstrip("./")
-            if not name or name.startswith(SKIP_PREFIXES):
+    for member in debs.members(deb):
+        m, name = member.info, member.name
+        if not name or name.startswith(SKIP_PREFIXES):
+            continue
+        if remap:
+            name = remap(name)
+            if name is None:
                 continue
-            if remap:
-                name = remap(name)
-                if name is None:
-                    continue
-            if m.isdir():
-                out.append(cpio.directory(name, m.mode & 0o7777))
-            elif m.issym():
-                out.append(cpio.symlink(name, m.linkname))
-            elif m.isfile():
-                data[name] = tf.extractfile(m).read()
-                out.append(cpio.file(name, data[name], m.mode & 0o7777))
-            elif m.islnk():
-                target = m.linkname.lstrip("./")
-                if target in data:
-                    out.append(cpio.file(name, data[target], m.mode & 0o7777))
-    proc.wait()
+        if m.isdir():
+            out.append(cpio.directory(name, m.mode & 0o7777))
+        elif m.issym():
+            out.append(cpio.symlink(name, m.linkname))
+        elif m.isfile():
+            data[name] = member.read()
+            out.append(cpio.file(name, data[name], m.mode & 0o7777))
+        elif m.islnk():
+            target = debs.path_in_deb(m.linkname)
+            if target in data:
+                out.append(cpio.file(name, data[target], m.mode & 0o7777))
     return out
 
 
@@ -210,7 +204,7 @@ def footprint(
     )
     initrd = Path(logs) / board.name / "rootfs" / rd["file"]
     rules = load_rules(board.milestones)
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = clock.stamp()
     results = {}
     for kid in kernels:
         recdir = Path(logs) / board.name / kid
@@ -265,7 +259,7 @@ def footprint(
             "kernel": kid,
             "kernelrelease": builds[kid]["kernelrelease"],
             "build_key": builds[kid].get("key"),
-            "created": _now(),
+            "created": clock.now(),
             "run": paths.rel(run_dir),
             "memory_mb": board.memory_mb,
             "memory_line": mem_line,
@@ -282,7 +276,7 @@ def footprint(
             "schema": LMBENCH_SCHEMA,
             "board": board.name,
             "kernel": kid,
-            "created": _now(),
+            "created": clock.now(),
             "build_key": builds[kid].get("key"),
             "mode": mode,
             "source": lm_info,
@@ -412,7 +406,3 @@ def render_lmbench(results: dict) -> str:
                 + " |"
             )
     return "\n".join(out) + "\n"
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

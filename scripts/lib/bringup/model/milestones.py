@@ -17,7 +17,6 @@ from bringup.model.base import DataError, Strict, field_path, load_toml, validat
 from bringup.parse.milestones import Milestone, Rules
 from bringup.util import paths
 
-ROOTS = ("ramdisk", "nfs")
 NAME_RE = r"^[a-z][a-z0-9_]*$"
 
 

@@ -11,39 +11,49 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from elftools.common.exceptions import ELFError
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
+from bringup.parse.errors import ParseError
+
 
 def section_sizes(vmlinux: Path) -> dict:
-    with open(vmlinux, "rb") as f:
-        elf = ELFFile(f)
-        sections = {}
-        text = data = bss = 0
-        for s in elf.iter_sections():
-            flags = s["sh_flags"]
-            if not flags & SH_FLAGS.SHF_ALLOC:
-                continue
-            size = s["sh_size"]
-            if s.name:
-                sections[s.name] = sections.get(s.name, 0) + size
-            if flags & SH_FLAGS.SHF_EXECINSTR or not flags & SH_FLAGS.SHF_WRITE:
-                text += size
-            elif s["sh_type"] != "SHT_NOBITS":
-                data += size
-            else:
-                bss += size
-        groups = {}
-        for name, size in sections.items():
-            key = _group(name)
-            groups[key] = groups.get(key, 0) + size
-        return {
-            "elf_class": elf.elfclass,
-            "machine": elf["e_machine"],
-            "sections": dict(sorted(sections.items())),
-            "groups": groups,
-            "berkeley": {"text": text, "data": data, "bss": bss, "dec": text + data + bss},
-        }
+    """Raises ParseError when vmlinux is not an ELF file."""
+    try:
+        with open(vmlinux, "rb") as f:
+            return _sizes(ELFFile(f))
+    except ELFError as e:
+        raise ParseError(f"{vmlinux}: not a readable ELF file: {e}") from e
+
+
+def _sizes(elf: ELFFile) -> dict:
+    sections: dict[str, int] = {}
+    text = data = bss = 0
+    for s in elf.iter_sections():
+        flags = s["sh_flags"]
+        if not flags & SH_FLAGS.SHF_ALLOC:
+            continue
+        size = s["sh_size"]
+        if s.name:
+            sections[s.name] = sections.get(s.name, 0) + size
+        if flags & SH_FLAGS.SHF_EXECINSTR or not flags & SH_FLAGS.SHF_WRITE:
+            text += size
+        elif s["sh_type"] != "SHT_NOBITS":
+            data += size
+        else:
+            bss += size
+    groups: dict[str, int] = {}
+    for name, size in sections.items():
+        key = _group(name)
+        groups[key] = groups.get(key, 0) + size
+    return {
+        "elf_class": elf.elfclass,
+        "machine": elf["e_machine"],
+        "sections": dict(sorted(sections.items())),
+        "groups": groups,
+        "berkeley": {"text": text, "data": data, "bss": bss, "dec": text + data + bss},
+    }
 
 
 def _group(name: str) -> str:

@@ -69,11 +69,7 @@ def parse_text(text: str, source: str = "") -> list[dict]:
             continue
         m = FS_ROW.match(line)
         if m:
-            size, creates, removes = m.group(1), int(m.group(3)), int(m.group(4))
-            if creates:
-                out.append(_m(f"{size.upper()} file create", round(1e6 / creates, 3), "us", source or "lat_fs"))
-            if removes:
-                out.append(_m(f"{size.upper()} file delete", round(1e6 / removes, 3), "us", source or "lat_fs"))
+            out.extend(_fs_row(m, source))
             continue
         m = PAIR.match(line)
         if m:
@@ -92,6 +88,17 @@ def parse_text(text: str, source: str = "") -> list[dict]:
             block = m.group(1).strip().strip('"')
             ctx_size = stride = None
             continue
+    return out
+
+
+def _fs_row(m: re.Match, source: str) -> list[dict]:
+    """lat_fs: size, files, creations/s, removals/s -> microseconds per file."""
+    size, creates, removes = m.group(1).upper(), int(m.group(3)), int(m.group(4))
+    out = []
+    if creates:
+        out.append(_m(f"{size} file create", round(1e6 / creates, 3), "us", source or "lat_fs"))
+    if removes:
+        out.append(_m(f"{size} file delete", round(1e6 / removes, 3), "us", source or "lat_fs"))
     return out
 
 

@@ -53,7 +53,7 @@ def parse_free(text: str) -> dict | None:
             vals = [int(x) for x in line.split()[1:] if x.isdigit()]
             if len(head) >= len(vals):
                 head = head[: len(vals)]
-            row = dict(zip(head, vals))
+            row = dict(zip(head, vals, strict=False))
             return {
                 "total_kb": row.get("total"),
                 "used_kb": row.get("used"),

@@ -15,26 +15,37 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
+
+from bringup.parse.errors import ParseError
+from bringup.parse.kconfig import parse_config
 
 NUMBER_RE = re.compile(r"\.[0-9]+")
 
 
 def symbols(vmlinux: Path) -> dict[str, int]:
+    """{symbol: size} of vmlinux; raises ParseError when it is not an ELF file."""
+    try:
+        with open(vmlinux, "rb") as f:
+            return _symbols(ELFFile(f))
+    except ELFError as e:
+        raise ParseError(f"{vmlinux}: not a readable ELF file: {e}") from e
+
+
+def _symbols(elf: ELFFile) -> dict[str, int]:
     out: dict[str, int] = {}
-    with open(vmlinux, "rb") as f:
-        elf = ELFFile(f)
-        for sec in elf.iter_sections():
-            if not isinstance(sec, SymbolTableSection):
+    for sec in elf.iter_sections():
+        if not isinstance(sec, SymbolTableSection):
+            continue
+        for sym in sec.iter_symbols():
+            if sym["st_size"] <= 0 or sym["st_info"]["type"] not in ("STT_FUNC", "STT_OBJECT"):
                 continue
-            for sym in sec.iter_symbols():
-                if sym["st_size"] <= 0 or sym["st_info"]["type"] not in ("STT_FUNC", "STT_OBJECT"):
-                    continue
-                if sym["st_shndx"] in ("SHN_UNDEF", "SHN_ABS"):
-                    continue
-                name = NUMBER_RE.sub("", sym.name)
-                out[name] = out.get(name, 0) + sym["st_size"]
+            if sym["st_shndx"] in ("SHN_UNDEF", "SHN_ABS"):
+                continue
+            name = NUMBER_RE.sub("", sym.name)
+            out[name] = out.get(name, 0) + sym["st_size"]
     return out
 
 
@@ -83,8 +94,6 @@ def render(d: dict, top: int = 20) -> str:
 def config_diff(old_text: str, new_text: str) -> dict:
     """Symbols added (set only in new), removed (set only in old) and changed.
     'is not set' counts as absent, as Kconfig treats it."""
-    from bringup.build.kernel import parse_config
-
     a = {k: v for k, v in parse_config(old_text).items() if v != "n"}
     b = {k: v for k, v in parse_config(new_text).items() if v != "n"}
     return {

@@ -10,7 +10,6 @@ is one.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import platform
 import re
@@ -22,12 +21,11 @@ import jinja2
 
 from bringup import records
 from bringup.model.board import Board
-from bringup.parse import milestones as ms
 from bringup.model.milestones import load_rules
 from bringup.parse import sizediff
 from bringup.report import buildtable as buildreport
 from bringup.report import charts, compare, findings, stats
-from bringup.util import paths
+from bringup.util import clock, paths
 
 TEMPLATES = Path(__file__).parent / "templates"
 SIZE_RE = re.compile(r"^bw_mem_(rd|wr|bcopy) (\d+)([KMG]?)$")
@@ -52,7 +50,7 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
         "board": board.name,
         "description": board.description,
         "kernels": kernels,
-        "generated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "generated": clock.now(),
         "build": build,
         "footprint": fp,
         "lmbench": lm,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import signal
 
@@ -11,7 +12,5 @@ PR_SET_PDEATHSIG = 1
 def die_with_parent() -> None:
     """preexec_fn for Popen: the kernel sends the child SIGKILL when bringup
     dies, even by SIGKILL, so no QEMU or NFS server is left behind."""
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
