@@ -1,6 +1,7 @@
 """Sources: safe extraction, checksums, versions."""
 
 import hashlib
+import os
 import io
 import tarfile
 
@@ -101,3 +102,30 @@ def test_url_download_verified_and_cached(tmp_path):
 def test_kernel_version(tmp_path, header, version):
     (tmp_path / "Makefile").write_text(header)
     assert sources.kernel_version(tmp_path) == version
+
+
+@pytest.mark.parametrize("mode, suffix", [("w:gz", ".tar.gz"), ("w:xz", ".tar.xz"), ("w:bz2", ".tar.bz2")])
+def test_a_truncated_tarball_is_one_line(tmp_path, mode, suffix):
+    tree = tmp_path / "linux-6.1.0"
+    tree.mkdir()
+    (tree / "Makefile").write_bytes(os.urandom(200_000))
+    tb = tmp_path / f"l{suffix}"
+    with tarfile.open(tb, mode) as tf:
+        tf.add(tree, arcname="linux-6.1.0")
+    tb.write_bytes(tb.read_bytes()[: tb.stat().st_size // 2])
+    with pytest.raises(BringupError, match=r"l\.tar\.(gz|xz|bz2): (truncated or corrupt|not a readable tarball)"):
+        sources.safe_extract(tb, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_symlink_chain_out_of_the_target_is_refused_as_such(tmp_path):
+    tb = tmp_path / "chain.tar"
+    with tarfile.open(tb, "w") as tf:
+        for name, target in (("t/a", "."), ("t/a/b", "../.."), ("t/a/b/c", "..")):
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            tf.addfile(info)
+    with pytest.raises(BringupError) as e:
+        sources.safe_extract(tb, tmp_path / "out")
+    assert "not a readable tarball" not in str(e.value)
+    assert "outside the target" in str(e.value) and not (tmp_path / "escape").exists()

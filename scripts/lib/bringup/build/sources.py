@@ -10,6 +10,7 @@ Kinds (a board's `source` table):
 from __future__ import annotations
 
 import hashlib
+import lzma
 import os
 import re
 import shutil
@@ -17,6 +18,7 @@ import subprocess
 import tarfile
 import tempfile
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,11 +139,19 @@ def safe_extract(tarball: Path, dest: Path) -> None:
         if dest.exists():
             shutil.rmtree(dest)
         tmp.rename(dest)
+    except tarfile.FilterError as e:  # e.g. a chain of symlinks that ends outside the target
+        raise BringupError(f"{tarball}: member {e.tarinfo.name!r} would land outside the target; refusing") from e
     except tarfile.TarError as e:
         raise BringupError(f"{tarball}: not a readable tarball: {e}") from e
+    except (EOFError, zlib.error, lzma.LZMAError, bz2_errors()) as e:
+        raise BringupError(f"{tarball}: truncated or corrupt ({e}); download it again") from e
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bz2_errors() -> type[Exception]:
+    return OSError  # bz2 reports a corrupt stream as OSError ("Invalid data stream")
 
 
 def _check_member(m: tarfile.TarInfo, root: Path, tarball: Path) -> None:
