@@ -232,3 +232,40 @@ def test_build_all_goes_on_after_a_failed_kernel(env):
     assert not (env["logs"] / "two" / "broken" / "build.json").exists()
     assert any("failed at 'make zImage'" in s for s in said)
     assert any("broken on purpose" in s for s in said), "the tail of the failed log is shown"
+
+
+def test_sigkill_of_bringup_keeps_the_good_record_and_leaves_no_make(env):
+    """bringup killed with SIGKILL mid-build (no chance to clean up): the kernel
+    kills make's whole process group, the good record stays byte-identical."""
+    import os
+    import signal
+    import sys
+    import time
+
+    board, tree, frag = setup_board(env, "6.1.0")
+    do_build(env, board)
+    recdir = env["logs"] / "fake" / "k1"
+    before = (recdir / "build.json").read_bytes()
+    frag.write_text("CONFIG_FAKE_SLOW=y\n")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "bringup", "build-all", "--board", str(env["tmp"] / "boards" / "fake.toml")],
+        env=dict(os.environ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    log = recdir / "build.log.partial"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (log.exists() and "slow.o" in log.read_text()):
+        time.sleep(0.05)
+    assert "slow.o" in log.read_text(), "the slow step never started"
+    slow = subprocess.run(["pgrep", "-f", "sleep 60"], capture_output=True, text=True).stdout.split()
+    assert slow, "the fake build's slow step should be running"
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    alive = slow
+    while time.monotonic() < deadline and alive:
+        alive = [pid for pid in slow if os.path.exists(f"/proc/{pid}")]
+        time.sleep(0.05)
+    assert not alive, "make's children must not outlive a SIGKILLed bringup"
+    assert (recdir / "build.json").read_bytes() == before

@@ -33,7 +33,7 @@ from bringup.parse import elfsize
 from bringup.parse.errors import ParseError
 from bringup.parse.kconfig import dropped_symbols, merge_fragment, parse_config
 from bringup.records import BUILD_SCHEMA
-from bringup.util import clock
+from bringup.util import clock, procutil
 
 RECIPE_VERSION = 1  # bump when the build steps change in a way that invalidates old builds
 FIXED_ENV = {  # reproducible images: no timestamps, user or host in the version string
@@ -308,13 +308,14 @@ def _make(ctx: Ctx, targets: list[str], name: str, feed_defaults: bool = False) 
     _log(ctx, f"$ {shlex.join(argv)}")
     t0 = time.monotonic()
     with open(ctx.log_path, "ab") as logf:
-        proc = subprocess.Popen(
-            argv,
+        proc = subprocess.Popen(  # make and all it starts die with bringup, even by SIGKILL
+            procutil.group_argv(argv),
             stdout=logf,
             stderr=subprocess.STDOUT,
             env=_env(ctx),
             stdin=subprocess.PIPE if feed_defaults else subprocess.DEVNULL,
             start_new_session=True,
+            preexec_fn=procutil.term_with_parent,
         )
         stop = threading.Event()
         ticker = threading.Thread(target=_heartbeat, args=(ctx, name, t0, stop), daemon=True)
