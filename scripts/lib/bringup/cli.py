@@ -502,6 +502,22 @@ def main(argv=None) -> int:
         except KeyboardInterrupt:
             print("bringup: interrupted", file=sys.stderr)
             return 130
+        except OSError as e:
+            if e is out.error or e is err.error:
+                raise
+            # a file bringup could not read or write (disk full, permissions, ...): one line
+            where = f"{e.filename}: " if e.filename else ""
+            print(f"bringup: error: {where}{e.strerror or e}", file=sys.stderr)
+            return 1
+        except Exception as e:  # a bug: one line, the traceback on request
+            if os.environ.get("BRINGUP_DEBUG"):
+                raise
+            print(
+                f"bringup: internal error: {type(e).__name__}: {e} (a bug in bringup; "
+                "run again with BRINGUP_DEBUG=1 for the traceback)",
+                file=sys.stderr,
+            )
+            return 70
     except OSError as e:
         if e is not out.error and e is not err.error:
             raise
