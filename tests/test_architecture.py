@@ -128,3 +128,22 @@ def test_the_milestone_check_can_fail():
         "kernel_load",
         "login",
     ]
+
+
+def test_docs_errors_is_current():
+    from bringup.util import errdoc
+
+    assert (paths.ROOT / "docs" / "errors.md").read_text() == errdoc.markdown(), (
+        "docs/errors.md is stale: bringup doc errors > docs/errors.md"
+    )
+
+
+def test_every_error_is_listed_with_its_message():
+    """A negative control for the generator: a raise in a function is found with its
+    qualified name and its message template."""
+    from bringup.util import errdoc
+
+    rows = errdoc.raised()
+    assert ("model/board.py:load_board", "DataError") in {(w, k) for w, k, _ in rows}
+    assert any("is listed twice" in m for _, _, m in rows)
+    assert len(rows) > 100

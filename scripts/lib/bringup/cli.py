@@ -230,7 +230,12 @@ def cmd_parse(a) -> int:
 def cmd_doc(a) -> int:
     from bringup.model.board import board_schema_json, reference_markdown
 
-    sys.stdout.write(reference_markdown() if a.what == "board-files" else board_schema_json())
+    if a.what == "errors":
+        from bringup.util import errdoc
+
+        sys.stdout.write(errdoc.markdown())
+    else:
+        sys.stdout.write(reference_markdown() if a.what == "board-files" else board_schema_json())
     return 0
 
 
@@ -447,9 +452,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "doc",
         help="print generated documentation (board-files: docs/board-files.md; board-schema: "
-        "docs/board-schema.json, the JSON Schema of a board file)",
+        "docs/board-schema.json, the JSON Schema of a board file; errors: docs/errors.md)",
     )
-    s.add_argument("what", choices=("board-files", "board-schema"))
+    s.add_argument("what", choices=("board-files", "board-schema", "errors"))
     s.set_defaults(fn=cmd_doc)
     return p
 
