@@ -19,11 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-from bringup.build.kernel import FIXED_ENV  # noqa: E402
-from bringup.model.board import load_board  # noqa: E402
+from bringup.build.kernel import FIXED_ENV
+from bringup.model.board import load_board
 from bringup.util import paths
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(argv, env, log):

@@ -4,8 +4,8 @@ file, field and value."""
 import pytest
 
 from bringup.errors import BringupError
-from bringup.model.board import list_boards, load_board
 from bringup.model.base import DataError
+from bringup.model.board import list_boards, load_board
 from bringup.util import paths
 from conftest import run_cli, write_board
 

@@ -1,15 +1,15 @@
 """Sources: safe extraction, checksums, versions."""
 
 import hashlib
-import os
 import io
+import os
 import tarfile
 
 import pytest
 
 from bringup.build import sources
-from bringup.model.board import SourceSpec
 from bringup.errors import BringupError
+from bringup.model.board import SourceSpec
 from conftest import make_fake_tree
 
 

@@ -9,6 +9,7 @@ import math
 import os
 import signal
 import sys
+from typing import NoReturn
 
 from bringup import __version__
 from bringup.errors import BringupError
@@ -282,7 +283,7 @@ def _lmbench_args(s) -> None:
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors (`bringup: error: argument --runs: ...`), before any work."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"bringup: error: {message} (see {self.prog} --help)\n")
 
 

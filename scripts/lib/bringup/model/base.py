@@ -39,14 +39,15 @@ def show(v: Any) -> str:
     return s if len(s) <= 60 else s[:57] + "..."
 
 
+WRAPPERS = ("function-after", "function-before", "function-plain", "function-wrap")
+
+
 def field_path(loc: tuple[int | str, ...]) -> str:
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("function-after", "function-before", "function-plain", "function-wrap"):
-            continue
-        elif "[" in str(part) and "]" in str(part):  # pydantic's union tags, e.g. 'str' or 'list[str]'
+        elif part in WRAPPERS or ("[" in str(part) and "]" in str(part)):  # pydantic's validator and union tags
             continue
         else:
             name = str(part) if re.fullmatch(r"[A-Za-z0-9_+-]+", str(part)) else show(str(part))

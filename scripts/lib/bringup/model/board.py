@@ -199,9 +199,8 @@ def _named_file(kind: str, name: str, configs: Path) -> Path:
         raise DataError(f"{show(name)} is not a valid {kind} name (known: {', '.join(known)})")
     f = folder / f"{name}.toml"
     if not f.exists():
-        raise DataError(
-            f"unknown {'architecture' if kind == 'arch' else kind} {name!r} (no {paths.rel(f)}; known: {', '.join(known)})"
-        )
+        what = "architecture" if kind == "arch" else kind
+        raise DataError(f"unknown {what} {name!r} (no {paths.rel(f)}; known: {', '.join(known)})")
     return f
 
 
@@ -351,7 +350,8 @@ class TftpSpec(Strict):
         Field(
             min_length=1,
             max_length=4096,
-            description="the host's TFTP root (tftpd-hpa's directory); bringup writes bringup/<board>/<kernel>/ under it",
+            description="the host's TFTP root (tftpd-hpa's directory); "
+            "bringup writes bringup/<board>/<kernel>/ under it",
         ),
     ]
     serverip: Annotated[IPv4, Field(description="U-Boot serverip (empty: the one DHCP gives)")] = ""
@@ -377,7 +377,8 @@ class NfsSpec(Strict):
     port: Annotated[
         Port,
         Field(
-            description="Ganesha's port; 0 picks a free one (the kernel is told the port); an external server: its port, usually 2049"
+            description="Ganesha's port; 0 picks a free one (the kernel is told the port); "
+            "an external server: its port, usually 2049"
         ),
     ] = 0
     version: Annotated[
@@ -395,7 +396,8 @@ class NfsSpec(Strict):
         str,
         Field(
             max_length=4096,
-            description="external: the host directory your server exports; bringup copies each run's rootfs under bringup/<board>/<kernel>/<run>/",
+            description="external: the host directory your server exports; "
+            "bringup copies each run's rootfs under bringup/<board>/<kernel>/<run>/",
         ),
     ] = ""
     export_path: Annotated[

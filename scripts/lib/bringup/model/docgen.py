@@ -15,7 +15,8 @@ def _type(p: dict[str, Any], defs: dict[str, Any]) -> tuple[str, str | None]:
         return "table", name
     if "anyOf" in p:
         parts = [x for x in p["anyOf"] if x.get("type") != "null"]
-        texts, nested = [], None
+        texts: list[str] = []
+        nested: str | None = None
         for x in parts:
             t, n = _type(x, defs)
             texts.append(t)
@@ -25,15 +26,15 @@ def _type(p: dict[str, Any], defs: dict[str, Any]) -> tuple[str, str | None]:
         return "one of " + ", ".join(f"`{v!r}`" for v in p["enum"]), None
     if "const" in p:
         return f"`{p['const']!r}`", None
-    t = p.get("type")
-    if t == "array":
+    kind = p.get("type")
+    if kind == "array":
         inner, nested = _type(p.get("items", {}), defs)
         return ("list of tables" if nested else f"list of {inner}"), nested
-    if t == "object":
+    if kind == "object":
         inner, _ = _type(p.get("additionalProperties", {}), defs)
         return f"table of {inner}", None
     names = {"string": "string", "integer": "integer", "number": "number", "boolean": "true/false"}
-    return names.get(str(t), str(t or "any")), None
+    return names.get(str(kind), str(kind or "any")), None
 
 
 def _range(p: dict[str, Any]) -> str:

@@ -22,9 +22,9 @@ import io
 import re
 import statistics
 from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from itertools import chain, islice
 from typing import BinaryIO
-from dataclasses import dataclass, field, replace
 
 PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\]\s?")
 STAMPED_RE = re.compile(r"^\[\s*(\d+\.\d+)\s+(-?\d+\.\d+)\]\s?(.*)$")  # [abs delta] text

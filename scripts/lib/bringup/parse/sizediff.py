@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
@@ -50,7 +51,7 @@ def _symbols(elf: ELFFile) -> dict[str, int]:
 
 
 def diff(old: dict[str, int], new: dict[str, int]) -> dict:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in set(old) | set(new):
         a, b = old.get(name, 0), new.get(name, 0)
         if a != b:

@@ -78,7 +78,8 @@ def read(data: bytes) -> list[Entry]:
     """Parse 'newc' cpio bytes (gzip-compressed or not) back into entries."""
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
-    out, pos = [], 0
+    out: list[Entry] = []
+    pos = 0
     while True:
         if data[pos : pos + 6] not in (b"070701", b"070702"):
             raise ValueError(f"cpio: bad header magic at offset {pos}")
