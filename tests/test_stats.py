@@ -1,0 +1,79 @@
+"""bringup.stats against values known without scipy (worked by hand or from the
+tests' definitions), and the property that drift over time does not become a
+kernel difference when runs are paired and interleaved."""
+
+import math
+
+import pytest
+
+from bringup import stats
+
+
+def test_t95_known_quantiles():
+    assert stats.t95(4) == pytest.approx(2.776, abs=1e-3)
+    assert stats.t95(10) == pytest.approx(2.228, abs=1e-3)
+    assert stats.t95(0) == math.inf
+
+
+def test_summary_of_known_values():
+    s = stats.summarize([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert (s["n"], s["median"], s["mean"], s["min"], s["max"]) == (5, 3.0, 3.0, 1.0, 5.0)
+    assert s["stdev"] == pytest.approx(math.sqrt(2.5), abs=1e-6)
+    half = 2.776445 * math.sqrt(2.5) / math.sqrt(5)
+    assert s["ci95"] == pytest.approx([3 - half, 3 + half], abs=1e-5)
+
+
+def test_mann_whitney_exact_complete_separation():
+    # 5 against 5, completely separated: 2 of the C(10,5) = 252 orderings are as extreme
+    r = stats.mann_whitney([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
+    assert r["method"] == "exact" and r["p"] == pytest.approx(2 / 252)
+
+
+def test_wilcoxon_exact_all_one_sign():
+    # 5 pairs all positive: 2 of the 2^5 sign patterns are as extreme
+    r = stats.wilcoxon_paired([1, 2, 3, 4, 5], [2.1, 3.3, 4.2, 5.5, 6.4])
+    assert r["method"] == "exact" and r["p"] == pytest.approx(2 / 32)
+
+
+def test_hodges_lehmann_by_hand():
+    assert stats.hodges_lehmann([1, 2, 3], [4, 5, 6]) == 3.0  # pairwise differences 1..5, median 3
+    # paired differences 1, 2, 4: Walsh averages 1, 1.5, 2.5, 2, 3, 4 -> median 2.25
+    assert stats.hodges_lehmann([0, 0, 0], [1, 2, 4], paired=True) == 2.25
+
+
+def test_benjamini_hochberg_by_hand():
+    # p sorted 0.01, 0.02, 0.03, 0.04 of m = 4: q_i = min over j>=i of p_j * m / j = 0.04 each
+    assert stats.fdr([0.01, 0.04, 0.03, 0.02]) == pytest.approx([0.04, 0.04, 0.04, 0.04])
+    assert stats.fdr([0.001, 0.5]) == pytest.approx([0.002, 0.5])
+
+
+def test_rounds_needed_and_smallest_p():
+    assert stats.smallest_p(5, paired=True) == pytest.approx(0.0625)  # 5 exact rounds cannot reach 0.05
+    assert stats.rounds_needed(1) == 6  # 2/2^6 = 0.031 < 0.05
+    assert stats.rounds_needed(56) == 12  # 2/2^12 = 0.00049 < 0.05/56 = 0.00089
+
+
+def test_shift_interval_is_reproducible_and_covers_the_shift():
+    a = [10.0, 10.2, 9.9, 10.1, 10.0, 10.3]
+    b = [x + 1 for x in a]
+    ci = stats.shift_interval(a, b, paired=True)
+    assert ci == (1.0, 1.0) or (ci[0] <= 1.0 <= ci[1])
+    c1 = stats.compare(a, [x + 0.5 + 0.01 * i for i, x in enumerate(a)], paired=False)
+    c2 = stats.compare(a, [x + 0.5 + 0.01 * i for i, x in enumerate(a)], paired=False)
+    assert c1 == c2 and c1["shift_ci95"][0] <= c1["shift"] <= c1["shift_ci95"][1]
+
+
+def test_drift_in_one_arm_s_early_runs_is_not_a_kernel_difference_when_paired():
+    """Identical kernels measured in interleaved rounds while the host drifts: every
+    round's two boots see the same drift, so the paired test finds nothing, while the
+    old design (all of A's runs, then all of B's) turns the drift into a 'difference'."""
+    drift = [1.30, 1.22, 1.15, 1.08, 1.03, 1.01, 1.00, 1.00]  # a host settling down
+    noise_a = [0.004, -0.003, 0.002, -0.001, 0.003, -0.002, 0.001, -0.004]
+    noise_b = [-0.002, 0.003, -0.004, 0.001, -0.001, 0.002, -0.003, 0.004]
+    a = [d + e for d, e in zip(drift, noise_a, strict=True)]
+    b = [d + e for d, e in zip(drift, noise_b, strict=True)]
+    paired = stats.compare(a, b, paired=True)
+    assert paired["p"] > 0.05 and paired["shift_ci95"][0] <= 0 <= paired["shift_ci95"][1]
+    # the old design: A's passes in the drifting first half, B's in the settled second half
+    blocked = stats.mann_whitney(a[:4], b[4:])
+    assert blocked["p"] < 0.05
