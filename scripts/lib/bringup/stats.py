@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import statistics
 from itertools import combinations_with_replacement
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from scipy import stats as sps
@@ -66,7 +66,7 @@ def mann_whitney(a: list[float | None], b: list[float | None]) -> dict[str, Any]
     if len(x) < 2 or len(y) < 2:
         return None
     ties = len(set(x + y)) < len(x) + len(y)
-    method = "asymptotic" if ties or len(x) + len(y) > 40 else "exact"
+    method: Literal["asymptotic", "exact"] = "asymptotic" if ties or len(x) + len(y) > 40 else "exact"
     r = sps.mannwhitneyu(y, x, alternative="two-sided", method=method)
     return {
         "test": "Mann-Whitney U",
@@ -89,8 +89,9 @@ def wilcoxon_paired(a: list[float | None], b: list[float | None]) -> dict[str, A
     if all(v == 0 for v in d):
         return {"test": "Wilcoxon signed-rank", "w": 0.0, "p": 1.0, "n": len(d), "method": "all differences zero"}
     exact = len(set(abs(v) for v in d)) == len(d) and 0 not in d and len(d) <= 50
-    method = "exact" if exact else "approx"
-    r = sps.wilcoxon(d, alternative="two-sided", method=method, zero_method="pratt" if 0 in d else "wilcox")
+    method: Literal["exact", "approx"] = "exact" if exact else "approx"
+    zeros: Literal["pratt", "wilcox"] = "pratt" if 0 in d else "wilcox"
+    r = sps.wilcoxon(d, alternative="two-sided", method=method, zero_method=zeros)
     return {
         "test": "Wilcoxon signed-rank",
         "w": float(r.statistic),
