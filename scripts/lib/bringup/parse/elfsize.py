@@ -11,11 +11,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from elftools.common.exceptions import ELFError
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
 
 def section_sizes(vmlinux: Path) -> dict:
+    """Raises ValueError, naming the file, when it is not a readable ELF file."""
+    try:
+        return _section_sizes(vmlinux)
+    except ELFError as e:
+        raise ValueError(f"{vmlinux}: not a readable ELF file: {e}") from None
+
+
+def _section_sizes(vmlinux: Path) -> dict:
     with open(vmlinux, "rb") as f:
         elf = ELFFile(f)
         sections = {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
@@ -22,6 +23,14 @@ NUMBER_RE = re.compile(r"\.[0-9]+")
 
 
 def symbols(vmlinux: Path) -> dict[str, int]:
+    """Symbol sizes; ValueError, naming the file, when it is not a readable ELF file."""
+    try:
+        return _symbols(vmlinux)
+    except ELFError as e:
+        raise ValueError(f"{vmlinux}: not a readable ELF file: {e}") from None
+
+
+def _symbols(vmlinux: Path) -> dict[str, int]:
     out: dict[str, int] = {}
     with open(vmlinux, "rb") as f:
         elf = ELFFile(f)
