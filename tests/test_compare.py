@@ -5,6 +5,8 @@ import json
 import shutil
 import subprocess
 
+import recordfactory as rf
+from bringup import records
 from bringup.parse import sizediff
 from conftest import run_cli
 
@@ -78,18 +80,16 @@ def record(tmp_path, name, vmlinux, config, compressed):
     from bringup.parse import elfsize
 
     e = elfsize.section_sizes(d / "images" / "vmlinux")
-    rec = {
-        "schema": "bringup.build/1",
-        "status": "ok",
-        "board": "b",
-        "kernel": name,
-        "kernelrelease": name,
-        "time": {"real": 10.0, "user": 20.0, "sys": 2.0},
-        "ccache": {"hit_rate": 0.5},
-        "sizes": {"berkeley": e["berkeley"], "compressed_image": {"file": "zImage", "bytes": compressed}},
-        "artifacts": {"vmlinux": "images/vmlinux", "config": "images/config"},
-    }
-    (d / "build.json").write_text(json.dumps(rec))
+    rec = rf.build(
+        name,
+        "b",
+        kernelrelease=name,
+        time={"real": 10.0, "user": 20.0, "sys": 2.0},
+        ccache={"hits": 50, "misses": 50, "hit_rate": 0.5},
+        sizes={"berkeley": e["berkeley"], "compressed_image": {"file": "zImage", "bytes": compressed}},
+        artifacts={"vmlinux": "images/vmlinux", "config": "images/config"},
+    )
+    records.write(d / "build.json", rec)
     return d
 
 

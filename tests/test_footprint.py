@@ -101,3 +101,83 @@ def test_merge_runs_keeps_every_value_and_the_median():
     assert m["lat_pipe"]["metrics"][0]["value"] == 20
     assert m["lat_ctx_0k"]["metrics"][0]["value"] == 2
     assert footprint.merge_runs([run(1, 2)]) == run(1, 2)
+
+
+def test_records_of_a_run_name_their_lines(tmp_path, monkeypatch):
+    """footprint() with the guest replaced by canned outputs: the records it writes read
+    through their models, footprint.json names its Memory: line in console.log and
+    lmbench.json the lines of lmbench.txt where each benchmark's blocks begin."""
+    import recordfactory as rf
+    from bringup import records
+    from bringup.model.board import load_board
+
+    board = load_board("qemu-arm")
+    logs, cache = tmp_path / "logs", tmp_path / "cache"
+    for k in board.kernels:
+        records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
+    mem_eat = tmp_path / "mem_eat"
+    mem_eat.write_bytes(b"\x7fELF")
+    monkeypatch.setattr(footprint, "mem_eat_binary", lambda b, c: mem_eat)
+    info = {"lmbench": "debian bookworm lmbench:armhf 3.0-a9", "libraries": ["libc6:armhf"]}
+    monkeypatch.setattr(footprint, "lmbench_entries", lambda arch, cache, say: ([], info))
+    rd = records.Rootfs(
+        board="qemu-arm",
+        name="footprint",
+        file="footprint.cpio.gz",
+        bytes=1,
+        sha256=rf.key("rd"),
+        inputs_key=rf.key("inputs"),
+        userspace_arch="armhf",
+        busybox={"source": "debian", "version": "1"},
+        files=[],
+        extra={"mem_eat": True, **info, "mode": "quick"},
+    )
+    monkeypatch.setattr(footprint.rootfs, "build", lambda *a, **kw: rd)
+    memory = (
+        "[    0.000000] Memory: 505660K/524288K available (2048K kernel code, 394K rwdata, 540K rodata, 1024K init)"
+    )
+
+    def block(name, text):
+        return f"@@@ BEGIN {name} @@@\r\n{text}\r\n@@@ END {name} rc=0 @@@"
+
+    def lmbench_pass(pipe, ctx):
+        return "\n".join(
+            [block("lat_pipe", f"Pipe latency: {pipe} microseconds"), block("lat_ctx_0k", f'"size=0k ovr=0.5\n2 {ctx}')]
+        )
+
+    def fake_boot(board, kid, build, recdir, initrd, run_dir, *a, **kw):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        after = {
+            "free": "       total  used  free\nMem:  505660  9876  480000\n",
+            "meminfo": "MemTotal:  505660 kB\n",
+            "mem_eat": "mem_eat: total = 1048576 = 1024kB\nGot total = 2097152 = 2048kB\n",
+            "mem_eat_rc": 0,
+            "lmbench": [lmbench_pass(2.0, 10.0), lmbench_pass(3.0, 12.0)],
+            "lmbench_retried": [],
+            "console_text": "\n".join(
+                ["U-Boot", "Starting kernel ...", "[    0.000000] Linux version", memory, "login:"]
+            ),
+        }
+        return {"status": "ok", "error": None, "after": after}
+
+    monkeypatch.setattr(footprint.boottiming, "boot_once", fake_boot)
+    footprint.footprint(board, logs, cache, lmbench_runs=2, say=lambda m: None)
+
+    recdir = logs / "qemu-arm" / "6.12"
+    fp = records.read(recdir / "footprint.json", records.Footprint)
+    assert fp.run is not None and fp.run.startswith("footprint-runs/") and fp.memory_line is not None
+    assert fp.memory_line.line == 4 and fp.memory_line.text == memory.strip()
+    assert fp.kernel_code_data_kb == 2048 + 394 + 540 and fp.malloc_kb == 2048 and fp.mem_eat.completed
+    assert fp.rootfs == rd.ref()
+    lm = records.read(recdir / "lmbench.json", records.Lmbench)
+    assert lm.run == fp.run and lm.runs == 2 and lm.measured and lm.reason is None
+    pipe = lm.benchmarks["lat_pipe"]
+    assert pipe.metrics[0].values == [2.0, 3.0] and pipe.metrics[0].value == 2.5
+    raw = (recdir / lm.run / "lmbench.txt").read_text().split("\n")
+    assert len(pipe.raw_lines) == 2 and all(raw[n - 1].startswith("@@@ BEGIN lat_pipe @@@") for n in pipe.raw_lines)
+    ctx = lm.benchmarks["lat_ctx_0k"].raw_lines
+    assert len(ctx) == 2 and all(raw[n - 1].startswith("@@@ BEGIN lat_ctx_0k @@@") for n in ctx)
+    # lmbench not requested: the record says so, with no benchmarks and no passes
+    footprint.footprint(board, logs, cache, mode="none", say=lambda m: None)
+    lm = records.read(recdir / "lmbench.json", records.Lmbench)
+    assert not lm.measured and lm.reason == "not requested" and lm.runs == 0 and lm.benchmarks == {}

@@ -8,6 +8,7 @@ when it is read; a record of an older version is migrated on read.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -70,10 +71,8 @@ def write_text(path: Path, text: str) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 
@@ -103,10 +102,7 @@ def write(path: Path, rec: Record | Mapping[str, Any], model: type[Record] | Non
     A dict names its model by `model`, or by its `schema` field."""
     path = Path(path)
     if model is None:
-        if isinstance(rec, Record):
-            model = type(rec)
-        else:
-            model = _model_for(rec, str(path))
+        model = type(rec) if isinstance(rec, Record) else _model_for(rec, str(path))
     m = validate(rec, model, f"{path}: not written")
     write_text(path, m.model_dump_json(by_alias=True, indent=2) + "\n")
     return m
