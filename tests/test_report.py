@@ -251,3 +251,70 @@ def test_lmbench_with_repeated_runs_is_tested(logs):
     c = [x for x in c if x.startswith(("Context", "Local"))]
     assert "Context switching: up to 91 % slower (ctx 2p/0K: 11 → 21 us, p=0.008, n=5)" in c
     assert "Local communication latencies: no significant difference (n=5)" in c
+
+
+def test_bad_records_are_left_out_and_named(logs):
+    """A record that does not read is left out, in one line naming the file and the field;
+    the report goes on with the rest."""
+    d = logs / "qemu-arm"
+    text = (d / "6.12" / "build.json").read_text()
+    (d / "6.12" / "build.json").write_text(text[: len(text) // 2])  # truncated
+    fp = records.read(d / "5.10" / "footprint.json", records.Footprint).model_dump(mode="json")
+    fp["malloc_kb"] = "9024"
+    (d / "5.10" / "footprint.json").write_text(json.dumps(fp))
+    (d / "6.12" / "lmbench.json").write_text("[]")
+    run = d / "6.12" / "boot" / "r6.12-4" / "boot.json"
+    run.write_text(run.read_text().replace('"line": 94', '"line": NaN'))
+    said = []
+    rep = report.write(load_board("qemu-arm"), logs, say=said.append)
+    left = [s for s in said if s.startswith("report: left out ")]
+    assert left == [
+        f"report: left out {d / '6.12' / 'build.json'}: not valid JSON (truncated?): "
+        + left[0].split("(truncated?): ")[1],
+        f"report: left out {d / '5.10' / 'footprint.json'}: field 'malloc_kb': '9024': Input should be a valid integer",
+        f"report: left out {d / '6.12' / 'lmbench.json'}: the JSON is an array, not a record (an object)",
+        f"report: left out {run}: field 'milestones.login.line': nan: Input should be a valid integer",
+    ]
+    assert rep.left_out == [s.removeprefix("report: left out ") for s in left]
+    md = rep.markdown.read_text()
+    assert "Left out (these records could not be used" in md and "field 'malloc_kb': '9024'" in md
+    # the rest is there: 5.10's build, both boot rows, 6.12's footprint, 5.10's lmbench
+    assert "| real | 160.0 s |" in md and '| "login:" prompt |' in md
+    assert rep.model["footprint_rows"][0]["cells"][0]["kernel"] == "6.12"
+    assert rep.model["lmbench_groups"]["kernels"] == ["5.10"] and rep.model["lmbench_groups"]["missing"] == ["6.12"]
+    # the median run whose record is bad links to the summary instead of a console line
+    assert 'href="../boot-timing.json" title="boot-timing.json: kernels.6.12.milestones.login"' in rep.index.read_text()
+
+
+def test_a_record_of_another_kernel_is_left_out(logs):
+    d = logs / "qemu-arm"
+    records.write(d / "6.12" / "build.json", records.read(d / "5.10" / "build.json", records.Build))
+    m = report.collect(load_board("qemu-arm"), logs)
+    assert m["left_out"] == [
+        f"{d / '6.12' / 'build.json'}: field 'kernel': '5.10': the record of another kernel, not '6.12'"
+    ]
+    assert list(m["build"]) == ["5.10"]
+
+
+def test_the_report_reads_no_logs(logs, monkeypatch):
+    """Links to console lines and lmbench blocks come from the records: no log is opened."""
+    import builtins
+
+    real_open = builtins.open
+
+    def guarded(file, *a, **kw):
+        name = str(file)
+        assert not name.endswith((".log", ".txt", ".raw")), f"the report opened {name}"
+        return real_open(file, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", guarded)
+    rep = report.write(load_board("qemu-arm"), logs, say=lambda m: None)
+    assert "console.log#L44" in rep.index.read_text()
+
+
+def test_summary_text_is_the_models_findings(logs):
+    rep = report.write(load_board("qemu-arm"), logs, say=lambda m: None)
+    text = rep.summary()
+    assert text.splitlines()[0] == "Management summary: 6.12 against 5.10"
+    assert "- kernel code + data: +34 %, larger (1144 → 1528 kB)" in text.splitlines()
+    assert "Footprint:" in text.splitlines()
