@@ -235,3 +235,14 @@ def test_build_all_goes_on_after_a_failed_kernel(env):
     assert not (env["logs"] / "two" / "broken" / "build.json").exists()
     assert any("failed at 'make zImage'" in s for s in said)
     assert any("broken on purpose" in s for s in said), "the tail of the failed log is shown"
+
+
+def test_vmlinux_that_is_not_elf_fails_in_one_line(env):
+    board, _, _ = setup_board(env, "6.1.0", fragment="CONFIG_FAKE_NOTELF=y\n")
+    with pytest.raises(BuildFailed) as e:
+        do_build(env, board)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("build of fake/k1: ") and "vmlinux: not a readable ELF file: " in msg
+    failed = records.read(env["logs"] / "fake" / "k1" / "build-failed.json", records.BuildFailure)
+    assert failed.status == "fail" and failed.error == msg
+    assert not (env["logs"] / "fake" / "k1" / "build.json").exists()
