@@ -65,7 +65,7 @@ def main():
     recdir = logs / board.name / k.id
     build = records.read_json(recdir / "build.json", "bringup.build")
     rd = rootfs.build(board, logs, paths.cache_dir(), say=lambda m: None)
-    initrd = logs / board.name / "rootfs" / rd["file"]
+    initrd = logs / board.name / "rootfs" / rd.file
     files = boottiming.boot_files(board, build, recdir, "direct")
     files["initrd"] = initrd
     cmdline = targets.kernel_cmdline(board, k.cmdline)
