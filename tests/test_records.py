@@ -248,6 +248,6 @@ def test_schema_constants_live_only_in_the_records_package():
     found = [
         str(f.relative_to(lib))
         for f in lib.rglob("*.py")
-        if "records" not in f.relative_to(lib).parts and re.search(r"bringup\.[a-z-]+/\d", f.read_text())
+        if "records" not in f.relative_to(lib).parts and re.search(r"[\"']bringup\.[a-z-]+/\d", f.read_text())
     ]
     assert found == [], f"schema names outside records/: {found}"
