@@ -2,6 +2,7 @@
 
 import subprocess
 
+import recordfactory as rf
 from bringup.measure import footprint
 from bringup.util import cpio
 
@@ -44,27 +45,34 @@ def test_deb_entries_skip_docs_and_keep_links(tmp_path):
 
 
 def _results():
-    def fp(code, total, malloc):
-        return {"memory_mb": 512, "kernel_code_data_kb": code, "total_free_kb": total, "malloc_kb": malloc}
+    """(footprint.json, lmbench.json) per kernel, as footprint() returns them."""
 
-    def lm(pipe, bw):
-        return {
-            "measured": True,
-            "benchmarks": {
-                "lat_pipe": {
-                    "group": "Local communication latencies",
-                    "rc": 0,
-                    "metrics": [{"name": "Pipe latency", "value": pipe, "unit": "us", "better": "lower"}],
-                },
-                "bw_pipe": {
-                    "group": "Local communication bandwidths",
-                    "rc": 0,
-                    "metrics": [{"name": "Pipe bandwidth", "value": bw, "unit": "MB/s", "better": "higher"}],
-                },
+    def fp(k, code, total, malloc):
+        return rf.footprint(
+            k, memory_mb=512, kernel_code_data_kb=code, total_free_kb=total, malloc_kb=malloc
+        ).model_dump()
+
+    def lm(k, pipe, bw):
+        benchmarks = {
+            "lat_pipe": {
+                "group": "Local communication latencies",
+                "rc": 0,
+                "metrics": [rf.metric("Pipe latency", pipe)],
+                "raw_lines": [2],
+            },
+            "bw_pipe": {
+                "group": "Local communication bandwidths",
+                "rc": 0,
+                "metrics": [rf.metric("Pipe bandwidth", bw, "MB/s")],
+                "raw_lines": [5],
             },
         }
+        return rf.lmbench(k, benchmarks=benchmarks).model_dump()
 
-    return {"2.4.25": (fp(1144, 15032, 9024), lm(100.0, 50.0)), "2.6.11.7": (fp(1528, 14676, 8320), lm(180.0, 25.0))}
+    return {
+        "2.4.25": (fp("2.4.25", 1144, 15032, 9024), lm("2.4.25", 100.0, 50.0)),
+        "2.6.11.7": (fp("2.6.11.7", 1528, 14676, 8320), lm("2.6.11.7", 180.0, 25.0)),
+    }
 
 
 def test_footprint_table_has_seed_002_numbers():
@@ -83,7 +91,7 @@ def test_lmbench_table_grouped_with_direction():
 
 def test_unmeasured_lmbench_is_not_zero():
     r = _results()
-    r["2.6.11.7"] = (r["2.6.11.7"][0], {"measured": False, "reason": "no binaries for powerpc", "benchmarks": {}})
+    r["2.6.11.7"] = (r["2.6.11.7"][0], rf.not_measured("2.6.11.7", "no binaries for powerpc").model_dump())
     t = footprint.render_lmbench(r)
     assert "lmbench 2.6.11.7: not measured (no binaries for powerpc)" in t
     assert "| Pipe latency | us | lower | 100 |" in t and " 0 |" not in t
@@ -107,7 +115,6 @@ def test_records_of_a_run_name_their_lines(tmp_path, monkeypatch):
     """footprint() with the guest replaced by canned outputs: the records it writes read
     through their models, footprint.json names its Memory: line in console.log and
     lmbench.json the lines of lmbench.txt where each benchmark's blocks begin."""
-    import recordfactory as rf
     from bringup import records
     from bringup.model.board import load_board
 
