@@ -64,12 +64,14 @@ class Reader:
             return None
         try:
             rec = records.read(f, model)
-        except BringupError as e:
-            self.left_out.append(str(e))
+        except BringupError as e:  # named as the user sees it: logs/<board>/... inside the project
+            self.left_out.append(paths.rel(f) + str(e).removeprefix(str(f)))
             return None
         found = getattr(rec, "kernel", kernel)
         if kernel is not None and found != kernel:
-            self.left_out.append(f"{f}: field 'kernel': {found!r}: the record of another kernel, not {kernel!r}")
+            self.left_out.append(
+                f"{paths.rel(f)}: field 'kernel': {found!r}: the record of another kernel, not {kernel!r}"
+            )
             return None
         return rec
 
