@@ -25,7 +25,6 @@ from bringup.boot import targets
 from bringup.boot import timing as boottiming
 from bringup.build import rootfs
 from bringup.model.board import load_board  # noqa: E402
-from bringup.parse import milestones as ms
 from bringup.model.milestones import load_rules
 from bringup.util import paths
 

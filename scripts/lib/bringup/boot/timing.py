@@ -25,8 +25,8 @@ from bringup.boot.console import Console
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.model.board import Board
-from bringup.parse import milestones as ms
 from bringup.model.milestones import load_rules
+from bringup.parse import milestones as ms
 from bringup.report import stats
 
 

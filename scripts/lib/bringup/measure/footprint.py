@@ -24,11 +24,10 @@ from bringup.build import lmbench as lmbench_build
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.model.board import Board
+from bringup.model.milestones import load_rules
 from bringup.model.schema import Field, load_toml, validate
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
-from bringup.parse import milestones as ms
-from bringup.model.milestones import load_rules
 from bringup.util import cpio, paths
 from bringup.util.aptprivate import PrivateApt
 
