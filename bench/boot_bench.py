@@ -25,7 +25,6 @@ from bringup.boot import targets
 from bringup.boot import timing as boottiming
 from bringup.build import rootfs
 from bringup.model.board import load_board  # noqa: E402
-from bringup.parse import milestones as ms
 from bringup.model.milestones import load_rules
 from bringup.util import paths
 
@@ -65,7 +64,7 @@ def main():
     recdir = logs / board.name / k.id
     build = records.read_json(recdir / "build.json", "bringup.build")
     rd = rootfs.build(board, logs, paths.cache_dir(), say=lambda m: None)
-    initrd = logs / board.name / "rootfs" / rd["file"]
+    initrd = logs / board.name / "rootfs" / rd.file
     files = boottiming.boot_files(board, build, recdir, "direct")
     files["initrd"] = initrd
     cmdline = targets.kernel_cmdline(board, k.cmdline)

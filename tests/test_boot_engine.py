@@ -16,6 +16,7 @@ from bringup.parse import milestones as ms
 from bringup.model.milestones import load_rules
 from bringup.report import stats
 from fakeboard import KERNEL, FakeBoard
+from recordfactory import build as build_record
 
 
 @pytest.fixture
@@ -31,7 +32,9 @@ def fake_build(tmp_path):
     (recdir / "images" / "zImage").write_bytes(b"\0" * 128)
     initrd = tmp_path / "initramfs.cpio.gz"
     initrd.write_bytes(b"\x1f\x8b" + b"\0" * 64)
-    rec = {"artifacts": {"uImage": "images/uImage", "zImage": "images/zImage"}, "kernelrelease": "6.12.95", "key": "k"}
+    rec = build_record(
+        "6.12", kernelrelease="6.12.95", artifacts={"uImage": "images/uImage", "zImage": "images/zImage"}
+    ).model_dump()
     return rec, recdir, initrd
 
 

@@ -39,13 +39,13 @@ def setup_board(
     return load_board(name, boards=boards), tree, frag
 
 
-def do_build(env, board, **kw):
+def do_build(env, board, **kw) -> build.Built:
     return build.build_kernel(board, board.kernels[0], env["logs"], env["cache"], say=lambda m: None, **kw)
 
 
 def test_modern_recipe_builds_out_of_tree_with_olddefconfig(env):
     board, tree, _ = setup_board(env, "6.1.0")
-    rec = do_build(env, board)
+    rec = do_build(env, board).record
     builddir = env["cache"] / "build" / "fake" / "k1"
     got = calls(builddir)
     assert got[0].startswith("tinyconfig O=" + str(builddir))
@@ -53,48 +53,51 @@ def test_modern_recipe_builds_out_of_tree_with_olddefconfig(env):
     assert got[2].startswith("zImage")
     assert not any(c.startswith("dep") for c in got)
     assert not (tree / ".config").exists(), "an O= build must leave the source tree clean"
-    assert rec["status"] == "ok" and rec["era"] == "2.6+" and rec["kernelrelease"] == "6.1.0"
+    assert rec.status == "ok" and rec.era == "2.6+" and rec.kernelrelease == "6.1.0"
 
 
 def test_record_numbers_match_the_artifacts(env):
     board, _, _ = setup_board(env, "6.1.0")
-    rec = do_build(env, board)
+    built = do_build(env, board)
+    rec = built.record
     recdir = env["logs"] / "fake" / "k1"
-    on_disk = records.read_json(recdir / "build.json", "bringup.build")
-    assert on_disk["sizes"] == rec["sizes"]
-    z = recdir / rec["artifacts"]["zImage"]
-    assert rec["sizes"]["compressed_image"] == {"file": "zImage", "bytes": z.stat().st_size}
-    vm = recdir / rec["artifacts"]["vmlinux"]
-    assert rec["sizes"]["vmlinux_bytes"] == vm.stat().st_size
+    assert built.file == recdir / "build.json" and not built.reused
+    on_disk = records.read(recdir / "build.json", records.Build)
+    assert on_disk == rec
+    assert "_artifact_sources" not in json.loads(built.file.read_text()), "no private keys in records"
+    z = recdir / rec.artifacts["zImage"]
+    assert rec.sizes.compressed_image.model_dump() == {"file": "zImage", "bytes": z.stat().st_size}
+    vm = recdir / rec.artifacts["vmlinux"]
+    assert rec.sizes.vmlinux_bytes == vm.stat().st_size
     out = subprocess.run(["size", str(vm)], capture_output=True, text=True, check=True).stdout
     text, data, bss, dec = (int(x) for x in out.splitlines()[1].split()[:4])
-    assert rec["sizes"]["berkeley"] == {"text": text, "data": data, "bss": bss, "dec": dec}
-    assert rec["warnings"] == 1 and rec["errors"] == 0
-    t = rec["time"]
-    assert t["real"] > 0 and t["user"] >= 0 and t["sys"] >= 0
-    assert [s["name"] for s in t["steps"]] == ["make tinyconfig", "make olddefconfig", "make zImage"]
-    assert abs(sum(s["real"] for s in t["steps"]) - t["real"]) < 0.01
+    assert rec.sizes.berkeley.model_dump() == {"text": text, "data": data, "bss": bss, "dec": dec}
+    assert rec.warnings == 1 and rec.errors == 0
+    t = rec.time
+    assert t.real > 0 and t.user >= 0 and t.sys >= 0
+    assert [s.name for s in t.steps] == ["make tinyconfig", "make olddefconfig", "make zImage"]
+    assert abs(sum(s.real for s in t.steps) - t.real) < 0.01
     assert (recdir / "build.log").exists() and not (recdir / "build.log.partial").exists()
 
 
 def test_2_6_tree_without_olddefconfig_gets_oldconfig_with_default_answers(env):
     board, _, _ = setup_board(env, "2.6.11.7", olddefconfig=False)
-    rec = do_build(env, board)
+    rec = do_build(env, board).record
     got = calls(env["cache"] / "build" / "fake" / "k1")
     assert got[1].startswith("oldconfig"), got
-    assert rec["time"]["steps"][1]["name"] == "make oldconfig"
-    assert rec["version"] == "2.6.11.7"
+    assert rec.time.steps[1].name == "make oldconfig"
+    assert rec.version == "2.6.11.7"
 
 
 def test_2_4_recipe_runs_dep_in_a_private_copy(env):
     board, tree, _ = setup_board(env, "2.4.25", era="2.4")
-    rec = do_build(env, board)
+    rec = do_build(env, board).record
     copy = env["cache"] / "build" / "fake" / "k1" / "tree"
     got = calls(copy)
     assert [c.split()[0] for c in got] == ["tinyconfig", "oldconfig", "dep", "zImage"]
     assert all(c.endswith("O=") for c in got), "2.4 builds must not pass O="
     assert not (tree / ".config").exists() and not (tree / ".fake-calls").exists()
-    assert rec["era"] == "2.4" and rec["status"] == "ok"
+    assert rec.era == "2.4" and rec.status == "ok"
 
 
 def test_the_2_6_recipe_on_a_2_4_tree_fails_clearly(env):
@@ -106,8 +109,8 @@ def test_the_2_6_recipe_on_a_2_4_tree_fails_clearly(env):
 
 def test_dropped_fragment_symbol_is_named(env):
     board, _, _ = setup_board(env, "6.1.0", fragment="CONFIG_FAKE_PRINTK=y\nCONFIG_FAKE_GONE=y\n")
-    rec = do_build(env, board)
-    assert rec["config"]["dropped"] == [
+    rec = do_build(env, board).record
+    assert [d.model_dump() for d in rec.config.dropped] == [
         {"file": "frag.config", "symbol": "CONFIG_FAKE_GONE", "wanted": "y", "got": "n", "step": "olddefconfig"}
     ]
     assert "CONFIG_FAKE_GONE=y did not survive olddefconfig" in (env["logs"] / "fake" / "k1" / "build.log").read_text()
@@ -118,14 +121,14 @@ def test_second_build_is_reused_and_a_changed_fragment_rebuilds(env):
     first = do_build(env, board)
     n = len(calls(env["cache"] / "build" / "fake" / "k1"))
     second = do_build(env, board)
-    assert second.get("reused") is True
+    assert second.reused is True and second.record == first.record
     assert len(calls(env["cache"] / "build" / "fake" / "k1")) == n, "an up-to-date build must not run make"
     frag.write_text("CONFIG_FAKE_PRINTK=y\nCONFIG_FAKE_NET=y\n")
     board = load_board("fake", boards=env["tmp"] / "boards")
     stale = env["cache"] / "build" / "fake" / "k1" / "stale.o"
     stale.write_text("left over")
     third = do_build(env, board)
-    assert not third.get("reused") and third["key"] != first["key"]
+    assert not third.reused and third.record.key != first.record.key
     assert not stale.exists(), "a build that runs starts from an empty tree (whole-build times)"
 
 
@@ -134,7 +137,7 @@ def test_local_tree_outside_git_always_runs_make(env):
     board, _, _ = setup_board(env, "6.1.0")
     do_build(env, board)
     again = do_build(env, board)
-    assert not again.get("reused") and again["key"] is None
+    assert not again.reused and again.record.key is None
 
 
 def test_failed_build_keeps_the_earlier_good_record(env):
@@ -149,10 +152,11 @@ def test_failed_build_keeps_the_earlier_good_record(env):
         do_build(env, board)
     assert (recdir / "build.json").read_bytes() == before
     assert (recdir / "images" / "zImage").read_bytes() == zimage
-    failed = json.loads((recdir / "build-failed.json").read_text())
-    assert failed["status"] == "fail" and "make zImage" in failed["error"]
+    failed = records.read(recdir / "build-failed.json", records.BuildFailure)
+    assert failed.status == "fail" and "make zImage" in (failed.error or "")
+    assert [s.exit for s in failed.steps] == [0, 0, 2]
     assert "broken on purpose" in (recdir / "build-failed.log").read_text()
-    assert good["status"] == "ok"
+    assert good.record.status == "ok"
 
 
 def test_missing_toolchain_names_the_debian_package(env):
@@ -205,8 +209,8 @@ def test_ctrl_c_keeps_the_good_record_and_leaves_no_make(env):
     out, err = p.communicate(timeout=30)
     assert p.returncode == 130 and "bringup: interrupted" in err
     assert (recdir / "build.json").read_bytes() == before
-    failed = json.loads((recdir / "build-failed.json").read_text())
-    assert failed["status"] == "interrupted"
+    failed = records.read(recdir / "build-failed.json", records.BuildFailure)
+    assert failed.status == "interrupted"
     left = subprocess.run(["pgrep", "-f", str(tree)], capture_output=True, text=True).stdout.strip()
     assert left == "", "make must not outlive an interrupted build"
 
@@ -269,3 +273,14 @@ def test_sigkill_of_bringup_keeps_the_good_record_and_leaves_no_make(env):
         time.sleep(0.05)
     assert not alive, "make's children must not outlive a SIGKILLed bringup"
     assert (recdir / "build.json").read_bytes() == before
+
+
+def test_vmlinux_that_is_not_elf_fails_in_one_line(env):
+    board, _, _ = setup_board(env, "6.1.0", fragment="CONFIG_FAKE_NOTELF=y\n")
+    with pytest.raises(BuildFailed) as e:
+        do_build(env, board)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("build of fake/k1: ") and "vmlinux: not a readable ELF file: " in msg
+    failed = records.read(env["logs"] / "fake" / "k1" / "build-failed.json", records.BuildFailure)
+    assert failed.status == "fail" and failed.error == msg
+    assert not (env["logs"] / "fake" / "k1" / "build.json").exists()

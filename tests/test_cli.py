@@ -143,3 +143,40 @@ def test_parse_of_a_missing_file_is_one_line(tmp_path, capsys):
     assert cli.main(["parse", "bootlog", str(tmp_path / "nope.log")]) == 2
     err = capsys.readouterr().err
     assert err == f"bringup: error: {tmp_path / 'nope.log'}: no such file\n"
+
+
+def test_build_report_leaves_out_a_bad_record(empty_logs, capsys):
+    import recordfactory as rf
+    from bringup import records
+
+    d = empty_logs / "logs" / "qemu-arm"
+    records.write(d / "5.10" / "build.json", rf.build("5.10"))
+    (d / "6.12").mkdir(parents=True)
+    (d / "6.12" / "build.json").write_text('{"schema": "bringup.build/1", "status": "ok"')
+    assert cli.main(["build-report", "-b", "qemu-arm"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "Build results for qemu-arm (kernels: 5.10 = 5.10.1)"
+    assert out[-1].startswith(f"left out: {d / '6.12' / 'build.json'}: not valid JSON (truncated?): ")
+    assert cli.main(["build-report", "-b", "qemu-arm", "--format", "csv"]) == 0
+    io = capsys.readouterr()
+    assert io.out.startswith("metric,unit,5.10\r\n")
+    assert (
+        io.err.startswith(f"bringup: left out {d / '6.12' / 'build.json'}: not valid JSON") and io.err.count("\n") == 1
+    )
+
+
+def test_study_prints_the_summary_from_the_report_model(empty_logs, monkeypatch, capsys, tmp_path):
+    from bringup import study
+    from bringup.report import page
+
+    model = {
+        "findings": [
+            {"kernel": "6.12", "against": "5.10", "sections": [("Build", [{"claim": "build time: 25 % slower"}])]}
+        ]
+    }
+    rep = page.Report(index=tmp_path / "index.html", markdown=tmp_path / "report.md", model=model)
+    monkeypatch.setattr(study, "run", lambda *a, **kw: rep)
+    assert cli.main(["study", "-b", "qemu-arm"]) == 0
+    err = capsys.readouterr().err
+    assert "Management summary: 6.12 against 5.10\nBuild:\n- build time: 25 % slower\n" in err
+    assert not (tmp_path / "report.md").exists(), "the summary comes from the model, not from report.md"

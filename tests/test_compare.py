@@ -5,6 +5,8 @@ import json
 import shutil
 import subprocess
 
+import recordfactory as rf
+from bringup import records
 from bringup.parse import sizediff
 from conftest import run_cli
 
@@ -78,18 +80,16 @@ def record(tmp_path, name, vmlinux, config, compressed):
     from bringup.parse import elfsize
 
     e = elfsize.section_sizes(d / "images" / "vmlinux")
-    rec = {
-        "schema": "bringup.build/1",
-        "status": "ok",
-        "board": "b",
-        "kernel": name,
-        "kernelrelease": name,
-        "time": {"real": 10.0, "user": 20.0, "sys": 2.0},
-        "ccache": {"hit_rate": 0.5},
-        "sizes": {"berkeley": e["berkeley"], "compressed_image": {"file": "zImage", "bytes": compressed}},
-        "artifacts": {"vmlinux": "images/vmlinux", "config": "images/config"},
-    }
-    (d / "build.json").write_text(json.dumps(rec))
+    rec = rf.build(
+        name,
+        "b",
+        kernelrelease=name,
+        time={"real": 10.0, "user": 20.0, "sys": 2.0},
+        ccache={"hits": 50, "misses": 50, "hit_rate": 0.5},
+        sizes={"berkeley": e["berkeley"], "compressed_image": {"file": "zImage", "bytes": compressed}},
+        artifacts={"vmlinux": "images/vmlinux", "config": "images/config"},
+    )
+    records.write(d / "build.json", rec)
     return d
 
 
@@ -123,10 +123,37 @@ def test_compare_unknown_ref_is_one_line():
     assert "compare: 'nope/1' is neither a build.json" in p.stderr
 
 
-def test_a_vmlinux_that_is_not_elf_is_one_line(tmp_path):
+def test_compare_a_bad_record_is_one_line(tmp_path):
     a = record(tmp_path, "k1", elf(tmp_path, "a", V1), "CONFIG_A=y\n", 1000)
-    b = record(tmp_path, "k2", elf(tmp_path, "b", V2), "CONFIG_A=y\n", 1000)
-    (b / "images" / "vmlinux").write_bytes(b"garbage, not ELF" * 8)
+    b = record(tmp_path, "k2", elf(tmp_path, "b", V2), "CONFIG_A=y\n", 1100)
+    rec = json.loads((b / "build.json").read_text())
+    rec["sizes"]["compressed_image"]["bytes"] = float("nan")
+    (b / "build.json").write_text(json.dumps(rec))
     p = run_cli("compare", str(a), str(b))
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
-    assert p.stderr.startswith(f"bringup: error: {b / 'images' / 'vmlinux'}: not a readable ELF file: ")
+    assert f"{b / 'build.json'}: field 'sizes.compressed_image.bytes': nan: Input should be a valid integer" in p.stderr
+
+
+def test_compare_goes_on_without_what_it_cannot_use(tmp_path):
+    """A vmlinux that is not ELF and a config that leads out of the record's directory
+    (here to a "secret" file) leave their diffs out, in one line each; nothing is read
+    outside the record, and no traceback."""
+    a = record(tmp_path, "k1", elf(tmp_path, "a", V1), "CONFIG_A=y\n", 1000)
+    b = record(tmp_path, "k2", elf(tmp_path, "b", V2), "CONFIG_A=y\n", 1100)
+    (b / "images" / "vmlinux").write_bytes(b"not an ELF file\n")
+    secret = tmp_path / "secret"
+    secret.write_text("CONFIG_SECRET=y\n")
+    (b / "images" / "config").unlink()
+    (b / "images" / "config").symlink_to(secret)
+    p = run_cli("compare", str(a), str(b), "--json", str(tmp_path / "c.json"))
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr and "ELFError" not in p.stdout + p.stderr
+    assert "Compressed kernel" in p.stdout and "+ 10 %" in p.stdout
+    assert f"left out: symbol diff left out: {b / 'images' / 'vmlinux'}: not a readable ELF file: " in p.stdout
+    assert (
+        f"left out: {b / 'build.json'}: field 'artifacts.config': 'images/config': resolves outside the record's "
+        "directory" in p.stdout
+    )
+    assert "SECRET" not in p.stdout and "SECRET" not in (tmp_path / "c.json").read_text()
+    j = json.loads((tmp_path / "c.json").read_text())
+    assert "symbols" not in j and "config" not in j and len(j["left_out"]) == 2

@@ -2,6 +2,7 @@
 
 import subprocess
 
+import recordfactory as rf
 from bringup.measure import footprint
 from bringup.util import cpio
 
@@ -44,27 +45,34 @@ def test_deb_entries_skip_docs_and_keep_links(tmp_path):
 
 
 def _results():
-    def fp(code, total, malloc):
-        return {"memory_mb": 512, "kernel_code_data_kb": code, "total_free_kb": total, "malloc_kb": malloc}
+    """(footprint.json, lmbench.json) per kernel, as footprint() returns them."""
 
-    def lm(pipe, bw):
-        return {
-            "measured": True,
-            "benchmarks": {
-                "lat_pipe": {
-                    "group": "Local communication latencies",
-                    "rc": 0,
-                    "metrics": [{"name": "Pipe latency", "value": pipe, "unit": "us", "better": "lower"}],
-                },
-                "bw_pipe": {
-                    "group": "Local communication bandwidths",
-                    "rc": 0,
-                    "metrics": [{"name": "Pipe bandwidth", "value": bw, "unit": "MB/s", "better": "higher"}],
-                },
+    def fp(k, code, total, malloc):
+        return rf.footprint(
+            k, memory_mb=512, kernel_code_data_kb=code, total_free_kb=total, malloc_kb=malloc
+        ).model_dump()
+
+    def lm(k, pipe, bw):
+        benchmarks = {
+            "lat_pipe": {
+                "group": "Local communication latencies",
+                "rc": 0,
+                "metrics": [rf.metric("Pipe latency", pipe)],
+                "raw_lines": [2],
+            },
+            "bw_pipe": {
+                "group": "Local communication bandwidths",
+                "rc": 0,
+                "metrics": [rf.metric("Pipe bandwidth", bw, "MB/s")],
+                "raw_lines": [5],
             },
         }
+        return rf.lmbench(k, benchmarks=benchmarks).model_dump()
 
-    return {"2.4.25": (fp(1144, 15032, 9024), lm(100.0, 50.0)), "2.6.11.7": (fp(1528, 14676, 8320), lm(180.0, 25.0))}
+    return {
+        "2.4.25": (fp("2.4.25", 1144, 15032, 9024), lm("2.4.25", 100.0, 50.0)),
+        "2.6.11.7": (fp("2.6.11.7", 1528, 14676, 8320), lm("2.6.11.7", 180.0, 25.0)),
+    }
 
 
 def test_footprint_table_has_seed_002_numbers():
@@ -83,7 +91,7 @@ def test_lmbench_table_grouped_with_direction():
 
 def test_unmeasured_lmbench_is_not_zero():
     r = _results()
-    r["2.6.11.7"] = (r["2.6.11.7"][0], {"measured": False, "reason": "no binaries for powerpc", "benchmarks": {}})
+    r["2.6.11.7"] = (r["2.6.11.7"][0], rf.not_measured("2.6.11.7", "no binaries for powerpc").model_dump())
     t = footprint.render_lmbench(r)
     assert "lmbench 2.6.11.7: not measured (no binaries for powerpc)" in t
     assert "| Pipe latency | us | lower | 100 |" in t and " 0 |" not in t
@@ -101,3 +109,82 @@ def test_merge_runs_keeps_every_value_and_the_median():
     assert m["lat_pipe"]["metrics"][0]["value"] == 20
     assert m["lat_ctx_0k"]["metrics"][0]["value"] == 2
     assert footprint.merge_runs([run(1, 2)]) == run(1, 2)
+
+
+def test_records_of_a_run_name_their_lines(tmp_path, monkeypatch):
+    """footprint() with the guest replaced by canned outputs: the records it writes read
+    through their models, footprint.json names its Memory: line in console.log and
+    lmbench.json the lines of lmbench.txt where each benchmark's blocks begin."""
+    from bringup import records
+    from bringup.model.board import load_board
+
+    board = load_board("qemu-arm")
+    logs, cache = tmp_path / "logs", tmp_path / "cache"
+    for k in board.kernels:
+        records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
+    mem_eat = tmp_path / "mem_eat"
+    mem_eat.write_bytes(b"\x7fELF")
+    monkeypatch.setattr(footprint, "mem_eat_binary", lambda b, c: mem_eat)
+    info = {"lmbench": "debian bookworm lmbench:armhf 3.0-a9", "libraries": ["libc6:armhf"]}
+    monkeypatch.setattr(footprint, "lmbench_entries", lambda arch, cache, say: ([], info))
+    rd = records.Rootfs(
+        board="qemu-arm",
+        name="footprint",
+        file="footprint.cpio.gz",
+        bytes=1,
+        sha256=rf.key("rd"),
+        inputs_key=rf.key("inputs"),
+        userspace_arch="armhf",
+        busybox={"source": "debian", "version": "1"},
+        files=[],
+        extra={"mem_eat": True, **info, "mode": "quick"},
+    )
+    monkeypatch.setattr(footprint.rootfs, "build", lambda *a, **kw: rd)
+    memory = (
+        "[    0.000000] Memory: 505660K/524288K available (2048K kernel code, 394K rwdata, 540K rodata, 1024K init)"
+    )
+
+    def block(name, text):
+        return f"@@@ BEGIN {name} @@@\r\n{text}\r\n@@@ END {name} rc=0 @@@"
+
+    def lmbench_pass(pipe, ctx):
+        return "\n".join(
+            [block("lat_pipe", f"Pipe latency: {pipe} microseconds"), block("lat_ctx_0k", f'"size=0k ovr=0.5\n2 {ctx}')]
+        )
+
+    def fake_boot(board, kid, build, recdir, initrd, run_dir, *a, **kw):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        after = {
+            "free": "       total  used  free\nMem:  505660  9876  480000\n",
+            "meminfo": "MemTotal:  505660 kB\n",
+            "mem_eat": "mem_eat: total = 1048576 = 1024kB\nGot total = 2097152 = 2048kB\n",
+            "mem_eat_rc": 0,
+            "lmbench": [lmbench_pass(2.0, 10.0), lmbench_pass(3.0, 12.0)],
+            "lmbench_retried": [],
+            "console_text": "\n".join(
+                ["U-Boot", "Starting kernel ...", "[    0.000000] Linux version", memory, "login:"]
+            ),
+        }
+        return {"status": "ok", "error": None, "after": after}
+
+    monkeypatch.setattr(footprint.boottiming, "boot_once", fake_boot)
+    footprint.footprint(board, logs, cache, lmbench_runs=2, say=lambda m: None)
+
+    recdir = logs / "qemu-arm" / "6.12"
+    fp = records.read(recdir / "footprint.json", records.Footprint)
+    assert fp.run is not None and fp.run.startswith("footprint-runs/") and fp.memory_line is not None
+    assert fp.memory_line.line == 4 and fp.memory_line.text == memory.strip()
+    assert fp.kernel_code_data_kb == 2048 + 394 + 540 and fp.malloc_kb == 2048 and fp.mem_eat.completed
+    assert fp.rootfs == rd.ref()
+    lm = records.read(recdir / "lmbench.json", records.Lmbench)
+    assert lm.run == fp.run and lm.runs == 2 and lm.measured and lm.reason is None
+    pipe = lm.benchmarks["lat_pipe"]
+    assert pipe.metrics[0].values == [2.0, 3.0] and pipe.metrics[0].value == 2.5
+    raw = (recdir / lm.run / "lmbench.txt").read_text().split("\n")
+    assert len(pipe.raw_lines) == 2 and all(raw[n - 1].startswith("@@@ BEGIN lat_pipe @@@") for n in pipe.raw_lines)
+    ctx = lm.benchmarks["lat_ctx_0k"].raw_lines
+    assert len(ctx) == 2 and all(raw[n - 1].startswith("@@@ BEGIN lat_ctx_0k @@@") for n in ctx)
+    # lmbench not requested: the record says so, with no benchmarks and no passes
+    footprint.footprint(board, logs, cache, mode="none", say=lambda m: None)
+    lm = records.read(recdir / "lmbench.json", records.Lmbench)
+    assert not lm.measured and lm.reason == "not requested" and lm.runs == 0 and lm.benchmarks == {}

@@ -123,3 +123,14 @@ def test_cli_parse_lmbench():
     p = run_cli("parse", "lmbench", str(DATA / "lat_ctx.txt"), check=True)
     r = json.loads(p.stdout)
     assert r["format"] == "output" and r["metrics"][0]["name"] == "ctx 2p/16K"
+
+
+def test_block_lines_number_each_pass():
+    text = (
+        "=== lmbench run 1\n@@@ BEGIN lat_pipe @@@\r\nPipe latency: 1 microseconds\r\n@@@ END lat_pipe rc=0 @@@\n"
+        "@@@ BEGIN lat_ctx_0k @@@\r\n@@@ END lat_ctx_0k rc=0 @@@\n"
+        "=== lmbench run 2\n@@@ BEGIN lat_pipe @@@\r\n@@@ END lat_pipe rc=0 @@@\n"
+    )
+    assert lp.block_lines(text) == {"lat_pipe": [2, 8], "lat_ctx_0k": [5]}
+    lines = text.split("\n")
+    assert all(lines[n - 1].startswith("@@@ BEGIN lat_pipe") for n in lp.block_lines(text)["lat_pipe"])

@@ -26,8 +26,9 @@ def test_modern_memory_line():
         "[    0.000000] Memory: 505660K/524288K available (2048K kernel code, 394K rwdata, 540K rodata, "
         "1024K init, 183K bss, 18160K reserved, 0K cma-reserved)"
     )
-    m = meminfo.parse_memory_line("noise\n" + line + "\nmore")
+    m = meminfo.parse_memory_line("noise\r\n" + line + "\nmore")
     assert m["wording"] == "modern" and m["available_kb"] == 505660 and m["total_kb"] == 524288
+    assert m["line"] == 2 and m["text"] == line, "the line number in the text, and the line"
     assert m["kernel_code_data_kb"] == 2048 + 394 + 540
     assert m["bss_kb"] == 183 and m["parts_kb"]["cma-reserved"] == 0
 

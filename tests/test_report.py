@@ -6,9 +6,10 @@ import re
 
 import pytest
 
+import recordfactory as rf
 from bringup import records
 from bringup.model.board import load_board
-from bringup.report import findings, stats
+from bringup.report import findings
 from bringup.report import page as report
 
 BOOT_A = [0.700, 0.710, 0.705, 0.715, 0.708]  # login, 5.10
@@ -18,107 +19,82 @@ FREE_B = [0.405, 0.425, 0.395, 0.435, 0.412]
 
 
 def build_rec(kernel, real, comp, text, data, bss, hits=0.0):
-    return {
-        "schema": "bringup.build/1",
-        "status": "ok",
-        "board": "qemu-arm",
-        "kernel": kernel,
-        "kernelrelease": {"5.10": "5.10.262", "6.12": "6.12.95"}[kernel],
-        "source": {"kind": "debian", "package": f"linux-source-{kernel}", "package_version": "1"},
-        "toolchain": {"version": "arm-linux-gnueabihf-gcc (Debian 12.2.0-14) 12.2.0"},
-        "time": {"real": real, "user": real * 1.6, "sys": real * 0.25},
-        "ccache": {"hits": 0, "misses": 100, "hit_rate": hits},
-        "sizes": {
+    return rf.build(
+        kernel,
+        kernelrelease={"5.10": "5.10.262", "6.12": "6.12.95"}[kernel],
+        source={"package": f"linux-source-{kernel}", "package_version": "1"},
+        time={"real": real, "user": real * 1.6, "sys": real * 0.25},
+        ccache={"hits": 0, "misses": 100, "hit_rate": hits},
+        sizes={
             "groups": {"text": text, "data": data, "bss": bss},
             "berkeley": {"text": text, "data": data, "bss": bss, "dec": text + data + bss},
             "compressed_image": {"file": "zImage", "bytes": comp},
+            "boot_image": {"file": "zImage", "bytes": comp},
             "uncompressed_image": {"file": "Image", "bytes": comp * 3},
         },
-        "artifacts": {},
-        "reproduce": f"scripts/bringup build-all --board qemu-arm --kernel {kernel} --force",
-    }
-
-
-def milestone(label, values):
-    return {"label": label, "host": stats.summarize(values), "values": values}
+        artifacts={},  # no images kept: no symbol or .config diff
+    )
 
 
 def lm_rec(kernel, ctx, bw, measured=True):
-    rec = {
-        "schema": "bringup.lmbench/1",
-        "board": "qemu-arm",
-        "kernel": kernel,
-        "mode": "quick",
-        "measured": measured,
-        "benchmarks": {},
-    }
-    if measured:
-        rec["benchmarks"] = {
+    if not measured:
+        return rf.not_measured(kernel, "lmbench: Debian has no lmbench binaries for powerpc")
+    return rf.lmbench(
+        kernel,
+        benchmarks={
             "lat_ctx_0k": {
                 "group": "Context switching",
                 "rc": 0,
-                "metrics": [{"name": "ctx 2p/0K", "value": ctx, "unit": "us", "better": "lower"}],
+                "metrics": [rf.metric("ctx 2p/0K", ctx)],
+                "raw_lines": [12],
             },
             "bw_mem_rd": {
                 "group": "Memory",
                 "rc": 0,
                 "metrics": [
-                    {"name": f"bw_mem_rd {s}", "value": bw * f, "unit": "MB/s", "better": "higher"}
+                    rf.metric(f"bw_mem_rd {s}", bw * f, "MB/s")
                     for s, f in (("4K", 1.0), ("64K", 0.9), ("1M", 0.5), ("4M", 0.3))
                 ],
+                "raw_lines": [30],
             },
-        }
-    else:
-        rec["reason"] = "lmbench: Debian has no lmbench binaries for powerpc"
-    return rec
+        },
+    )
 
 
 @pytest.fixture
 def logs(tmp_path):
     d = tmp_path / "logs" / "qemu-arm"
-    records.write_json(d / "5.10" / "build.json", build_rec("5.10", 160.0, 1592216, 2017104, 850004, 226004))
-    records.write_json(d / "6.12" / "build.json", build_rec("6.12", 199.3, 1799168, 2263552, 879104, 187802))
+    records.write(d / "5.10" / "build.json", build_rec("5.10", 160.0, 1592216, 2017104, 850004, 226004))
+    records.write(d / "6.12" / "build.json", build_rec("6.12", 199.3, 1799168, 2263552, 879104, 187802))
     run_ids = {k: [f"r{k}-{i}" for i in range(5)] for k in ("5.10", "6.12")}
-    boot = {
-        "schema": "bringup.boot-timing/1",
-        "board": "qemu-arm",
-        "path": "u-boot",
-        "runs_requested": 5,
-        "kernels": {},
-    }
+    kernels = {}
     for k, fi, lo in (("5.10", FREE_A, BOOT_A), ("6.12", FREE_B, BOOT_B)):
-        boot["kernels"][k] = {
-            "ok": 5,
-            "failed": 0,
-            "reference": "kernel_load",
-            "run_ids": run_ids[k],
-            "milestones": {
-                "freeing_init": milestone('"Freeing unused kernel memory"', fi),
-                "login": milestone('"login:" prompt', lo),
-            },
-        }
-        for i, rid in enumerate(run_ids[k]):
-            records.write_json(
-                d / k / "boot" / rid / "boot.json",
-                {"schema": "bringup.boot/1", "milestones": {"login": {"line": 90 + i, "text": "buildroot login:"}}},
-            )
-    records.write_json(d / "boot-timing.json", boot)
-    for k, code, free, malloc in (("5.10", 1144, 15032, 9024), ("6.12", 1528, 14676, 8320)):
-        records.write_json(
-            d / k / "footprint.json",
+        kernels[k] = rf.kernel_timing(
             {
-                "schema": "bringup.footprint/1",
-                "board": "qemu-arm",
-                "kernel": k,
-                "memory_mb": 16,
-                "kernel_code_data_kb": code,
-                "total_free_kb": free,
-                "malloc_kb": malloc,
-                "mem_eat": {"kb": malloc, "line": f"Got total = {malloc * 1024} = {malloc}kB"},
+                "freeing_init": rf.milestone_stats('"Freeing unused kernel memory"', fi),
+                "login": rf.milestone_stats('"login:" prompt', lo),
             },
+            run_ids[k],
         )
-    records.write_json(d / "5.10" / "lmbench.json", lm_rec("5.10", 10.0, 20000.0))
-    records.write_json(d / "6.12" / "lmbench.json", lm_rec("6.12", 19.6, 18000.0))
+        for i, rid in enumerate(run_ids[k]):
+            hit = {"host_s": 1.0 + lo[i], "printk_s": None, "line": 90 + i, "text": "buildroot login:"}
+            records.write(d / k / "boot" / rid / "boot.json", rf.boot_run(k, run_id=rid, milestones={"login": hit}))
+    records.write(d / "boot-timing.json", rf.boot_timing(kernels=kernels))
+    for k, code, free, malloc in (("5.10", 1144, 15032, 9024), ("6.12", 1528, 14676, 8320)):
+        records.write(
+            d / k / "footprint.json",
+            rf.footprint(
+                k,
+                memory_mb=16,
+                memory_line={"kernel_code_data_kb": code, "line": 40 + len(k)},
+                kernel_code_data_kb=code,
+                total_free_kb=free,
+                malloc_kb=malloc,
+                mem_eat={"kb": malloc, "bytes": malloc * 1024, "completed": True},
+            ),
+        )
+    records.write(d / "5.10" / "lmbench.json", lm_rec("5.10", 10.0, 20000.0))
+    records.write(d / "6.12" / "lmbench.json", lm_rec("6.12", 19.6, 18000.0))
     return tmp_path / "logs"
 
 
@@ -146,9 +122,10 @@ def test_summary_states_only_what_the_numbers_support(logs):
 
 def test_build_time_with_warm_ccache_is_not_compared(logs):
     d = logs / "qemu-arm" / "6.12" / "build.json"
-    rec = json.loads(d.read_text())
-    rec["ccache"]["hit_rate"] = 0.99
-    records.write_json(d, rec)
+    rec = records.read(d, records.Build)
+    assert rec.ccache is not None
+    rec.ccache.hit_rate = 0.99
+    records.write(d, rec)
     c = claims(report.collect(load_board("qemu-arm"), logs))
     bt = next(x for x in c if x.startswith("build time"))
     assert "not comparable: ccache hits 0 % vs 99 %" in bt
@@ -156,23 +133,33 @@ def test_build_time_with_warm_ccache_is_not_compared(logs):
 
 def test_tables_links_and_files(logs):
     board = load_board("qemu-arm")
-    index = report.write(board, logs, say=lambda m: None)
+    said = []
+    index = report.write(board, logs, say=said.append).index
+    assert not any("left out" in s for s in said), said
     html = index.read_text()
     md = (index.parent / "report.md").read_text()
-    # seed 002's footprint row, both renderings
+    # seed 002's footprint row, both renderings; the value links to its Memory: line (the record says which)
     assert "| Kernel Code + Data | 1144 kB | 1528 kB | + 34 % = +384 kB |" in md
-    assert re.search(r'href="../6.12/footprint.json" title="footprint.json: kernel_code_data_kb">1528 kB', html)
+    assert (
+        'href="../6.12/footprint-runs/20260101T000000Z/console.log#L44" title="footprint run 20260101T000000Z, '
+        "console.log line 44: Memory: 505660K/524288K available" in html
+    )
+    assert 'title="footprint.json: malloc_kb (mem_eat: 8519680 bytes when malloc() failed)">8320 kB' in html
     # build table: value linked to its record field, delta
     assert 'href="../5.10/build.json" title="build.json: time.real">160.0 s</a>' in html
     assert "| Compressed kernel | 1555 kB | 1757 kB | + 13 % |" in md
     # boot: the median links to the median run's console line; significance marks
-    assert 'href="../6.12/boot/r6.12-4/console.log" title="run r6.12-4, console.log line 94: buildroot login:"' in html
+    assert (
+        'href="../6.12/boot/r6.12-4/console.log#L94" title="run r6.12-4, console.log line 94: buildroot login:"' in html
+    )
     row = next(line for line in md.splitlines() if line.startswith('| "login:" prompt'))
     assert row.endswith("+ 13 % * |")
     row = next(line for line in md.splitlines() if line.startswith('| "Freeing'))
     assert row.endswith("(n.s.) |")
     # lmbench table with direction, charts, reproduce commands
     assert "| ctx 2p/0K | us | lower | 10.00 | 19.60 | + 96 % |" in md
+    # an lmbench value links to the line of lmbench.txt where its block begins, as lmbench.json says
+    assert 'href="../6.12/footprint-runs/20260101T000000Z/lmbench.txt#L12"' in html
     assert html.count('data-chart="') == 3
     for name in ("sizes", "boot", "bw_mem"):
         assert (index.parent / "charts" / f"{name}.svg").read_text().startswith("<svg")
@@ -181,13 +168,16 @@ def test_tables_links_and_files(logs):
 
 
 def test_lmbench_not_measured_is_not_zero(logs):
-    for k in ("5.10", "6.12"):
-        records.write_json(logs / "qemu-arm" / k / "lmbench.json", lm_rec(k, 0, 0, measured=False))
     board = load_board("qemu-arm")
-    index = report.write(board, logs, say=lambda m: None)
+    index = report.write(board, logs, say=lambda m: None).index
+    assert (index.parent / "charts" / "bw_mem.svg").exists() and "ctx 2p/0K" in index.read_text()
+    for k in ("5.10", "6.12"):
+        records.write(logs / "qemu-arm" / k / "lmbench.json", lm_rec(k, 0, 0, measured=False))
+    index = report.write(board, logs, say=lambda m: None).index
     md = (index.parent / "report.md").read_text()
     assert "5.10: not measured (lmbench: Debian has no lmbench binaries for powerpc)" in md
-    assert "ctx 2p/0K" not in md and not (index.parent / "charts" / "bw_mem.svg").exists() or True
+    assert "ctx 2p/0K" not in md and "ctx 2p/0K" not in index.read_text()
+    assert not (index.parent / "charts" / "bw_mem.svg").exists(), "no chart left from the earlier report"
     m = report.collect(board, logs)
     assert m["lmbench_groups"]["groups"] == [] and report.make_charts(m)["bw_mem"] is None
 
@@ -224,7 +214,7 @@ def test_report_renders_in_a_real_browser(logs, tmp_path):
 
     from browser import open_page
 
-    index = report.write(load_board("qemu-arm"), logs, say=lambda m: None)
+    index = report.write(load_board("qemu-arm"), logs, say=lambda m: None).index
     res = open_page(index, tmp_path)
     assert res["console"] == [], res["console"]
     assert 'data-charts-rendered="3/3"' in res["dom"], re.findall(r'data-charts-rendered="[^"]*"', res["dom"])
@@ -239,32 +229,92 @@ def test_report_renders_in_a_real_browser(logs, tmp_path):
 
 def test_lmbench_with_repeated_runs_is_tested(logs):
     def rec(k, ctx_vals, pipe_vals):
-        r = lm_rec(k, 0, 1000.0)
-        r["runs"] = 5
-        r["benchmarks"]["lat_ctx_0k"]["metrics"][0].update(value=sorted(ctx_vals)[2], values=ctx_vals)
-        r["benchmarks"]["lat_pipe"] = {
-            "group": "Local communication latencies",
-            "rc": 0,
-            "metrics": [
-                {
-                    "name": "Pipe latency",
-                    "value": sorted(pipe_vals)[2],
-                    "values": pipe_vals,
-                    "unit": "us",
-                    "better": "lower",
-                }
-            ],
-        }
-        del r["benchmarks"]["bw_mem_rd"]
-        return r
+        def bench(group, name, vals):
+            return {"group": group, "rc": 0, "metrics": [rf.metric(name, sorted(vals)[2], "us", vals)], "raw_lines": []}
 
-    records.write_json(
+        return rf.lmbench(
+            k,
+            runs=5,
+            benchmarks={
+                "lat_ctx_0k": bench("Context switching", "ctx 2p/0K", ctx_vals),
+                "lat_pipe": bench("Local communication latencies", "Pipe latency", pipe_vals),
+            },
+        )
+
+    records.write(
         logs / "qemu-arm" / "5.10" / "lmbench.json", rec("5.10", [10, 11, 12, 10.5, 11.5], [80, 90, 85, 95, 88])
     )
-    records.write_json(
+    records.write(
         logs / "qemu-arm" / "6.12" / "lmbench.json", rec("6.12", [20, 21, 22, 20.5, 21.5], [82, 89, 86, 93, 87])
     )
     c = claims(report.collect(load_board("qemu-arm"), logs))
     c = [x for x in c if x.startswith(("Context", "Local"))]
     assert "Context switching: up to 91 % slower (ctx 2p/0K: 11 → 21 us, p=0.008, n=5)" in c
     assert "Local communication latencies: no significant difference (n=5)" in c
+
+
+def test_bad_records_are_left_out_and_named(logs):
+    """A record that does not read is left out, in one line naming the file and the field;
+    the report goes on with the rest."""
+    d = logs / "qemu-arm"
+    text = (d / "6.12" / "build.json").read_text()
+    (d / "6.12" / "build.json").write_text(text[: len(text) // 2])  # truncated
+    fp = records.read(d / "5.10" / "footprint.json", records.Footprint).model_dump(mode="json")
+    fp["malloc_kb"] = "9024"
+    (d / "5.10" / "footprint.json").write_text(json.dumps(fp))
+    (d / "6.12" / "lmbench.json").write_text("[]")
+    run = d / "6.12" / "boot" / "r6.12-4" / "boot.json"
+    run.write_text(run.read_text().replace('"line": 94', '"line": NaN'))
+    said = []
+    rep = report.write(load_board("qemu-arm"), logs, say=said.append)
+    left = [s for s in said if s.startswith("report: left out ")]
+    assert left == [
+        f"report: left out {d / '6.12' / 'build.json'}: not valid JSON (truncated?): "
+        + left[0].split("(truncated?): ")[1],
+        f"report: left out {d / '5.10' / 'footprint.json'}: field 'malloc_kb': '9024': Input should be a valid integer",
+        f"report: left out {d / '6.12' / 'lmbench.json'}: the JSON is an array, not a record (an object)",
+        f"report: left out {run}: field 'milestones.login.line': nan: Input should be a valid integer",
+    ]
+    assert rep.left_out == [s.removeprefix("report: left out ") for s in left]
+    md = rep.markdown.read_text()
+    assert "Left out (these records could not be used" in md and "field 'malloc_kb': '9024'" in md
+    # the rest is there: 5.10's build, both boot rows, 6.12's footprint, 5.10's lmbench
+    assert "| real | 160.0 s |" in md and '| "login:" prompt |' in md
+    assert rep.model["footprint_rows"][0]["cells"][0]["kernel"] == "6.12"
+    assert rep.model["lmbench_groups"]["kernels"] == ["5.10"] and rep.model["lmbench_groups"]["missing"] == ["6.12"]
+    # the median run whose record is bad links to the summary instead of a console line
+    assert 'href="../boot-timing.json" title="boot-timing.json: kernels.6.12.milestones.login"' in rep.index.read_text()
+
+
+def test_a_record_of_another_kernel_is_left_out(logs):
+    d = logs / "qemu-arm"
+    records.write(d / "6.12" / "build.json", records.read(d / "5.10" / "build.json", records.Build))
+    m = report.collect(load_board("qemu-arm"), logs)
+    assert m["left_out"] == [
+        f"{d / '6.12' / 'build.json'}: field 'kernel': '5.10': the record of another kernel, not '6.12'"
+    ]
+    assert list(m["build"]) == ["5.10"]
+
+
+def test_the_report_reads_no_logs(logs, monkeypatch):
+    """Links to console lines and lmbench blocks come from the records: no log is opened."""
+    import builtins
+
+    real_open = builtins.open
+
+    def guarded(file, *a, **kw):
+        name = str(file)
+        assert not name.endswith((".log", ".txt", ".raw")), f"the report opened {name}"
+        return real_open(file, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", guarded)
+    rep = report.write(load_board("qemu-arm"), logs, say=lambda m: None)
+    assert "console.log#L44" in rep.index.read_text()
+
+
+def test_summary_text_is_the_models_findings(logs):
+    rep = report.write(load_board("qemu-arm"), logs, say=lambda m: None)
+    text = rep.summary()
+    assert text.splitlines()[0] == "Management summary: 6.12 against 5.10"
+    assert "- kernel code + data: +34 %, larger (1144 → 1528 kB)" in text.splitlines()
+    assert "Footprint:" in text.splitlines()

@@ -1,47 +1,120 @@
-"""make all's "up to date" decisions, from canned records."""
+"""make all's "up to date" decisions, from records built with the record models:
+never by building anything (the ramdisk is judged by its records and the key of
+its inputs)."""
 
+import pytest
+
+import recordfactory as rf
 from bringup import records, study
+from bringup.build import rootfs
 from bringup.model.board import load_board
 
 
-def write(logs, board, key="k1"):
+@pytest.fixture
+def board():
+    return load_board("qemu-arm")
+
+
+@pytest.fixture(autouse=True)
+def no_ramdisk_builds(monkeypatch):
+    def refuse(*a, **kw):
+        raise AssertionError("a freshness check must not build the ramdisk")
+
+    monkeypatch.setattr(rootfs, "build", refuse)
+    monkeypatch.setattr(rootfs, "busybox_for", refuse)
+
+
+def write_builds(logs, board, key="k1"):
     for k in board.kernels:
-        records.write_json(
-            logs / board.name / k.id / "build.json",
-            {"schema": "bringup.build/1", "kernel": k.id, "key": f"{key}-{k.id}"},
-        )
+        records.write(logs / board.name / k.id / "build.json", rf.build(k.id, key=rf.key(f"{key}-{k.id}")))
 
 
-def test_boot_step_is_redone_when_the_records_do_not_fit(tmp_path):
-    board = load_board("qemu-arm")
-    write(tmp_path, board)
+def timing(board, inputs_key, ok=5, path="u-boot", key="k1"):
+    kernels = {
+        k.id: dict(rf.kernel_timing({}, [f"r{i}" for i in range(ok)]), build_key=rf.key(f"{key}-{k.id}"))
+        for k in board.kernels
+    }
+    return rf.boot_timing(path=path, kernels=kernels, rootfs=rf.rootfs_ref("initramfs", inputs_key))
+
+
+def test_boot_step_is_redone_when_the_records_do_not_fit(tmp_path, board):
+    now = rootfs.inputs_key(board)
+    write_builds(tmp_path, board)
     assert study.boot_fresh(board, tmp_path, tmp_path, 5, "u-boot") == "no boot-timing.json"
     assert study.boot_fresh(board, tmp_path, tmp_path, 5, "u-boot", root="nfs") == "no boot-timing-nfs.json"
-    s = {
-        "schema": "bringup.boot-timing/1",
-        "path": "u-boot",
-        "kernels": {k.id: {"ok": 5, "build_key": f"k1-{k.id}"} for k in board.kernels},
-    }
-    records.write_json(tmp_path / "qemu-arm" / "boot-timing.json", dict(s, path="direct"))
+    f = tmp_path / "qemu-arm" / "boot-timing.json"
+    records.write(f, timing(board, now, path="direct"))
     assert study.boot_fresh(board, tmp_path, tmp_path, 5, "u-boot") == "made with boot path direct, not u-boot"
-    records.write_json(tmp_path / "qemu-arm" / "boot-timing.json", s)
+    records.write(f, timing(board, now))
+    assert study.boot_fresh(board, tmp_path, tmp_path, 5, "u-boot") is None
     assert study.boot_fresh(board, tmp_path, tmp_path, 7, "u-boot") == "5.10: 5 good runs, 7 wanted"
-    write(tmp_path, board, key="k2")
+    records.write(f, timing(board, rf.key("another overlay")))
+    assert study.boot_fresh(board, tmp_path, tmp_path, 5, "u-boot") == "the ramdisk's inputs changed since"
+    records.write(f, timing(board, now))
+    write_builds(tmp_path, board, key="k2")
     assert study.boot_fresh(board, tmp_path, tmp_path, 5, "u-boot") == "5.10 was rebuilt since"
 
 
-def test_footprint_step(tmp_path):
-    board = load_board("qemu-arm")
-    write(tmp_path, board)
+def test_a_bad_record_is_redone_and_says_why(tmp_path, board):
+    write_builds(tmp_path, board)
+    f = tmp_path / "qemu-arm" / "boot-timing.json"
+    f.write_text('{"schema": "bringup.boot-timing/2", "board": ')
+    why = study.boot_fresh(board, tmp_path, tmp_path, 5, "u-boot")
+    assert why.startswith(f"a record does not read: {f}: not valid JSON")
+
+
+def test_ramdisk_of_a_v1_summary_is_judged_by_the_rootfs_record(tmp_path, board):
+    """/1 summaries have no inputs key: the ramdisk's own record says whether it is the same."""
+    write_builds(tmp_path, board)
+    records.write(tmp_path / "qemu-arm" / "boot-timing.json", timing(board, None))
+    assert study.boot_fresh(board, tmp_path, tmp_path, 5, "u-boot") == "no record of the ramdisk initramfs.cpio.gz"
+    rd = rf.rootfs_ref("initramfs")
+    rec = records.Rootfs(
+        board="qemu-arm",
+        name="initramfs",
+        file=rd["file"],
+        bytes=1000,
+        sha256=rd["sha256"],
+        inputs_key=rootfs.inputs_key(board),
+        userspace_arch="armhf",
+        busybox={"source": "debian bookworm busybox-static:armhf", "version": "1:1.35.0-4+b3"},
+        files=["bin/busybox"],
+        extra={},
+    )
+    records.write(tmp_path / "qemu-arm" / "rootfs" / "initramfs.json", rec)
+    assert study.boot_fresh(board, tmp_path, tmp_path, 5, "u-boot") is None
+    records.write(tmp_path / "qemu-arm" / "rootfs" / "initramfs.json", rec.model_copy(update={"sha256": rf.key("x")}))
+    assert study.boot_fresh(board, tmp_path, tmp_path, 5, "u-boot") == "the ramdisk changed since"
+
+
+def test_footprint_step(tmp_path, board):
+    now = rootfs.inputs_key(board)
+    write_builds(tmp_path, board)
     assert study.footprint_fresh(board, tmp_path, "quick") == "no footprint records for 5.10"
     for k in board.kernels:
         d = tmp_path / "qemu-arm" / k.id
-        records.write_json(d / "footprint.json", {"schema": "bringup.footprint/1", "build_key": f"k1-{k.id}"})
-        records.write_json(
-            d / "lmbench.json", {"schema": "bringup.lmbench/1", "mode": "quick", "measured": True, "runs": 5}
-        )
+        fp = rf.footprint(k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("footprint", now))
+        records.write(d / "footprint.json", fp)
+        records.write(d / "lmbench.json", rf.lmbench(k.id, runs=5))
     assert study.footprint_fresh(board, tmp_path, "quick", 5) is None
     assert study.footprint_fresh(board, tmp_path, "quick", 6) == "5.10: 5 lmbench run(s), 6 wanted"
     assert study.footprint_fresh(board, tmp_path, "full", 5) == "5.10: lmbench quick, full wanted"
-    write(tmp_path, board, key="k2")
+    d = tmp_path / "qemu-arm" / "5.10"
+    fp = records.read(d / "footprint.json", records.Footprint)
+    records.write(
+        d / "footprint.json",
+        fp.model_copy(update={"rootfs": records.RootfsRef(**rf.rootfs_ref("footprint", rf.key("old")))}),
+    )
+    assert study.footprint_fresh(board, tmp_path, "quick", 5) == "5.10: the ramdisk's inputs changed since"
+    write_builds(tmp_path, board, key="k2")
     assert study.footprint_fresh(board, tmp_path, "quick", 5) == "5.10 was rebuilt since"
+
+
+def test_inputs_key_follows_the_overlay(tmp_path, board):
+    overlay = tmp_path / "overlay"
+    (overlay / "etc").mkdir(parents=True)
+    (overlay / "etc" / "issue").write_text("bringup\n")
+    a = rootfs.inputs_key(board, overlay)
+    assert rootfs.inputs_key(board, overlay) == a
+    (overlay / "etc" / "issue").write_text("changed\n")
+    assert rootfs.inputs_key(board, overlay) != a

@@ -4,14 +4,14 @@
 #  - olddefconfig (only when the tree has it: see scripts/kconfig/Makefile),
 #    oldconfig (asks a question on stdin, like 2.4/2.6 trees do)
 #  - dep (only on 2.4), zImage, Image, kernelrelease
-#  - vmlinux is a real ELF made by $(CC); zImage is it gzipped
+#  - vmlinux is a real ELF made by $(CC) (CONFIG_FAKE_NOTELF: garbage); zImage is it gzipped
 # Every invocation appends its targets and O= to $(objtree)/.fake-calls.
 # Symbols Kconfig "knows" are listed in KNOWN; others are dropped by the config steps,
 # which is how a real Kconfig drops a fragment's unknown or unmet symbols.
 srctree := $(CURDIR)
 objtree := $(if $(filter 4,$(PATCHLEVEL)),$(srctree),$(if $(O),$(O),$(srctree)))
 CC ?= $(CROSS_COMPILE)gcc
-KNOWN := CONFIG_FAKE_BASE CONFIG_FAKE_PRINTK CONFIG_FAKE_NET CONFIG_FAKE_BREAK CONFIG_FAKE_OFF CONFIG_FAKE_SLOW
+KNOWN := CONFIG_FAKE_BASE CONFIG_FAKE_PRINTK CONFIG_FAKE_NET CONFIG_FAKE_BREAK CONFIG_FAKE_OFF CONFIG_FAKE_SLOW CONFIG_FAKE_NOTELF
 HAVE_OLDDEFCONFIG := $(shell grep -q olddefconfig $(srctree)/scripts/kconfig/Makefile && echo y)
 KRELEASE := $(VERSION).$(PATCHLEVEL).$(SUBLEVEL)$(EXTRAVERSION)
 
@@ -58,6 +58,7 @@ Image: vmlinux
 
 zImage: Image
 	@gzip -n -9 -c $(objtree)/arch/$(ARCH)/boot/Image > $(objtree)/arch/$(ARCH)/boot/zImage
+	@if grep -q '^CONFIG_FAKE_NOTELF=y' $(objtree)/.config; then echo 'not an ELF file' > $(objtree)/vmlinux; fi
 	@echo "  Kernel: arch/$(ARCH)/boot/zImage is ready"
 
 kernelrelease:

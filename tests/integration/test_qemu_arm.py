@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from bringup import records
+
 from .conftest import ARM_KERNELS as KERNELS
 from .conftest import ROOT, bringup
 
@@ -167,6 +169,17 @@ def test_footprint_quick(arm_built, arm_footprint):
         assert fp["malloc_kb"] < fp["total_free_kb"] <= 512 * 1024
         assert 0 < fp["kernel_code_data_kb"] < 20 * 1024
         assert fp["memory_line"]["wording"] == "modern"
+        # the records say where their lines are: the Memory: line in console.log, each lmbench block in lmbench.txt
+        rec = records.read(d / "footprint.json", records.Footprint)
+        assert rec.memory_line is not None and rec.memory_line.line and rec.run
+        console = (d / rec.run / "console.log").read_text().splitlines()
+        assert rec.memory_line.text in console[rec.memory_line.line - 1]
+        lmr = records.read(d / "lmbench.json", records.Lmbench)
+        assert lmr.run == rec.run
+        raw = (d / lmr.run / "lmbench.txt").read_text().split("\n")
+        for name, b in lmr.benchmarks.items():
+            assert b.raw_lines, name
+            assert all(raw[n - 1].strip().startswith(f"@@@ BEGIN {name} @@@") for n in b.raw_lines), name
         lm = json.loads((d / "lmbench.json").read_text())
         assert lm["measured"] is True
         missing = [n for n in quick if not lm["benchmarks"].get(n, {}).get("metrics")]
@@ -187,7 +200,7 @@ def test_report_from_real_records_renders_in_a_browser(arm_built, arm_boot, arm_
     index = d / "report" / "index.html"
     assert p.stdout.strip() == str(index.resolve())
     model = json.loads((d / "report" / "model.json").read_text())
-    assert model["kernels"] == KERNELS
+    assert model["kernels"] == KERNELS and model["left_out"] == []
     assert all(c["value"] > 0 for r in model["build_table"][:8] for c in r["cells"])
     assert {r["name"] for r in model["boot_rows"]} >= {"freeing_init", "login"}
     assert all(c and c["median"] > 0 for r in model["boot_rows"] for c in r["cells"])

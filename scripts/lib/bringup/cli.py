@@ -68,17 +68,21 @@ def cmd_build_report(a) -> int:
     from bringup.report import buildtable as buildreport
 
     b = load_board(a.board)
-    recs, missing = buildreport.load_records(b, paths.logs_dir())
+    recs, missing, left_out = buildreport.load_records(b, paths.logs_dir())
+    if a.format != "text":
+        for why in left_out:
+            _say(f"bringup: left out {why}")
     if a.format == "csv":
         sys.stdout.write(buildreport.render_csv(recs))
     elif a.format == "json":
         print(json.dumps(buildreport.table(recs), indent=2))
     else:
-        sys.stdout.write(buildreport.render_text(recs, b.name, missing))
+        sys.stdout.write(buildreport.render_text(recs, b.name, missing, left_out))
     return 0
 
 
 def cmd_boot_timing(a) -> int:
+    from bringup import records
     from bringup.boot import timing as boottiming
     from bringup.model.board import load_board
     from bringup.model.milestones import load_rules
@@ -98,8 +102,8 @@ def cmd_boot_timing(a) -> int:
         say=_say,
     )
     sys.stdout.write(boottiming.render_table(summary, load_rules(b.milestones)))
-    _say(f"summary: {paths.rel(summary['_file'])}")
     failed = sum(k["failed"] for k in summary["kernels"].values())
+    _say(f"summary: {paths.rel(paths.logs_dir() / b.name / records.boot_timing_name(a.root, failed=failed > 0))}")
     if failed:
         _say(f"bringup: error: {failed} boot run(s) failed (see above); earlier boot-timing.json kept")
         return 4
@@ -134,8 +138,8 @@ def cmd_report(a) -> int:
     from bringup.report import page as report
 
     b = load_board(a.board)
-    index = report.write(b, paths.logs_dir(), say=_say)
-    print(index.resolve())
+    rep = report.write(b, paths.logs_dir(), say=_say)
+    print(rep.index.resolve())
     return 0
 
 
@@ -145,7 +149,7 @@ def cmd_study(a) -> int:
     from bringup.model.board import load_board
 
     b = load_board(a.board)
-    index = study.run(
+    rep = study.run(
         b,
         paths.logs_dir(),
         paths.cache_dir(),
@@ -159,11 +163,9 @@ def cmd_study(a) -> int:
         root=a.root,
         say=_say,
     )
-    md = (index.parent / "report.md").read_text()
-    if "## Management Summary" in md:
-        _say("\n" + md.split("## Management Summary", 1)[1].split("\n## ", 1)[0].strip())
-    _say(f"\nThe study of {b.name} is done. Open the report:\n  {index.resolve()}")
-    print(index.resolve())
+    _say("\n" + rep.summary())
+    _say(f"\nThe study of {b.name} is done. Open the report:\n  {rep.index.resolve()}")
+    print(rep.index.resolve())
     return 0
 
 

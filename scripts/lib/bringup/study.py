@@ -8,7 +8,11 @@ Up to date means:
   from the current builds (build keys), with the same ramdisk, the same boot
   path, and at least as many runs;
 - footprint: footprint.json and lmbench.json of every kernel were made from the
-  current build, in the same lmbench mode, with at least as many lmbench runs;
+  current build, in the same lmbench mode, with at least as many lmbench runs,
+  on the same ramdisk.
+"The same ramdisk" is decided from records (the ramdisk a record ran on, the
+ramdisk's own record) and the key of the ramdisk's inputs, without building it.
+Every decision reads records only; a record that does not read is redone.
 - report: always rewritten (it takes a few seconds).
 force=True runs every step.
 """
@@ -16,28 +20,55 @@ force=True runs every step.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
 from bringup import records
 from bringup.boot import timing as boottiming
 from bringup.build import kernel as build
 from bringup.build import rootfs
+from bringup.errors import BootFailed, BringupError
 from bringup.measure import footprint
 from bringup.model.board import Board
+from bringup.records import BootTiming, Build, Footprint, Lmbench, Rootfs, RootfsRef
 from bringup.report import page as report
+from bringup.util import paths
+
+R = TypeVar("R", bound=records.Record)
 
 
-def _read(f: Path, kind: str) -> dict | None:
+def _read(f: Path, model: type[R]) -> tuple[R | None, str | None]:
+    """The record, or None and why not (a record that does not read is redone, not trusted)."""
+    if not f.exists():
+        return None, None
     try:
-        return records.read_json(f, kind) if f.is_file() else None
-    except Exception:
-        return None
+        return records.read(f, model), None
+    except BringupError as e:
+        return None, f"a record does not read: {e}"
 
 
-def build_keys(board: Board, logs: Path) -> dict:
-    return {
-        k.id: (_read(Path(logs) / board.name / k.id / "build.json", "bringup.build") or {}).get("key")
-        for k in board.kernels
-    }
+def build_keys(board: Board, logs: Path) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for k in board.kernels:
+        rec, _ = _read(Path(logs) / board.name / k.id / "build.json", Build)
+        out[k.id] = rec.key if rec else None
+    return out
+
+
+def ramdisk_changed(board: Board, logs: Path, used: RootfsRef, name: str) -> str | None:
+    """None when the ramdisk a measurement ran on (`used`, from its record) is the one
+    bringup would use now; else why not.  Decided from records and the ramdisk's
+    inputs (rootfs.inputs_key), never by building it."""
+    now = rootfs.inputs_key(board)
+    if used.inputs_key is not None and used.inputs_key != now:
+        return "the ramdisk's inputs changed since"
+    rec, why = _read(Path(logs) / board.name / "rootfs" / f"{name}.json", Rootfs)
+    if rec is None:
+        return None if used.inputs_key == now else why or f"no record of the ramdisk {used.file}"
+    if rec.sha256 != used.sha256:
+        return "the ramdisk changed since"
+    if used.inputs_key is None and rec.inputs_key != now:
+        return "the ramdisk's inputs changed since"
+    return None
 
 
 def boot_fresh(
@@ -45,39 +76,37 @@ def boot_fresh(
 ) -> str | None:
     """None when boot-timing.json (boot-timing-nfs.json) is up to date, else why not."""
     name = records.boot_timing_name(root)
-    s = _read(Path(logs) / board.name / name, "bringup.boot-timing")
+    s, why = _read(Path(logs) / board.name / name, BootTiming)
     if s is None:
-        return f"no {name}"
-    if s.get("path") != path:
-        return f"made with boot path {s.get('path')}, not {path}"
-    keys = build_keys(board, logs)
-    for kid, key in keys.items():
-        k = s["kernels"].get(kid)
+        return why or f"no {name}"
+    if s.path != path:
+        return f"made with boot path {s.path}, not {path}"
+    for kid, key in build_keys(board, logs).items():
+        k = s.kernels.get(kid)
         if k is None:
             return f"no runs of {kid}"
-        if k["ok"] < runs:
-            return f"{kid}: {k['ok']} good runs, {runs} wanted"
-        if key is None or k.get("build_key") != key:
+        if k.ok < runs:
+            return f"{kid}: {k.ok} good runs, {runs} wanted"
+        if key is None or k.build_key != key:
             return f"{kid} was rebuilt since"
-    rd = rootfs.build(board, logs, cache, say=lambda m: None)
-    if (s.get("rootfs") or {}).get("sha256") != rd["sha256"]:
-        return "the ramdisk changed since"
-    return None
+    return ramdisk_changed(board, logs, s.rootfs, "initramfs")
 
 
 def footprint_fresh(board: Board, logs: Path, mode: str, lmbench_runs: int = 1) -> str | None:
-    keys = build_keys(board, logs)
-    for kid, key in keys.items():
-        fp = _read(Path(logs) / board.name / kid / "footprint.json", "bringup.footprint")
-        lm = _read(Path(logs) / board.name / kid / "lmbench.json", "bringup.lmbench")
+    for kid, key in build_keys(board, logs).items():
+        fp, why_fp = _read(Path(logs) / board.name / kid / "footprint.json", Footprint)
+        lm, why_lm = _read(Path(logs) / board.name / kid / "lmbench.json", Lmbench)
         if fp is None or lm is None:
-            return f"no footprint records for {kid}"
-        if key is None or fp.get("build_key") != key:
+            return why_fp or why_lm or f"no footprint records for {kid}"
+        if key is None or fp.build_key != key:
             return f"{kid} was rebuilt since"
-        if lm.get("mode") != mode:
-            return f"{kid}: lmbench {lm.get('mode')}, {mode} wanted"
-        if lm.get("measured") and lm.get("runs", 1) < lmbench_runs:
-            return f"{kid}: {lm.get('runs', 1)} lmbench run(s), {lmbench_runs} wanted"
+        if lm.mode != mode:
+            return f"{kid}: lmbench {lm.mode}, {mode} wanted"
+        if lm.measured and lm.runs < lmbench_runs:
+            return f"{kid}: {lm.runs} lmbench run(s), {lmbench_runs} wanted"
+        changed = ramdisk_changed(board, logs, fp.rootfs, "footprint")
+        if changed:
+            return f"{kid}: {changed}"
     return None
 
 
@@ -94,7 +123,7 @@ def run(
     lmbench_runs: int = 1,
     root: str = "ramdisk",
     say=print,
-) -> Path:
+) -> report.Report:
     path = path or board.boot
     steps = 4
     say(f"== [1/{steps}] build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
@@ -108,9 +137,8 @@ def run(
         summary = boottiming.boot_timing(board, logs, cache, runs=runs, path=path, root=root, say=say)
         failed = sum(k["failed"] for k in summary["kernels"].values())
         if failed:
-            from bringup.errors import BootFailed
-
-            raise BootFailed(f"{failed} boot run(s) failed; see {summary['_file']}")
+            written = Path(logs) / board.name / records.boot_timing_name(root, failed=True)
+            raise BootFailed(f"{failed} boot run(s) failed; see {paths.rel(written)}")
 
     why = "FORCE" if force else footprint_fresh(board, logs, lmbench, lmbench_runs)
     if why is None:

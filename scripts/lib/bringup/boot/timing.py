@@ -29,9 +29,6 @@ from bringup.parse import milestones as ms
 from bringup.report import stats
 from bringup.util import clock
 
-BOOT_SCHEMA = "bringup.boot/1"
-SUMMARY_SCHEMA = "bringup.boot-timing/1"
-
 
 def boot_files(board: Board, build_rec: dict, recdir: Path, path: str) -> dict:
     """The image files a boot needs, from the build record's artifacts."""
@@ -145,7 +142,6 @@ def boot_once(
         else:
             target = targets.SerialTarget(board, say=say)
     rec = {
-        "schema": BOOT_SCHEMA,
         "board": board.name,
         "kernel": kernel_id,
         "run_id": run_dir.name,
@@ -206,7 +202,7 @@ def boot_once(
         res = scan.result()
         rec.update(res)
         rec["finished"] = clock.now()
-        records.write_json(run_dir / "boot.json", {k: v for k, v in rec.items() if k != "after"})
+        records.write(run_dir / "boot.json", {k: v for k, v in rec.items() if k != "after"}, records.Boot)
     return rec
 
 
@@ -278,7 +274,7 @@ def reference(rec: dict, rules: ms.Rules) -> tuple[str, float]:
 
 
 def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str]) -> dict:
-    out = {"schema": SUMMARY_SCHEMA, "board": board.name, "created": clock.now(), "kernels": {}}
+    out = {"board": board.name, "created": clock.now(), "kernels": {}}
     for kid in kernels:
         runs = [r for r in recs if r["kernel"] == kid]
         ok = [r for r in runs if r["status"] == "ok"]
@@ -355,7 +351,7 @@ def boot_timing(
     rules = load_rules(board.milestones)
     rules = rules.for_root(root)  # e.g. an NFS boot must show the mount
     rd = rootfs.build(board, logs, cache, say=say)
-    initrd = Path(logs) / board.name / "rootfs" / rd["file"]
+    initrd = Path(logs) / board.name / "rootfs" / rd.file
     stamp = clock.stamp()
     recs = []
     rnd = 0
@@ -390,11 +386,11 @@ def boot_timing(
     summary["runs_requested"] = runs
     for kid in kernels:
         summary["kernels"][kid]["build_key"] = builds[kid][0].get("key")
-    summary["rootfs"] = {"file": rd["file"], "sha256": rd["sha256"]}
+    summary["rootfs"] = rd.ref().model_dump()
     failed = sum(k["failed"] for k in summary["kernels"].values())
-    name = records.boot_timing_name(root, failed=failed > 0)
-    records.write_json(Path(logs) / board.name / name, summary)
-    summary["_file"] = str(Path(logs) / board.name / name)
+    records.write(
+        Path(logs) / board.name / records.boot_timing_name(root, failed=failed > 0), summary, records.BootTiming
+    )
     return summary
 
 

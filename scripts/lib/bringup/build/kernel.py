@@ -32,7 +32,6 @@ from bringup.model.board import Board, Kernel
 from bringup.parse import elfsize
 from bringup.parse.errors import ParseError
 from bringup.parse.kconfig import dropped_symbols, merge_fragment, parse_config
-from bringup.records import BUILD_SCHEMA
 from bringup.util import clock, procutil
 
 RECIPE_VERSION = 1  # bump when the build steps change in a way that invalidates old builds
@@ -71,6 +70,15 @@ class Ctx:
     say: object = print
 
 
+@dataclass(frozen=True)
+class Built:
+    """What build_kernel returns: the record, where it is, and whether make ran."""
+
+    record: records.Build
+    file: Path  # build.json
+    reused: bool  # up to date: the earlier build was kept
+
+
 def record_dir(logs: Path, board: str, kernel: str) -> Path:
     return Path(logs) / board / kernel
 
@@ -83,7 +91,7 @@ def build_all(
     force: bool = False,
     jobs: int | None = None,
     say=print,
-) -> list[dict]:
+) -> list[Built]:
     kernels = [k for k in board.kernels if not only or k.id in only]
     if only:
         unknown = sorted(set(only) - {k.id for k in board.kernels})
@@ -135,7 +143,7 @@ def build_key(
 
 def build_kernel(
     board: Board, k: Kernel, logs: Path, cache: Path, force: bool = False, jobs: int | None = None, say=print
-) -> dict:
+) -> Built:
     recdir = record_dir(logs, board.name, k.id)
     tc = toolchain.find(k.cross_compile, k.arch, use_ccache=os.environ.get("BRINGUP_CCACHE", "1") != "0")
     if board.image.uimage and not shutil.which("mkimage"):
@@ -145,11 +153,10 @@ def build_kernel(
     src = sources.prepare(k.source, cache, log=lambda m: say(f"  {m}"))
     key = build_key(board, k, src, tc)
     good = recdir / "build.json"
-    if not force and key and _up_to_date(good, key):
-        say(f"  up to date ({records.read_json(good)['kernelrelease']}); {_rel(good)} kept (use FORCE=1 to rebuild)")
-        rec = records.read_json(good, "bringup.build")
-        rec["reused"] = True
-        return rec
+    kept = _up_to_date(good, key) if key and not force else None
+    if kept is not None:
+        say(f"  up to date ({kept.kernelrelease}); {_rel(good)} kept (use FORCE=1 to rebuild)")
+        return Built(kept, good, reused=True)
 
     # Every build that runs starts from an empty build tree, so that recorded times are
     # whole builds, comparable between kernels (ccache still helps; its hit rate is recorded).
@@ -186,7 +193,7 @@ def build_kernel(
             _make(ctx, [target], f"make {target}")
         if board.image.uimage:
             _mkimage(ctx)
-        rec = _collect(ctx, key, started, dropped, ccache_before)
+        rec, artifact_sources = _collect(ctx, key, started, dropped, ccache_before)
         status = "ok"
     except BuildFailed as e:
         failure = str(e)
@@ -198,16 +205,16 @@ def build_kernel(
         if status != "ok":
             _record_failure(ctx, key, started, status, failure)
     # success: publish images, log and record, in that order
-    _publish(ctx, rec)
+    _publish(ctx, rec, artifact_sources)
     say(
-        f"  ok: {rec['kernelrelease']} in {rec['time']['real']:.0f}s "
-        f"(user {rec['time']['user']:.0f}s, sys {rec['time']['sys']:.0f}s); "
-        f"{rec['sizes']['compressed_image']['file']} {rec['sizes']['compressed_image']['bytes']} bytes; "
+        f"  ok: {rec.kernelrelease} in {rec.time.real:.0f}s "
+        f"(user {rec.time.user:.0f}s, sys {rec.time.sys:.0f}s); "
+        f"{rec.sizes.compressed_image.file} {rec.sizes.compressed_image.bytes} bytes; "
         f"record {_rel(good)}"
     )
     for d in dropped:
         say(f"  warning: {d['file']}: {d['symbol']}={d['wanted']} did not survive {d['step']} (got {d['got']})")
-    return rec
+    return Built(rec, good, reused=False)
 
 
 # --- configuration ----------------------------------------------------------
@@ -441,7 +448,8 @@ def _kernelrelease(ctx: Ctx) -> str:
     return lines[-1].strip() if lines else ctx.src.version
 
 
-def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> dict:
+def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> tuple[records.Build, dict[str, Path]]:
+    """The build record, and the build tree's file behind each artifact (published by _publish)."""
     k, b, out = ctx.kernel, ctx.board, _out(ctx)
     vmlinux = out / "vmlinux"
     if not vmlinux.exists():
@@ -470,8 +478,8 @@ def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> dict:
         artifacts["dtb"] = found[0]
     try:
         elf = elfsize.section_sizes(vmlinux)
-    except ParseError as e:
-        raise BuildFailed(f"build of {b.name}/{k.id}: {e}") from e
+    except ValueError as e:
+        raise BuildFailed(f"build of {b.name}/{k.id}: {e}") from None
     sizes = {
         "sections": elf["sections"],
         "groups": elf["groups"],
@@ -498,8 +506,7 @@ def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> dict:
     sys_ = sum(s.sys for s in ctx.steps)
     from bringup.util import paths
 
-    return {
-        "schema": BUILD_SCHEMA,
+    data = {
         "status": "ok",
         "board": b.name,
         "kernel": k.id,
@@ -545,24 +552,26 @@ def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> dict:
         "artifacts": {
             name: f"images/{Path(p).name if name != 'config' else 'config'}" for name, p in artifacts.items()
         },
-        "_artifact_sources": {name: str(p) for name, p in artifacts.items()},
         "commands": [shlex.join(s.argv) for s in ctx.steps],
         "reproduce": f"scripts/bringup build-all --board {b.name} --kernel {k.id} --force",
         "build_dir": str(ctx.builddir),
         "log": "build.log",
         "host": {"nproc": os.cpu_count(), "bringup_root": str(paths.ROOT)},
     }
+    try:
+        return records.validate(data, records.Build, str(ctx.recdir / "build.json")), artifacts
+    except records.RecordError as e:
+        raise BuildFailed(f"build of {b.name}/{k.id}: {e}") from None
 
 
-def _publish(ctx: Ctx, rec: dict) -> None:
+def _publish(ctx: Ctx, rec: records.Build, srcs: dict[str, Path]) -> None:
     recdir = ctx.recdir
-    srcs = rec.pop("_artifact_sources")
     new = recdir / "images.new"
     if new.exists():
         shutil.rmtree(new)
     new.mkdir()
     for name, p in srcs.items():
-        shutil.copyfile(p, recdir / rec["artifacts"][name].replace("images/", "images.new/", 1))
+        shutil.copyfile(p, recdir / rec.artifacts[name].replace("images/", "images.new/", 1))
     old = recdir / "images"
     trash = recdir / "images.old"
     if trash.exists():
@@ -573,7 +582,7 @@ def _publish(ctx: Ctx, rec: dict) -> None:
     if trash.exists():
         shutil.rmtree(trash)
     os.replace(ctx.log_path, recdir / "build.log")
-    records.write_json(recdir / "build.json", rec)
+    records.write(recdir / "build.json", rec)
     for stale in ("build-failed.json", "build-failed.log"):
         (recdir / stale).unlink(missing_ok=True)
 
@@ -583,7 +592,6 @@ def _record_failure(ctx: Ctx, key, started, status, failure) -> None:
     if ctx.log_path.exists():
         os.replace(ctx.log_path, recdir / "build-failed.log")
     rec = {
-        "schema": BUILD_SCHEMA,
         "status": status,
         "board": ctx.board.name,
         "kernel": ctx.kernel.id,
@@ -595,7 +603,7 @@ def _record_failure(ctx: Ctx, key, started, status, failure) -> None:
         "commands": [shlex.join(s.argv) for s in ctx.steps],
         "log": "build-failed.log",
     }
-    records.write_json(recdir / "build-failed.json", rec)
+    records.write(recdir / "build-failed.json", rec, records.BuildFailure)
     tail = _tail(recdir / "build-failed.log", 15)
     if tail and status == "fail":
         ctx.say("  --- last lines of " + _rel(recdir / "build-failed.log") + " ---")
@@ -603,16 +611,17 @@ def _record_failure(ctx: Ctx, key, started, status, failure) -> None:
             ctx.say("  | " + line)
 
 
-def _up_to_date(good: Path, key: str) -> bool:
+def _up_to_date(good: Path, key: str) -> records.Build | None:
+    """The good build's record when it was made from this key and its images are there."""
     if not good.exists():
-        return False
+        return None
     try:
-        rec = records.read_json(good, "bringup.build")
+        rec = records.read(good, records.Build)
     except BringupError:
-        return False
-    if rec.get("status") != "ok" or rec.get("key") != key:
-        return False
-    return all((good.parent / p).exists() for p in rec.get("artifacts", {}).values())
+        return None
+    if rec.key != key or not all((good.parent / p).exists() for p in rec.artifacts.values()):
+        return None
+    return rec
 
 
 def _private_copy(src: Path, dest: Path, say) -> Path:

@@ -2,12 +2,14 @@
 rootfs-overlay/, /dev/console, packed as a gzip'd newc cpio.
 
 Result: logs/<board>/rootfs/<name>.cpio.gz and <name>.json (what is inside,
-where busybox came from, a content key).  Rebuilt only when that key changes.
+where busybox came from, its sha256 and the key of its inputs).  The record is
+rewritten only when the ramdisk's bytes or that key change.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -19,8 +21,8 @@ from bringup.model.board import Board
 from bringup.util import cpio, debs, paths
 from bringup.util.aptprivate import PrivateApt
 
-ROOTFS_SCHEMA = "bringup.rootfs/1"
 USERSPACE_SUITE = "bookworm"
+RECIPE_VERSION = 1  # bump when base_entries() or the packing change the ramdisk
 
 # busybox applets the ramdisk links; the scripts in rootfs-overlay/ use only these
 # fmt: off
@@ -198,6 +200,22 @@ def base_entries(busybox: bytes) -> list[cpio.Entry]:
     return e
 
 
+def inputs_key(board: Board, overlay: Path | None = None) -> str:
+    """sha256 over what the ramdisk is made from that is known without building it:
+    the recipe (layout, applets), the userspace architecture and suite, and every file
+    of rootfs-overlay/.  busybox's version and what callers add are recorded, not keyed."""
+    entries = overlay_entries(overlay or paths.OVERLAY)
+    material = {
+        "recipe": RECIPE_VERSION,
+        "suite": USERSPACE_SUITE,
+        "arch": board.arch.debian_arch,
+        "applets": APPLETS,
+        "sbin": sorted(SBIN),
+        "overlay": [[e.path, e.mode, hashlib.sha256(e.data).hexdigest()] for e in entries],
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
 def build(
     board: Board,
     logs: Path,
@@ -206,7 +224,7 @@ def build(
     name: str = "initramfs",
     extra_key: dict | None = None,
     say=print,
-) -> dict:
+) -> records.Rootfs:
     """Build (or reuse) the board's ramdisk; returns its record."""
     arch = board.arch.debian_arch
     bb, bb_version = busybox_for(arch, cache, board.cross_compile, say)
@@ -215,11 +233,12 @@ def build(
     outdir = Path(logs) / board.name / "rootfs"
     out = outdir / f"{name}.cpio.gz"
     digest = hashlib.sha256(data).hexdigest()
+    key = inputs_key(board)
     recf = outdir / f"{name}.json"
     if out.exists() and recf.exists():
         try:
-            old = records.read_json(recf)
-            if old.get("sha256") == digest:
+            old = records.read(recf, records.Rootfs)
+            if old.sha256 == digest and old.inputs_key == key:
                 return old
         except BringupError:
             pass
@@ -228,12 +247,12 @@ def build(
     tmp.write_bytes(data)
     tmp.replace(out)
     rec = {
-        "schema": ROOTFS_SCHEMA,
         "board": board.name,
         "name": name,
         "file": out.name,
         "bytes": len(data),
         "sha256": digest,
+        "inputs_key": key,
         "userspace_arch": arch,
         "busybox": {
             "source": (
@@ -246,9 +265,9 @@ def build(
         "files": sorted(e.path for e in entries),
         "extra": extra_key or {},
     }
-    records.write_json(recf, rec)
+    written = records.write(recf, rec, records.Rootfs)
     say(f"  ramdisk {paths.rel(out)}: {len(data)} bytes, busybox {bb_version} ({arch})")
-    return rec
+    return written
 
 
 def _dedupe(entries: list[cpio.Entry]) -> list[cpio.Entry]:

@@ -29,9 +29,6 @@ from bringup.parse import meminfo
 from bringup.util import clock, cpio, debs, paths
 from bringup.util.aptprivate import PrivateApt
 
-FOOTPRINT_SCHEMA = "bringup.footprint/1"
-LMBENCH_SCHEMA = "bringup.lmbench/1"
-
 SKIP_PREFIXES = (
     "usr/share/doc",
     "usr/share/man",
@@ -202,7 +199,7 @@ def footprint(
     rd = rootfs.build(
         board, logs, cache, extra=extra, name="footprint", extra_key={"mem_eat": True, **lm_info, "mode": mode}, say=say
     )
-    initrd = Path(logs) / board.name / "rootfs" / rd["file"]
+    initrd = Path(logs) / board.name / "rootfs" / rd.file
     rules = load_rules(board.milestones)
     stamp = clock.stamp()
     results = {}
@@ -236,6 +233,7 @@ def footprint(
                         text += "\n" + run_benchmarks(exp, bset, mode, timeout_factor, say, only=empty)
                     out["lmbench"].append(text)
                     out["lmbench_retried"] += empty
+            # one line per console.log line: the Memory: line's number is its line in console.log
             out["console_text"] = "\n".join(line.text for line in console.lines)
             return out
 
@@ -254,13 +252,12 @@ def footprint(
         if eat is None:
             raise BootFailed(f"{board.name}/{kid}: mem_eat printed no total (see {paths.rel(run_dir)})")
         fp = {
-            "schema": FOOTPRINT_SCHEMA,
             "board": board.name,
             "kernel": kid,
             "kernelrelease": builds[kid]["kernelrelease"],
             "build_key": builds[kid].get("key"),
             "created": clock.now(),
-            "run": paths.rel(run_dir),
+            "run": run_dir.relative_to(recdir).as_posix(),
             "memory_mb": board.memory_mb,
             "memory_line": mem_line,
             "free": free,
@@ -269,32 +266,38 @@ def footprint(
             "kernel_code_data_kb": mem_line["kernel_code_data_kb"] if mem_line else None,
             "total_free_kb": free["total_kb"] if free else None,
             "malloc_kb": eat["kb"],
-            "rootfs": {"file": rd["file"], "sha256": rd["sha256"]},
+            "rootfs": rd.ref().model_dump(),
         }
-        records.write_json(recdir / "footprint.json", fp)
+        records.write(recdir / "footprint.json", fp, records.Footprint)
         lm = {
-            "schema": LMBENCH_SCHEMA,
             "board": board.name,
             "kernel": kid,
             "created": clock.now(),
             "build_key": builds[kid].get("key"),
             "mode": mode,
             "source": lm_info,
-            "run": paths.rel(run_dir),
+            "run": run_dir.relative_to(recdir).as_posix(),
         }
         if lm_missing or mode == "none":
-            lm.update(measured=False, reason=lm_missing or "not requested", benchmarks={})
+            lm.update(measured=False, reason=lm_missing or "not requested", runs=0, retried=[], benchmarks={})
         else:
-            (run_dir / "lmbench.txt").write_text(
-                "".join(f"=== lmbench run {i + 1}\n{x}\n" for i, x in enumerate(after["lmbench"]))
-            )
+            raw = "".join(f"=== lmbench run {i + 1}\n{x}\n" for i, x in enumerate(after["lmbench"]))
+            (run_dir / "lmbench.txt").write_text(raw)
+            blocks = lp.block_lines(raw)  # where each benchmark's blocks begin: the report links there
             parsed = merge_runs([lp.parse_runner(x) for x in after["lmbench"]])
             groups = {b.name: b.group for b in bset.bench}
             for name, v in parsed.items():
                 v["group"] = groups.get(name, "")
+                v["raw_lines"] = blocks.get(name, [])
                 v.pop("text", None)
-            lm.update(measured=True, runs=lmbench_runs, benchmarks=parsed, retried=after.get("lmbench_retried", []))
-        records.write_json(recdir / "lmbench.json", lm)
+            lm.update(
+                measured=True,
+                reason=None,
+                runs=lmbench_runs,
+                benchmarks=parsed,
+                retried=after.get("lmbench_retried", []),
+            )
+        records.write(recdir / "lmbench.json", lm, records.Lmbench)
         results[kid] = (fp, lm)
         say(
             f"  {kid}: code+data {fp['kernel_code_data_kb']} kB, free total {fp['total_free_kb']} kB, "

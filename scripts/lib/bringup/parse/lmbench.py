@@ -149,6 +149,16 @@ def parse_runner(text: str) -> dict:
     return res
 
 
+def block_lines(text: str) -> dict[str, list[int]]:
+    """Line numbers (1-based) where each benchmark's runner blocks begin, in order."""
+    out: dict[str, list[int]] = {}
+    for n, line in enumerate(text.split("\n"), 1):
+        b = BEGIN.match(line.strip())
+        if b:
+            out.setdefault(b.group(1), []).append(n)
+    return out
+
+
 def parse_any(text: str) -> dict:
     """Runner output, a classic results file, or one tool's output."""
     if BEGIN.search(text) or "@@@ BEGIN" in text:

@@ -15,8 +15,9 @@ MEM_EAT_RE = re.compile(r"(?:mem_eat: total|Got total) = (\d+) = (\d+)kB")
 
 
 def parse_memory_line(text: str) -> dict | None:
-    """The first `Memory:` line in text -> kB values, or None."""
-    for line in text.replace("\r", "").split("\n"):
+    """The first `Memory:` line in text -> kB values, its line number in text (1-based)
+    and the line itself; None when there is none."""
+    for n, line in enumerate(text.replace("\r", "").split("\n"), 1):
         m = MEMORY_RE.search(line)
         if not m:
             continue
@@ -30,7 +31,8 @@ def parse_memory_line(text: str) -> dict | None:
             wording = "2.6" if m.group(2) else "2.4"
         return {
             "wording": wording,
-            "line": line.strip(),
+            "line": n,
+            "text": line.strip(),
             "available_kb": int(m.group(1)),
             "total_kb": int(m.group(2)) if m.group(2) else None,
             "kernel_code_kb": code,

@@ -1,31 +1,38 @@
 """The seed-002 build Results table from build records (never from logs).
 
 One column per kernel, then a delta column per kernel after the first, in %
-against the first kernel."""
+against the first kernel.  A build record that does not read is left out, in
+one line that names the file and the field."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bringup import records
 from bringup.errors import BringupError
 from bringup.model.board import Board
+from bringup.records import Build
+from bringup.report.tables import fmt_delta, pct
 
-# (label, unit, function record -> value)
-ROWS = [
-    ("real", "s", lambda r: r["time"]["real"]),
-    ("user", "s", lambda r: r["time"]["user"]),
-    ("sys", "s", lambda r: r["time"]["sys"]),
-    ("Compressed kernel", "kB", lambda r: r["sizes"]["compressed_image"]["bytes"] / 1024),
-    ("Uncompressed kernel", "kB", lambda r: r["sizes"]["berkeley"]["dec"] / 1024),
-    ("text", "kB", lambda r: r["sizes"]["berkeley"]["text"] / 1024),
-    ("data", "kB", lambda r: r["sizes"]["berkeley"]["data"] / 1024),
-    ("bss", "kB", lambda r: r["sizes"]["berkeley"]["bss"] / 1024),
+# (label, unit, the record field it shows, function record -> value)
+ROWS: list[tuple[str, str, str, Callable[[Build], float]]] = [
+    ("real", "s", "time.real", lambda r: r.time.real),
+    ("user", "s", "time.user", lambda r: r.time.user),
+    ("sys", "s", "time.sys", lambda r: r.time.sys),
+    ("Compressed kernel", "kB", "sizes.compressed_image.bytes", lambda r: r.sizes.compressed_image.bytes / 1024),
+    ("Uncompressed kernel", "kB", "sizes.berkeley.dec", lambda r: r.sizes.berkeley.dec / 1024),
+    ("text", "kB", "sizes.berkeley.text", lambda r: r.sizes.berkeley.text / 1024),
+    ("data", "kB", "sizes.berkeley.data", lambda r: r.sizes.berkeley.data / 1024),
+    ("bss", "kB", "sizes.berkeley.bss", lambda r: r.sizes.berkeley.bss / 1024),
 ]
-# shown, never compared: builds with different ccache hit rates do not compare
-INFO_ROWS = [
-    ("ccache hits", "%", lambda r: (r.get("ccache") or {}).get("hit_rate")),
-]
+FIELDS = {label: field for label, _, field, _ in ROWS}
+
+
+def hit_rate(r: Build) -> float | None:
+    """Shown, never compared: builds with different ccache hit rates do not compare."""
+    return r.ccache.hit_rate if r.ccache else None
+
 
 NOTES = [
     "real/user/sys: the make process trees (configuration and image) of a build from an empty tree, "
@@ -35,45 +42,38 @@ NOTES = [
 ]
 
 
-def load_records(board: Board, logs: Path) -> list[dict]:
-    recs, missing = [], []
+def load_records(board: Board, logs: Path) -> tuple[list[Build], list[str], list[str]]:
+    """The board's build records, the kernels without one, and one line per record left out."""
+    recs, missing, left_out = [], [], []
     for k in board.kernels:
         f = Path(logs) / board.name / k.id / "build.json"
-        if f.exists():
-            recs.append(records.read_json(f, "bringup.build"))
-        else:
+        if not f.exists():
             missing.append(k.id)
+            continue
+        try:
+            recs.append(records.read(f, Build))
+        except BringupError as e:
+            left_out.append(str(e))
+    if not recs and left_out:
+        raise BringupError(f"board {board.name}: no readable build records; left out: {left_out[0]}")
     if not recs:
         raise BringupError(
             f"board {board.name}: no build records under {logs}/{board.name}/ (run: make build-all BOARD={board.name})"
         )
-    return recs, missing
+    return recs, missing, left_out
 
 
-def delta_pct(base: float, value: float) -> float | None:
-    if base == 0:
-        return None
-    return (value - base) / base * 100.0
-
-
-def table(recs: list[dict]) -> dict:
-    """Rows of values and deltas: {'kernels': [...], 'rows': [{label, unit, values, deltas}]}."""
-    out = {"kernels": [r["kernel"] for r in recs], "rows": []}
-    for label, unit, fn in ROWS:
+def table(recs: list[Build]) -> dict:
+    """Rows of values and deltas: {'kernels': [...], 'rows': [{label, unit, field, values, deltas}]}."""
+    out: dict = {"kernels": [r.kernel for r in recs], "rows": []}
+    for label, unit, field, fn in ROWS:
         values = [fn(r) for r in recs]
-        deltas = [delta_pct(values[0], v) for v in values[1:]]
-        out["rows"].append({"label": label, "unit": unit, "values": values, "deltas": deltas})
+        deltas = [pct(values[0], v) for v in values[1:]]
+        out["rows"].append({"label": label, "unit": unit, "field": field, "values": values, "deltas": deltas})
     return out
 
 
-def fmt_delta(d: float | None) -> str:
-    if d is None:
-        return "n/a"
-    sign = "+" if d >= 0 else "-"
-    return f"{sign} {abs(d):.0f} %"
-
-
-def render_text(recs: list[dict], board: str, missing: list[str] = ()) -> str:
+def render_text(recs: list[Build], board: str, missing: Sequence[str] = (), left_out: Sequence[str] = ()) -> str:
     t = table(recs)
     kern = t["kernels"]
     heads = ["", *[f"{k}" for k in kern], *[f"Delta {k}" for k in kern[1:]]]
@@ -85,34 +85,41 @@ def render_text(recs: list[dict], board: str, missing: list[str] = ()) -> str:
         rows.append(
             [row["label"], *[fmt(v, row["unit"]) for v in row["values"]], *[fmt_delta(d) for d in row["deltas"]]]
         )
-    for label, unit, fn in INFO_ROWS:
-        vals = [fn(r) for r in recs]
-        rows.append([label, *["-" if v is None else f"{v * 100:.0f}{unit}" for v in vals], *["" for _ in vals[1:]]])
+    hits = [hit_rate(r) for r in recs]
+    rows.append(["ccache hits", *["-" if v is None else f"{v * 100:.0f}%" for v in hits], *["" for _ in hits[1:]]])
     widths = [max(len(str(r[i])) for r in [heads, *rows]) for i in range(len(heads))]
-    names = ", ".join(f"{r['kernel']} = {r['kernelrelease']}" for r in recs)
+    names = ", ".join(f"{r.kernel} = {r.kernelrelease}" for r in recs)
     lines = [f"Build results for {board} (kernels: {names})", ""]
-    line = "| " + " | ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(heads, widths))) + " |"
+    line = (
+        "| "
+        + " | ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(heads, widths, strict=True)))
+        + " |"
+    )
     lines.append(line)
     lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in rows:
         lines.append(
             "| "
-            + " | ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+            + " | ".join(
+                str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            )
             + " |"
         )
-    files = ", ".join(sorted({r["sizes"]["compressed_image"]["file"] for r in recs}))
+    files = ", ".join(sorted({r.sizes.compressed_image.file for r in recs}))
     lines.append("")
     lines += [n.format(files=files) for n in NOTES]
-    for r in recs:
-        if r.get("config", {}).get("dropped"):
-            syms = ", ".join(d["symbol"] for d in r["config"]["dropped"])
-            lines.append(f"warning: {r['kernel']}: fragment symbols that did not survive: {syms}")
+    for rec in recs:
+        if rec.config.dropped:
+            syms = ", ".join(d.symbol for d in rec.config.dropped)
+            lines.append(f"warning: {rec.kernel}: fragment symbols that did not survive: {syms}")
     for m in missing:
         lines.append(f"not built: {m} (no build.json)")
+    for why in left_out:
+        lines.append(f"left out: {why}")
     return "\n".join(lines) + "\n"
 
 
-def render_csv(recs: list[dict]) -> str:
+def render_csv(recs: list[Build]) -> str:
     import csv
     import io
 

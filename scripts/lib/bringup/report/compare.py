@@ -2,7 +2,9 @@
 boards, or two runs made on different days (copies of logs/ kept elsewhere).
 
 A record is named by its path (build.json, or the directory holding it) or
-as <board>/<kernel> under the logs directory."""
+as <board>/<kernel> under the logs directory.  A record that does not read is
+a one-line error; an artifact that cannot be used (missing, not ELF, outside
+the record's directory) leaves its diff out, and the result says why."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from pathlib import Path
 from bringup import records
 from bringup.errors import BringupError
 from bringup.parse import sizediff
+from bringup.records import Build
 from bringup.report import buildtable as buildreport
+from bringup.report.tables import fmt_delta
 
 
 def resolve(ref: str, logs: Path) -> Path:
@@ -32,16 +36,35 @@ def resolve(ref: str, logs: Path) -> Path:
 
 
 def compare(a_file: Path, b_file: Path) -> dict:
-    a = records.read_json(a_file, "bringup.build")
-    b = records.read_json(b_file, "bringup.build")
-    label_a = f"{a['board']}/{a['kernel']}"
-    label_b = f"{b['board']}/{b['kernel']}"
+    return compare_records(records.read(a_file, Build), Path(a_file), records.read(b_file, Build), Path(b_file))
+
+
+def _artifact(f: Path, r: Build, name: str, left_out: list[str]) -> Path | None:
+    """An artifact of a record, when it is a file inside the record's directory."""
+    rel = r.artifacts.get(name)
+    if rel is None:  # not kept: nothing to diff, nothing wrong
+        return None
+    try:
+        p = records.artifact(f, rel, f"artifacts.{name}")
+    except BringupError as e:
+        left_out.append(str(e))
+        return None
+    if not p.is_file():
+        left_out.append(f"{f}: field 'artifacts.{name}': {rel!r}: no such file")
+        return None
+    return p
+
+
+def compare_records(a: Build, a_file: Path, b: Build, b_file: Path) -> dict:
+    label_a = f"{a.board}/{a.kernel}"
+    label_b = f"{b.board}/{b.kernel}"
     if label_a == label_b:
-        label_a, label_b = f"{label_a} ({a.get('finished', '?')})", f"{label_b} ({b.get('finished', '?')})"
+        label_a, label_b = f"{label_a} ({a.finished})", f"{label_b} ({b.finished})"
     t = buildreport.table([a, b])
-    out = {
-        "a": {"label": label_a, "record": str(a_file), "kernelrelease": a["kernelrelease"], "ccache": a.get("ccache")},
-        "b": {"label": label_b, "record": str(b_file), "kernelrelease": b["kernelrelease"], "ccache": b.get("ccache")},
+    left_out: list[str] = []
+    out: dict = {
+        "a": {"label": label_a, "record": str(a_file), "kernelrelease": a.kernelrelease, "ccache": _ccache(a)},
+        "b": {"label": label_b, "record": str(b_file), "kernelrelease": b.kernelrelease, "ccache": _ccache(b)},
         "rows": [
             {
                 "metric": r["label"],
@@ -53,13 +76,24 @@ def compare(a_file: Path, b_file: Path) -> dict:
             for r in t["rows"]
         ],
     }
-    va, vb = (Path(f).parent / r["artifacts"].get("vmlinux", "") for f, r in ((a_file, a), (b_file, b)))
-    if va.is_file() and vb.is_file():
-        out["symbols"] = sizediff.diff(sizediff.symbols(va), sizediff.symbols(vb))
-    ca, cb = (Path(f).parent / r["artifacts"].get("config", "") for f, r in ((a_file, a), (b_file, b)))
-    if ca.is_file() and cb.is_file():
-        out["config"] = sizediff.config_diff(ca.read_text(), cb.read_text())
+    va, vb = (_artifact(f, r, "vmlinux", left_out) for f, r in ((a_file, a), (b_file, b)))
+    if va and vb:
+        try:
+            out["symbols"] = sizediff.diff(sizediff.symbols(va), sizediff.symbols(vb))
+        except ValueError as e:  # not ELF
+            left_out.append(f"symbol diff left out: {e}")
+    ca, cb = (_artifact(f, r, "config", left_out) for f, r in ((a_file, a), (b_file, b)))
+    if ca and cb:
+        try:
+            out["config"] = sizediff.config_diff(ca.read_text(errors="replace"), cb.read_text(errors="replace"))
+        except OSError as e:
+            left_out.append(f".config diff left out: {e}")
+    out["left_out"] = left_out
     return out
+
+
+def _ccache(r: Build) -> dict | None:
+    return r.ccache.model_dump() if r.ccache else None
 
 
 def render(c: dict, top: int = 20) -> str:
@@ -72,7 +106,7 @@ def render(c: dict, top: int = 20) -> str:
     for r in c["rows"]:
         lines.append(
             f"{r['metric']:<{w}} {r['a']:>10.1f}{r['unit']:<2} {r['b']:>10.1f}{r['unit']:<2} "
-            f"{buildreport.fmt_delta(r['delta_pct']):>8}"
+            f"{fmt_delta(r['delta_pct']):>8}"
         )
     hits = [((r.get("ccache") or {}).get("hit_rate")) for r in (c["a"], c["b"])]
     if any(h is not None for h in hits):
@@ -89,6 +123,8 @@ def render(c: dict, top: int = 20) -> str:
         ]
     if "config" in c:
         lines += ["", sizediff.render_config_diff(c["config"], top).rstrip()]
+    for why in c.get("left_out", []):
+        lines.append(f"left out: {why}")
     return "\n".join(lines) + "\n"
 
 

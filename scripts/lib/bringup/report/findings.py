@@ -19,7 +19,11 @@ significant (bool or None when not tested), and the numbers behind it.
 from __future__ import annotations
 
 from bringup import records
+from bringup.records import BootTiming, Build, Footprint, Lmbench
+from bringup.records.boot import MilestoneStats
+from bringup.records.measure import Metric
 from bringup.report import stats
+from bringup.report.tables import pct
 
 ALPHA = 0.05
 SIZE_PCT = 1.0
@@ -27,12 +31,6 @@ SIZE_PCT = 1.0
 # (about 8-11 % for qemu-arm's two kernels: files the first build already compiled)
 CCACHE_COLD = 0.25
 CCACHE_GAP = 0.10
-
-
-def pct(a: float | None, b: float | None) -> float | None:
-    if a is None or b is None or a == 0:
-        return None
-    return (b - a) / a * 100.0
 
 
 def signed(d: float) -> str:
@@ -44,14 +42,13 @@ def mag(d: float) -> str:
     return f"{abs(d):.1f} %" if abs(d) < 10 else f"{abs(d):.0f} %"
 
 
-def _run_values(st: dict | None) -> list | None:
+def _run_values(st: MilestoneStats | None) -> list | None:
     """Per-run values of a milestone; a single run's median when older records kept none."""
-    if not st:
+    if st is None:
         return None
-    if st.get("values"):
-        return st["values"]
-    h = st.get("host") or {}
-    return [h["median"]] if h.get("n") == 1 else None
+    if st.values:
+        return st.values
+    return [st.host.median] if st.host.n == 1 else None
 
 
 def size_finding(what: str, a: float, b: float, unit: str, link: str = "") -> dict:
@@ -112,6 +109,7 @@ def tested_finding(
             runs="one run each" if len(a_vals) == len(b_vals) == 1 else n,
         )
     test = stats.mann_whitney(a_vals, b_vals)
+    assert test is not None  # two values or more on each side
     f = {
         "kind": "tested",
         "what": what,
@@ -174,7 +172,7 @@ def _num(x) -> str:
 def summarize(model: dict) -> list[dict]:
     """Findings for each kernel after the first, against the first: a list of
     {'kernel', 'against', 'sections': [(title, [finding, ...])]}."""
-    out = []
+    out: list[dict] = []
     kern = model["kernels"]
     if not kern:
         return out
@@ -183,122 +181,117 @@ def summarize(model: dict) -> list[dict]:
         sections = []
         b = model["build"]
         if b.get(base) and b.get(k):
-            ra, rb = b[base], b[k]
-            ha, hb = ((r.get("ccache") or {}).get("hit_rate") for r in (ra, rb))
-            if max(ha or 0, hb or 0) > CCACHE_COLD or abs((ha or 0) - (hb or 0)) > CCACHE_GAP:
-                why = (
-                    f"not comparable: ccache hits {(ha or 0) * 100:.0f} % vs {(hb or 0) * 100:.0f} %; "
-                    f"rebuild both cold (BRINGUP_CCACHE=0 make build-all FORCE=1) to compare"
-                )
-            else:
-                why = "not tested"
-            fs = [
-                untested_finding(
-                    "build time",
-                    ra["time"]["real"],
-                    rb["time"]["real"],
-                    "s real",
-                    "lower",
-                    link=f"../{k}/build.json",
-                    why=why,
-                ),
-                size_finding(
-                    f"compressed image ({rb['sizes']['compressed_image']['file']})",
-                    ra["sizes"]["compressed_image"]["bytes"] / 1024,
-                    rb["sizes"]["compressed_image"]["bytes"] / 1024,
-                    "kB",
-                    f"../{k}/build.json",
-                ),
-                size_finding(
-                    "uncompressed kernel (vmlinux text+data+bss)",
-                    ra["sizes"]["berkeley"]["dec"] / 1024,
-                    rb["sizes"]["berkeley"]["dec"] / 1024,
-                    "kB",
-                    f"../{k}/build.json",
-                ),
-            ]
-            sections.append(("Build", fs))
+            sections.append(("Build", build_findings(b[base], b[k], k)))
         nfs = model.get("boot_nfs") or {}
         for title, boot, mil, fname in (
             ("Boot", model.get("boot"), model.get("boot_milestones", []), records.boot_timing_name()),
             ("Boot, root over NFS", nfs.get("summary"), nfs.get("milestones", []), records.boot_timing_name("nfs")),
         ):
-            if not (boot and base in boot["kernels"] and k in boot["kernels"]):
-                continue
-            fs = []
-            for m in mil:
-                va = _run_values(boot["kernels"][base]["milestones"].get(m["name"]))
-                vb = _run_values(boot["kernels"][k]["milestones"].get(m["name"]))
-                if va and vb and m["summary"]:
-                    fs.append(tested_finding(f"boot to {m['label']}", va, vb, "s", "lower", link=f"../{fname}"))
+            fs = boot_findings(boot, mil, base, k, fname) if boot else []
             if fs:
                 sections.append((title, fs))
         fp = model["footprint"]
         if fp.get(base) and fp.get(k):
-            fa, fb = fp[base], fp[k]
-            fs = []
-            if fa.get("kernel_code_data_kb") is not None and fb.get("kernel_code_data_kb") is not None:
-                fs.append(
-                    size_finding(
-                        "kernel code + data",
-                        fa["kernel_code_data_kb"],
-                        fb["kernel_code_data_kb"],
-                        "kB",
-                        f"../{k}/footprint.json",
-                    )
-                )
-            if fa.get("total_free_kb") is not None and fb.get("total_free_kb") is not None:
-                fs.append(
-                    size_finding(
-                        'total "free" memory', fa["total_free_kb"], fb["total_free_kb"], "kB", f"../{k}/footprint.json"
-                    )
-                )
-            fs.append(
-                untested_finding(
-                    "memory available to malloc()",
-                    fa["malloc_kb"],
-                    fb["malloc_kb"],
-                    "kB",
-                    "higher",
-                    slower="less",
-                    faster="more",
-                    link=f"../{k}/footprint.json",
-                )
-            )
-            sections.append(("Footprint", fs))
+            sections.append(("Footprint", footprint_findings(fp[base], fp[k], k)))
         lm = model["lmbench"]
-        if lm.get(base, {}).get("measured") and lm.get(k, {}).get("measured"):
+        if base in lm and k in lm and lm[base].measured and lm[k].measured:
             sections.append(("lmbench", lmbench_findings(lm[base], lm[k], k)))
         out.append({"kernel": k, "against": base, "sections": sections})
     return out
 
 
-def lmbench_findings(a: dict, b: dict, k: str) -> list[dict]:
-    """Per lmbench group, the metric that got most worse ("up to 96 % slower")
-    and the one that got most better; tested when each metric has >= 2 runs."""
-    groups: dict[str, list] = {}
-    for bname, bench in b["benchmarks"].items():
-        other = a["benchmarks"].get(bname)
+def build_findings(ra: Build, rb: Build, k: str) -> list[dict]:
+    ha, hb = (r.ccache.hit_rate if r.ccache else None for r in (ra, rb))
+    if max(ha or 0, hb or 0) > CCACHE_COLD or abs((ha or 0) - (hb or 0)) > CCACHE_GAP:
+        why = (
+            f"not comparable: ccache hits {(ha or 0) * 100:.0f} % vs {(hb or 0) * 100:.0f} %; "
+            f"rebuild both cold (BRINGUP_CCACHE=0 make build-all FORCE=1) to compare"
+        )
+    else:
+        why = "not tested"
+    link = f"../{k}/build.json"
+    return [
+        untested_finding("build time", ra.time.real, rb.time.real, "s real", "lower", link=link, why=why),
+        size_finding(
+            f"compressed image ({rb.sizes.compressed_image.file})",
+            ra.sizes.compressed_image.bytes / 1024,
+            rb.sizes.compressed_image.bytes / 1024,
+            "kB",
+            link,
+        ),
+        size_finding(
+            "uncompressed kernel (vmlinux text+data+bss)",
+            ra.sizes.berkeley.dec / 1024,
+            rb.sizes.berkeley.dec / 1024,
+            "kB",
+            link,
+        ),
+    ]
+
+
+def boot_findings(boot: BootTiming, milestones: list[dict], base: str, k: str, fname: str) -> list[dict]:
+    if base not in boot.kernels or k not in boot.kernels:
+        return []
+    fs = []
+    for m in milestones:
+        va = _run_values(boot.kernels[base].milestones.get(m["name"]))
+        vb = _run_values(boot.kernels[k].milestones.get(m["name"]))
+        if va and vb and m["summary"]:
+            fs.append(tested_finding(f"boot to {m['label']}", va, vb, "s", "lower", link=f"../{fname}"))
+    return fs
+
+
+def footprint_findings(fa: Footprint, fb: Footprint, k: str) -> list[dict]:
+    link = f"../{k}/footprint.json"
+    fs = []
+    if fa.kernel_code_data_kb is not None and fb.kernel_code_data_kb is not None:
+        fs.append(size_finding("kernel code + data", fa.kernel_code_data_kb, fb.kernel_code_data_kb, "kB", link))
+    if fa.total_free_kb is not None and fb.total_free_kb is not None:
+        fs.append(size_finding('total "free" memory', fa.total_free_kb, fb.total_free_kb, "kB", link))
+    fs.append(
+        untested_finding(
+            "memory available to malloc()",
+            fa.malloc_kb,
+            fb.malloc_kb,
+            "kB",
+            "higher",
+            slower="less",
+            faster="more",
+            link=link,
+        )
+    )
+    return fs
+
+
+def _metric_pairs(a: Lmbench, b: Lmbench) -> dict[str, list[tuple[Metric, Metric]]]:
+    """The metrics both kernels have, by lmbench group: (a's, b's)."""
+    groups: dict[str, list[tuple[Metric, Metric]]] = {}
+    for bname, bench in b.benchmarks.items():
+        other = a.benchmarks.get(bname)
         if not other:
             continue
-        ma = {m["name"]: m for m in other["metrics"]}
-        for m in bench["metrics"]:
-            if m["name"] in ma:
-                groups.setdefault(bench.get("group") or "other", []).append((ma[m["name"]], m))
+        ma = {m.name: m for m in other.metrics}
+        for m in bench.metrics:
+            if m.name in ma:
+                groups.setdefault(bench.group or "other", []).append((ma[m.name], m))
+    return groups
+
+
+def _metric_finding(ma: Metric, mb: Metric, k: str) -> dict:
+    word = ("slower", "faster") if mb.unit != "MB/s" and mb.better == "lower" else ("lower", "higher")
+    va, vb = ma.values or [ma.value], mb.values or [mb.value]
+    link = f"../{k}/lmbench.json"
+    if len(va) >= 2 and len(vb) >= 2:
+        return tested_finding(mb.name, va, vb, mb.unit, mb.better, *word, link=link)
+    return untested_finding(mb.name, ma.value, mb.value, mb.unit, mb.better, *word, link=link)
+
+
+def lmbench_findings(a: Lmbench, b: Lmbench, k: str) -> list[dict]:
+    """Per lmbench group, the metric that got most worse ("up to 96 % slower")
+    and the one that got most better; tested when each metric has >= 2 runs."""
     out = []
-    for group, pairs in groups.items():
-        fs = []
-        for ma, mb in pairs:
-            word = ("slower", "faster") if mb["unit"] != "MB/s" and mb["better"] == "lower" else ("lower", "higher")
-            va, vb = ma.get("values") or [ma["value"]], mb.get("values") or [mb["value"]]
-            if len(va) >= 2 and len(vb) >= 2:
-                f = tested_finding(mb["name"], va, vb, mb["unit"], mb["better"], *word, link=f"../{k}/lmbench.json")
-            else:
-                f = untested_finding(
-                    mb["name"], ma["value"], mb["value"], mb["unit"], mb["better"], *word, link=f"../{k}/lmbench.json"
-                )
-            if f["delta_pct"] is not None:
-                fs.append(f)
+    for group, pairs in _metric_pairs(a, b).items():
+        fs = [f for f in (_metric_finding(ma, mb, k) for ma, mb in pairs) if f["delta_pct"] is not None]
         if not fs:
             continue
         tested = [f for f in fs if f["kind"] == "tested"]

@@ -3,9 +3,13 @@ inline CSS and SVG charts, no network needed) and report.md (charts as SVG files
 next to it).
 
 Reads records only (build.json, boot-timing.json + boot run records,
-footprint.json, lmbench.json, vmlinux/config artifacts), never consoles.  Every
-number links to the record it came from, and to its console line where there
-is one.
+footprint.json, lmbench.json, vmlinux/config artifacts), never consoles or
+other logs.  Every number links to the record it came from, and to its line in
+a console log or lmbench.txt where the record says which line that is.
+
+A record that does not read (not JSON, wrong schema, a field missing or
+mistyped, an artifact outside its directory) is left out: the report goes on
+with the others and says, in one line per record, what it left out and why.
 """
 
 from __future__ import annotations
@@ -15,16 +19,22 @@ import platform
 import re
 import shutil
 import subprocess
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, TypeVar
 
 import jinja2
 
 from bringup import records
+from bringup.errors import BringupError
 from bringup.model.board import Board
 from bringup.model.milestones import load_rules
 from bringup.parse import sizediff
+from bringup.records import Boot, BootTiming, Build, Footprint, Lmbench
+from bringup.records.boot import KernelTiming
 from bringup.report import buildtable as buildreport
 from bringup.report import charts, compare, findings, stats
+from bringup.report.tables import fmt_delta, pct
 from bringup.util import clock, paths
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -32,21 +42,51 @@ SIZE_RE = re.compile(r"^bw_mem_(rd|wr|bcopy) (\d+)([KMG]?)$")
 UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 
 
-def _read(f: Path, kind: str) -> dict | None:
-    return records.read_json(f, kind) if f.is_file() else None
+R = TypeVar("R", bound=records.Record)
+
+
+class Reader:
+    """Reads a board's records for the report; what does not read is left out, in one line."""
+
+    def __init__(self) -> None:
+        self.left_out: list[str] = []
+        self._seen: dict[Path, records.Record | None] = {}
+
+    def read(self, f: Path, model: type[R], kernel: str | None = None) -> R | None:
+        if f not in self._seen:
+            self._seen[f] = self._read(f, model, kernel)
+        rec = self._seen[f]
+        return rec if isinstance(rec, model) else None
+
+    def _read(self, f: Path, model: type[R], kernel: str | None) -> R | None:
+        if not os.path.lexists(f):
+            return None
+        try:
+            rec = records.read(f, model)
+        except BringupError as e:  # named as the user sees it: logs/<board>/... inside the project
+            self.left_out.append(paths.rel(f) + str(e).removeprefix(str(f)))
+            return None
+        found = getattr(rec, "kernel", kernel)
+        if kernel is not None and found != kernel:
+            self.left_out.append(
+                f"{paths.rel(f)}: field 'kernel': {found!r}: the record of another kernel, not {kernel!r}"
+            )
+            return None
+        return rec
 
 
 def collect(board: Board, logs: Path, top: int = 12) -> dict:
-    """The report model: plain data from the records of one board."""
+    """The report model: the records of one board and the tables made from them."""
     logs = Path(logs)
     bdir = logs / board.name
     ids = [k.id for k in board.kernels]
-    build = {k: r for k in ids if (r := _read(bdir / k / "build.json", "bringup.build"))}
-    fp = {k: r for k in ids if (r := _read(bdir / k / "footprint.json", "bringup.footprint"))}
-    lm = {k: r for k in ids if (r := _read(bdir / k / "lmbench.json", "bringup.lmbench"))}
-    boot = _read(bdir / records.boot_timing_name(), "bringup.boot-timing")
-    kernels = [k for k in ids if k in build or k in fp or (boot and k in boot["kernels"])]
-    model = {
+    rd = Reader()
+    build = {k: b for k in ids if (b := rd.read(bdir / k / "build.json", Build, k))}
+    fp = {k: f for k in ids if (f := rd.read(bdir / k / "footprint.json", Footprint, k))}
+    lm = {k: m for k in ids if (m := rd.read(bdir / k / "lmbench.json", Lmbench, k))}
+    boot = rd.read(bdir / records.boot_timing_name(), BootTiming)
+    kernels = [k for k in ids if k in build or k in fp or (boot and k in boot.kernels)]
+    model: dict = {
         "board": board.name,
         "description": board.description,
         "kernels": kernels,
@@ -55,40 +95,44 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
         "footprint": fp,
         "lmbench": lm,
         "boot": boot,
+        "left_out": rd.left_out,
         "missing": {
             "build": [k for k in kernels if k not in build],
-            "boot": [k for k in kernels if not boot or k not in boot["kernels"]],
+            "boot": [k for k in kernels if not boot or k not in boot.kernels],
             "footprint": [k for k in kernels if k not in fp],
         },
     }
     model["build_table"] = _build_table(build, kernels)
-    model["sizes"] = {k: build[k]["sizes"]["groups"] for k in kernels if k in build}
+    model["sizes"] = {k: build[k].sizes.groups for k in kernels if k in build}
     model["images"] = {
         k: {
-            f"{build[k]['sizes'][n]['file']} ({n.split('_')[0]})": build[k]["sizes"][n]["bytes"]
-            for n in ("compressed_image", "uncompressed_image")
-            if build[k]["sizes"].get(n)
+            f"{img.file} ({n.split('_')[0]})": img.bytes
+            for n, img in (
+                ("compressed_image", build[k].sizes.compressed_image),
+                ("uncompressed_image", build[k].sizes.uncompressed_image),
+            )
+            if img is not None
         }
         for k in kernels
         if k in build
     }
-    model["sizediff"] = _sizediffs(bdir, build, kernels, top)
+    model["sizediff"] = _sizediffs(bdir, build, kernels, top, rd.left_out)
     rules = load_rules(board.milestones)
     model["boot_milestones"] = _boot_milestones(boot, rules) if boot else []
     model["boot_rows"] = (
-        _boot_rows(boot, model["boot_milestones"], kernels, bdir, records.boot_timing_name()) if boot else []
+        _boot_rows(boot, model["boot_milestones"], kernels, bdir, records.boot_timing_name(), rd) if boot else []
     )
-    nfs = _read(bdir / records.boot_timing_name("nfs"), "bringup.boot-timing")
+    nfs = rd.read(bdir / records.boot_timing_name("nfs"), BootTiming)
     model["boot_nfs"] = None
     if nfs:
         mil = _boot_milestones(nfs, rules)
         model["boot_nfs"] = {
             "summary": nfs,
             "milestones": mil,
-            "rows": _boot_rows(nfs, mil, kernels, bdir, records.boot_timing_name("nfs")),
+            "rows": _boot_rows(nfs, mil, kernels, bdir, records.boot_timing_name("nfs"), rd),
         }
-    model["footprint_rows"] = _footprint_rows(fp, kernels, bdir)
-    model["lmbench_groups"] = _lmbench_groups(lm, kernels, bdir)
+    model["footprint_rows"] = _footprint_rows(fp, kernels)
+    model["lmbench_groups"] = _lmbench_groups(lm, kernels)
     model["bw_mem"] = _bw_mem(lm, kernels)
     model["env"] = _environment(board, build)
     model["reproduce"] = _reproduce(board, model)
@@ -96,26 +140,16 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     return model
 
 
-def _delta(a, b):
-    d = findings.pct(a, b)
+def _delta(a: float | None, b: float | None) -> float | None:
+    d = pct(a, b)
     return None if d is None else round(d, 1)
 
 
-def _build_table(build: dict, kernels: list[str]) -> list[dict]:
+def _build_table(build: dict[str, Build], kernels: list[str]) -> list[dict]:
     ks = [k for k in kernels if k in build]
     if not ks:
         return []
     t = buildreport.table([build[k] for k in ks])
-    keys = {
-        "real": "time.real",
-        "user": "time.user",
-        "sys": "time.sys",
-        "Compressed kernel": "sizes.compressed_image.bytes",
-        "Uncompressed kernel": "sizes.berkeley.dec",
-        "text": "sizes.berkeley.text",
-        "data": "sizes.berkeley.data",
-        "bss": "sizes.berkeley.bss",
-    }
     rows = []
     for r in t["rows"]:
         rows.append(
@@ -123,13 +157,13 @@ def _build_table(build: dict, kernels: list[str]) -> list[dict]:
                 "label": r["label"],
                 "unit": r["unit"],
                 "cells": [
-                    {"kernel": k, "value": v, "link": f"../{k}/build.json", "title": f"build.json: {keys[r['label']]}"}
-                    for k, v in zip(ks, r["values"])
+                    {"kernel": k, "value": v, "link": f"../{k}/build.json", "title": f"build.json: {r['field']}"}
+                    for k, v in zip(ks, r["values"], strict=True)
                 ],
                 "deltas": [None if d is None else round(d, 1) for d in r["deltas"]],
             }
         )
-    hits = [(build[k].get("ccache") or {}).get("hit_rate") for k in ks]
+    hits = [buildreport.hit_rate(build[k]) for k in ks]
     rows.append(
         {
             "label": "ccache hits",
@@ -142,7 +176,7 @@ def _build_table(build: dict, kernels: list[str]) -> list[dict]:
                     "link": f"../{k}/build.json",
                     "title": "build.json: ccache.hit_rate",
                 }
-                for k, h in zip(ks, hits)
+                for k, h in zip(ks, hits, strict=True)
             ],
             "deltas": [None] * (len(ks) - 1),
         }
@@ -150,12 +184,14 @@ def _build_table(build: dict, kernels: list[str]) -> list[dict]:
     return rows
 
 
-def _sizediffs(bdir: Path, build: dict, kernels: list[str], top: int) -> list[dict]:
+def _sizediffs(bdir: Path, build: dict[str, Build], kernels: list[str], top: int, left_out: list[str]) -> list[dict]:
     ks = [k for k in kernels if k in build]
     out = []
     for k in ks[1:]:
-        c = compare.compare(bdir / ks[0] / "build.json", bdir / k / "build.json")
-        entry = {"a": ks[0], "b": k, "rows": c["rows"]}
+        a, b = ks[0], k
+        c = compare.compare_records(build[a], bdir / a / "build.json", build[b], bdir / b / "build.json")
+        left_out += [x for x in c["left_out"] if x not in left_out]
+        entry = {"a": a, "b": b, "rows": c["rows"]}
         if "symbols" in c:
             s = c["symbols"]
             entry["symbols"] = {
@@ -179,65 +215,75 @@ def _sizediffs(bdir: Path, build: dict, kernels: list[str], top: int) -> list[di
     return out
 
 
-def _boot_milestones(boot: dict, rules) -> list[dict]:
-    refs = {v["reference"] for v in boot["kernels"].values() if v.get("reference")}
+def _boot_milestones(boot: BootTiming, rules) -> list[dict]:
+    refs = {v.reference for v in boot.kernels.values() if v.reference}
     return [
         {"name": m.name, "label": m.label, "summary": m.summary}
         for m in rules.shown(refs)
-        if any(m.name in v["milestones"] for v in boot["kernels"].values())
+        if any(m.name in v.milestones for v in boot.kernels.values())
     ]
 
 
-def _median_run(bdir: Path, kernel: str, kinfo: dict, name: str, value: float) -> dict | None:
-    """The run whose value is the median (or nearest), with its console line."""
-    values = kinfo["milestones"][name].get("values") or []
-    ids = kinfo.get("run_ids") or []
+def _line_link(target: str, line: int | None) -> str:
+    return f"{target}#L{line}" if line else target
+
+
+def _median_run(bdir: Path, kernel: str, kinfo: KernelTiming, name: str, value: float, rd: Reader) -> dict | None:
+    """The run whose value is the median (or nearest), and its milestone's console line,
+    from that run's boot record."""
+    values = kinfo.milestones[name].values or []
+    ids = kinfo.run_ids
     if not values or len(values) != len(ids):
         return None
     i = min(range(len(values)), key=lambda j: abs(values[j] - value))
-    rec = _read(bdir / kernel / "boot" / ids[i] / "boot.json", "bringup.boot")
-    if not rec:
+    rec = rd.read(bdir / kernel / "boot" / ids[i] / "boot.json", Boot)
+    if rec is None:
         return None
-    m = (rec.get("milestones") or {}).get(name) or {}
+    hit = rec.milestones.get(name)
+    if hit is None:
+        return None
     return {
-        "link": f"../{kernel}/boot/{ids[i]}/console.log",
-        "title": f"run {ids[i]}, console.log line {m.get('line')}: {m.get('text', '')}",
+        "link": _line_link(f"../{kernel}/boot/{ids[i]}/{rec.log}", hit.line),
+        "title": f"run {ids[i]}, {rec.log} line {hit.line}: {hit.text}",
     }
 
 
-def _boot_rows(boot: dict, milestones: list[dict], kernels: list[str], bdir: Path, fname: str) -> list[dict]:
-    ks = [k for k in kernels if k in boot["kernels"]]
+def _boot_rows(
+    boot: BootTiming, milestones: list[dict], kernels: list[str], bdir: Path, fname: str, rd: Reader
+) -> list[dict]:
+    ks = [k for k in kernels if k in boot.kernels]
     rows = []
     for m in milestones:
-        cells, base_vals = [], None
+        cells: list[dict | None] = []
         for k in ks:
-            st = boot["kernels"][k]["milestones"].get(m["name"])
+            st = boot.kernels[k].milestones.get(m["name"])
             if not st:
                 cells.append(None)
                 continue
-            h = st["host"]
+            h = st.host
             cell = {
                 "kernel": k,
-                "median": h["median"],
-                "mean": h["mean"],
-                "ci": h["ci95"],
-                "n": h["n"],
-                "half": None if not h["ci95"] else (h["ci95"][1] - h["ci95"][0]) / 2,
+                "median": h.median,
+                "mean": h.mean,
+                "ci": h.ci95,
+                "n": h.n,
+                "half": None if not h.ci95 else (h.ci95[1] - h.ci95[0]) / 2,
                 "link": f"../{fname}",
                 "title": f"{fname}: kernels.{k}.milestones.{m['name']}",
             }
-            run = _median_run(bdir, k, boot["kernels"][k], m["name"], h["median"])
+            run = _median_run(bdir, k, boot.kernels[k], m["name"], h.median, rd)
             if run:
                 cell.update(run)
             cells.append(cell)
-        deltas = []
-        base = cells[0]
-        base_vals = boot["kernels"][ks[0]]["milestones"].get(m["name"], {}).get("values") if ks else None
-        for k, c in zip(ks[1:], cells[1:]):
-            if not c or not base:
+        deltas: list[dict | None] = []
+        base = cells[0] if cells else None
+        first = boot.kernels[ks[0]].milestones.get(m["name"]) if ks else None
+        for k, c in zip(ks[1:], cells[1:], strict=True):
+            st = boot.kernels[k].milestones.get(m["name"])
+            if not c or not base or st is None:
                 deltas.append(None)
                 continue
-            t = stats.mann_whitney(base_vals or [], boot["kernels"][k]["milestones"][m["name"]].get("values") or [])
+            t = stats.mann_whitney((first.values if first else None) or [], st.values or [])
             deltas.append(
                 {
                     "pct": _delta(base["median"], c["median"]),
@@ -249,30 +295,25 @@ def _boot_rows(boot: dict, milestones: list[dict], kernels: list[str], bdir: Pat
     return rows
 
 
-def _run_file(run: str | None, name: str) -> Path | None:
-    """A file of a footprint run; records keep the run directory relative to the
-    project root (paths.rel), or absolute when logs live elsewhere."""
-    return paths.ROOT / run / name if run else None
-
-
-def _console_line(bdir: Path, run: str | None, text: str | None) -> dict:
-    if not run or not text:
-        return {}
-    log = _run_file(run, "console.log")
-    run_rel = Path(run).name
-    line_no = None
-    if log.is_file():
-        for i, line in enumerate(log.read_text(errors="replace").splitlines(), 1):
-            if text.strip() and text.strip() in line:
-                line_no = i
-                break
-    return {
-        "link": os.path.relpath(log, bdir / "report") if log.is_file() else None,
-        "title": f"footprint run {run_rel}, console.log line {line_no}: {text.strip()}",
+def _footprint_cell(k: str, r: Footprint, key: str) -> dict:
+    cell: dict[str, Any] = {
+        "kernel": k,
+        "value": getattr(r, key),
+        "link": f"../{k}/footprint.json",
+        "title": f"footprint.json: {key}",
     }
+    if key == "kernel_code_data_kb" and r.memory_line and r.run:
+        ml = r.memory_line
+        where = f"console.log line {ml.line}" if ml.line else "console.log"
+        cell["link"] = _line_link(f"../{k}/{r.run}/console.log", ml.line)
+        cell["title"] = f"footprint run {PurePosixPath(r.run).name}, {where}: {ml.text}"
+    elif key == "malloc_kb":
+        how = "malloc() failed" if r.mem_eat.completed else "the OOM killer ended it"
+        cell["title"] = f"footprint.json: malloc_kb (mem_eat: {r.mem_eat.bytes} bytes when {how})"
+    return cell
 
 
-def _footprint_rows(fp: dict, kernels: list[str], bdir: Path) -> list[dict]:
+def _footprint_rows(fp: dict[str, Footprint], kernels: list[str]) -> list[dict]:
     ks = [k for k in kernels if k in fp]
     rows = []
     for label, key in (
@@ -280,22 +321,7 @@ def _footprint_rows(fp: dict, kernels: list[str], bdir: Path) -> list[dict]:
         ('total "free"', "total_free_kb"),
         ("Available for malloc()", "malloc_kb"),
     ):
-        cells = []
-        for k in ks:
-            r = fp[k]
-            cell = {
-                "kernel": k,
-                "value": r.get(key),
-                "link": f"../{k}/footprint.json",
-                "title": f"footprint.json: {key}",
-            }
-            if key == "kernel_code_data_kb" and r.get("memory_line"):
-                cell.update(
-                    {k2: v for k2, v in _console_line(bdir, r.get("run"), r["memory_line"]["line"]).items() if v}
-                )
-            elif key == "malloc_kb" and r.get("mem_eat"):
-                cell["title"] = f"footprint.json: mem_eat: {r['mem_eat'].get('line', '')}"
-            cells.append(cell)
+        cells = [_footprint_cell(k, fp[k], key) for k in ks]
         vals = [c["value"] for c in cells]
         deltas = [
             None if v is None or not vals[0] else {"pct": _delta(vals[0], v), "kb": v - vals[0]} for v in vals[1:]
@@ -304,47 +330,50 @@ def _footprint_rows(fp: dict, kernels: list[str], bdir: Path) -> list[dict]:
     return rows
 
 
-def _lmbench_cell(rec: dict, k: str, row: dict, value, bdir: Path) -> dict:
-    """A value links to the raw lmbench output it was parsed from, when kept; the
-    title names the record field."""
-    cell = {
+def _lmbench_cell(rec: Lmbench, k: str, row: dict, value: float | None) -> dict:
+    """A value links to the raw lmbench output it was parsed from (the line its block
+    begins on, as the record keeps it); the title names the record field."""
+    cell: dict[str, Any] = {
         "kernel": k,
         "value": value,
         "link": f"../{k}/lmbench.json",
         "title": f"lmbench.json: benchmarks.{row['bench']}",
     }
-    raw = _run_file(rec.get("run"), "lmbench.txt")
-    if raw is not None and raw.is_file():
-        cell["link"] = os.path.relpath(raw, bdir / "report")
+    if rec.run:
+        lines = row["raw_lines"].get(k) or []
+        cell["link"] = _line_link(f"../{k}/{rec.run}/lmbench.txt", lines[0] if lines else None)
+        where = f"lmbench.txt line {', '.join(map(str, lines))}" if lines else "lmbench.txt"
         runs = row["runs"].get(k) or []
-        cell["title"] += f"; raw output: lmbench.txt, block '@@@ BEGIN {row['bench']}'" + (
+        cell["title"] += f"; raw output: {where}, block '@@@ BEGIN {row['bench']}'" + (
             f"; median of {runs}" if len(runs) > 1 else ""
         )
     return cell
 
 
-def _lmbench_groups(lm: dict, kernels: list[str], bdir: Path | None = None) -> dict:
-    measured = [k for k in kernels if lm.get(k, {}).get("measured")]
+def _lmbench_groups(lm: dict[str, Lmbench], kernels: list[str]) -> dict:
+    measured = [k for k in kernels if k in lm and lm[k].measured]
     groups: dict = {}
     for k in measured:
-        for bname, b in lm[k]["benchmarks"].items():
-            for m in b["metrics"]:
-                row = groups.setdefault(b.get("group") or "other", {}).setdefault(
-                    m["name"],
+        for bname, b in lm[k].benchmarks.items():
+            for m in b.metrics:
+                row = groups.setdefault(b.group or "other", {}).setdefault(
+                    m.name,
                     {
-                        "name": m["name"],
-                        "unit": m["unit"],
-                        "better": m["better"],
+                        "name": m.name,
+                        "unit": m.unit,
+                        "better": m.better,
                         "bench": bname,
                         "values": {},
                         "runs": {},
+                        "raw_lines": {},
                     },
                 )
-                row["values"][k] = m["value"]
-                row["runs"][k] = m.get("values") or [m["value"]]
-    out = {
+                row["values"][k] = m.value
+                row["runs"][k] = m.values or [m.value]
+                row["raw_lines"][k] = b.raw_lines
+    out: dict = {
         "kernels": measured,
-        "not_measured": {k: lm[k].get("reason") for k in kernels if k in lm and not lm[k].get("measured")},
+        "not_measured": {k: lm[k].reason for k in kernels if k in lm and not lm[k].measured},
         "missing": [k for k in kernels if k not in lm],
         "groups": [],
     }
@@ -353,8 +382,8 @@ def _lmbench_groups(lm: dict, kernels: list[str], bdir: Path | None = None) -> d
         for r in rows.values():
             vals = [r["values"].get(k) for k in measured]
             deltas = []
-            for k, v in zip(measured[1:], vals[1:]):
-                d = None if v is None else _delta(vals[0], v)
+            for k, v in zip(measured[1:], vals[1:], strict=True):
+                d = _delta(vals[0], v)
                 worse = None if d is None else (d > 0) == (r["better"] == "lower")
                 t = stats.mann_whitney(r["runs"].get(measured[0], []), r["runs"].get(k, []))
                 deltas.append(
@@ -368,23 +397,27 @@ def _lmbench_groups(lm: dict, kernels: list[str], bdir: Path | None = None) -> d
                     }
                 )
             rs.append(
-                {**r, "cells": [_lmbench_cell(lm[k], k, r, v, bdir) for k, v in zip(measured, vals)], "deltas": deltas}
+                {
+                    **r,
+                    "cells": [_lmbench_cell(lm[k], k, r, v) for k, v in zip(measured, vals, strict=True)],
+                    "deltas": deltas,
+                }
             )
         out["groups"].append({"name": g, "rows": rs})
     return out
 
 
-def _bw_mem(lm: dict, kernels: list[str]) -> dict:
+def _bw_mem(lm: dict[str, Lmbench], kernels: list[str]) -> dict:
     series: dict = {}
     for k in kernels:
-        if not lm.get(k, {}).get("measured"):
+        if k not in lm or not lm[k].measured:
             continue
-        for b in lm[k]["benchmarks"].values():
-            for m in b["metrics"]:
-                mm = SIZE_RE.match(m["name"])
+        for b in lm[k].benchmarks.values():
+            for m in b.metrics:
+                mm = SIZE_RE.match(m.name)
                 if mm:
                     series.setdefault(mm.group(1), {}).setdefault(k, []).append(
-                        (int(mm.group(2)) * UNITS[mm.group(3)], m["value"])
+                        (int(mm.group(2)) * UNITS[mm.group(3)], m.value)
                     )
     return series
 
@@ -399,7 +432,7 @@ def _version(argv: list[str]) -> str:
         return "unknown"
 
 
-def _environment(board: Board, build: dict) -> dict:
+def _environment(board: Board, build: dict[str, Build]) -> dict:
     cpu = "unknown"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -417,21 +450,21 @@ def _environment(board: Board, build: dict) -> dict:
             commit = p.stdout.strip()
             if subprocess.run(["git", "-C", str(paths.ROOT), "diff", "--quiet", "HEAD"]).returncode:
                 commit += " (with uncommitted changes)"
-    env = {
+    env: dict[str, Any] = {
         "machine": f"{platform.system()} {platform.release()} {platform.machine()}, {cpu}, {os.cpu_count()} CPUs",
         "bringup": commit,
         "python": platform.python_version(),
     }
     if board.qemu:
         env["qemu"] = _version([board.qemu.binary, "--version"])
-    env["toolchains"] = sorted({r["toolchain"]["version"] for r in build.values()})
+    env["toolchains"] = sorted({r.toolchain.version for r in build.values()})
     env["kernels"] = [
         {
             "kernel": k,
-            "release": r["kernelrelease"],
+            "release": r.kernelrelease,
             "source": " ".join(
                 str(v)
-                for kk, v in r["source"].items()
+                for kk, v in r.source.model_dump().items()
                 if kk in ("kind", "package", "package_version", "suite", "url", "tarball", "path")
             ),
         }
@@ -446,7 +479,7 @@ def _reproduce(board: Board, model: dict) -> list[dict]:
         {
             "step": "build",
             "command": f"make build-all BOARD={b}",
-            "detail": [r["reproduce"] for r in model["build"].values() if r.get("reproduce")],
+            "detail": [r.reproduce for r in model["build"].values() if r.reproduce],
         }
     ]
     boot = model["boot"]
@@ -454,7 +487,7 @@ def _reproduce(board: Board, model: dict) -> list[dict]:
         steps.append(
             {
                 "step": "boot timing",
-                "command": f"make boot-timing BOARD={b} RUNS={boot['runs_requested']} BOOT_PATH={boot['path']}",
+                "command": f"make boot-timing BOARD={b} RUNS={boot.runs_requested} BOOT_PATH={boot.path}",
                 "detail": [],
             }
         )
@@ -463,11 +496,11 @@ def _reproduce(board: Board, model: dict) -> list[dict]:
         steps.append(
             {
                 "step": "boot timing, NFS root",
-                "command": f"make boot-timing BOARD={b} ROOT=nfs RUNS={s['runs_requested']} BOOT_PATH={s['path']}",
+                "command": f"make boot-timing BOARD={b} ROOT=nfs RUNS={s.runs_requested} BOOT_PATH={s.path}",
                 "detail": [],
             }
         )
-    lm_modes = {r.get("mode") for r in model["lmbench"].values()}
+    lm_modes = {r.mode for r in model["lmbench"].values()}
     if model["footprint"]:
         mode = lm_modes.pop() if len(lm_modes) == 1 else "quick"
         steps.append(
@@ -498,9 +531,7 @@ def _env() -> jinja2.Environment:
         return f"{v:.{digits}f}" if abs(v) >= 1 or v == 0 else f"{v:.3g}"
 
     def delta(d):
-        if d is None:
-            return "n/a"
-        return f"{'+' if d >= 0 else '−'} {abs(d):.0f} %"
+        return fmt_delta(d, minus="−")
 
     e.filters.update(num=num, delta=delta)
     return e
@@ -522,12 +553,10 @@ def make_charts(model: dict) -> dict:
     means, cis = {}, {}
     if boot:
         for k in ks:
-            if k in boot["kernels"]:
-                mm = boot["kernels"][k]["milestones"]
-                means[k] = {
-                    m["name"]: mm[m["name"]]["host"]["mean"] for m in model["boot_milestones"] if m["name"] in mm
-                }
-                cis[k] = {m["name"]: mm[m["name"]]["host"]["ci95"] for m in model["boot_milestones"] if m["name"] in mm}
+            if k in boot.kernels:
+                mm = boot.kernels[k].milestones
+                means[k] = {m["name"]: mm[m["name"]].host.mean for m in model["boot_milestones"] if m["name"] in mm}
+                cis[k] = {m["name"]: mm[m["name"]].host.ci95 for m in model["boot_milestones"] if m["name"] in mm}
     return {
         "sizes": charts.sizes([k for k in ks if k in model["sizes"]], model["sizes"], model["images"]),
         "boot": charts.boot_timeline(ks, model["boot_milestones"], means, cis),
@@ -535,23 +564,53 @@ def make_charts(model: dict) -> dict:
     }
 
 
-def write(board: Board, logs: Path, say=print) -> Path:
-    """Write logs/<board>/report/{index.html,report.md,charts/*.svg}; returns index.html."""
-    model = collect(board, logs)
-    if not model["kernels"]:
-        from bringup.errors import BringupError
+@dataclass(frozen=True)
+class Report:
+    """What write() made: the page, the Markdown, and the model both were rendered from."""
 
-        raise BringupError(
-            f"board {board.name}: no records under {Path(logs) / board.name} (run: make all BOARD={board.name})"
-        )
+    index: Path
+    markdown: Path
+    model: dict
+
+    @property
+    def left_out(self) -> list[str]:
+        return self.model["left_out"]
+
+    def summary(self) -> str:
+        return summary_text(self.model)
+
+
+def summary_text(model: dict) -> str:
+    """The management summary as plain text (what `make all` shows at the end)."""
+    if not model["findings"]:
+        return "Management summary: only one kernel has records, nothing to compare."
+    lines = []
+    for f in model["findings"]:
+        lines.append(f"Management summary: {f['kernel']} against {f['against']}")
+        for title, items in f["sections"]:
+            lines.append(f"{title}:")
+            lines += [f"- {it['claim']}" for it in items]
+    return "\n".join(lines)
+
+
+def write(board: Board, logs: Path, say=print) -> Report:
+    """Write logs/<board>/report/{index.html,report.md,model.json,charts/*.svg}."""
+    model = collect(board, logs)
+    for why in model["left_out"]:
+        say(f"report: left out {why}")
+    if not model["kernels"]:
+        why = f"; left out: {model['left_out'][0]}" if model["left_out"] else f" (run: make all BOARD={board.name})"
+        raise BringupError(f"board {board.name}: no records under {Path(logs) / board.name}{why}")
     svgs = make_charts(model)
     html, md = render(model, svgs)
     out = Path(logs) / board.name / "report"
     for name, svg in svgs.items():
         if svg:
             records.write_text(out / "charts" / f"{name}.svg", svg)
+        else:  # nothing to draw this time: no chart left over from an earlier report
+            (out / "charts" / f"{name}.svg").unlink(missing_ok=True)
     records.write_text(out / "report.md", md)
     records.write_text(out / "index.html", html)
     records.write_json(out / "model.json", {k: v for k, v in model.items() if k not in ("build", "boot")})
     say(f"report: {paths.rel(out / 'index.html')} (and report.md)")
-    return out / "index.html"
+    return Report(index=out / "index.html", markdown=out / "report.md", model=model)

@@ -1,0 +1,62 @@
+"""Records: the JSON files every step writes and later steps read, each with a
+versioned schema and a typed model (docs/records.md).
+
+    rec = records.read(recdir / "build.json", records.Build)   # -> Build, or RecordError
+    records.write(recdir / "build.json", rec)                   # validated, atomic
+
+A record that is not what its model says (not JSON, truncated, a list, another
+kind or an unknown version, a field missing, mistyped, NaN, a path leaving its
+directory) raises RecordError, a BringupError whose message is one line naming
+the file, the field and the value.  Older versions are migrated on read.
+"""
+
+from __future__ import annotations
+
+from bringup.records.base import Part, Record, RecordError
+from bringup.records.boot import Boot, BootTiming
+from bringup.records.build import Build, BuildFailure
+from bringup.records.io import (
+    KINDS,
+    artifact,
+    boot_timing_name,
+    load,
+    migrate,
+    read,
+    read_json,
+    validate,
+    write,
+    write_json,
+    write_text,
+)
+from bringup.records.measure import Footprint, Lmbench
+from bringup.records.rootfs import Rootfs, RootfsRef
+
+MODELS: list[type[Record]] = [Build, BuildFailure, Rootfs, Boot, BootTiming, Footprint, Lmbench]
+for _m in MODELS:
+    KINDS.setdefault(_m.KIND, []).append(_m)
+
+__all__ = [
+    "KINDS",
+    "MODELS",
+    "Boot",
+    "BootTiming",
+    "Build",
+    "BuildFailure",
+    "Footprint",
+    "Lmbench",
+    "Part",
+    "Record",
+    "RecordError",
+    "Rootfs",
+    "RootfsRef",
+    "artifact",
+    "boot_timing_name",
+    "load",
+    "migrate",
+    "read",
+    "read_json",
+    "validate",
+    "write",
+    "write_json",
+    "write_text",
+]

@@ -1,0 +1,192 @@
+"""What every record model shares: strict pydantic models, the field types
+(finite numbers, sizes, timestamps, keys, paths inside the record's directory),
+the schema field with its version, and one-line errors.
+
+A record model lists every field a writer writes: unknown fields are errors,
+values are not coerced (a string is not a number), NaN and infinities are
+refused, so a record that reads is a record the code could have written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from pathlib import PurePosixPath
+from typing import Annotated, Any, ClassVar, Self
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from bringup.errors import BringupError
+
+
+class RecordError(BringupError):
+    """A record cannot be read or written; the message is one line naming the
+    file, the field and the value."""
+
+
+CONFIG = ConfigDict(
+    extra="forbid",
+    strict=True,
+    allow_inf_nan=False,
+    validate_by_name=True,
+    validate_by_alias=True,
+    serialize_by_alias=True,
+    validate_default=True,
+)
+
+
+class Part(BaseModel):
+    """A table inside a record."""
+
+    model_config = CONFIG
+
+
+# --- field types ------------------------------------------------------------
+
+Count = Annotated[int, Field(ge=0)]
+Bytes = Annotated[int, Field(ge=0)]  # a size in bytes
+KB = Annotated[int, Field(ge=0)]  # a size in kB
+Seconds = Annotated[float, Field(ge=0)]  # a duration
+NonNeg = Annotated[float, Field(ge=0)]
+Real = float  # any finite number (CONFIG refuses NaN and infinities)
+LineNo = Annotated[int, Field(ge=1)]  # 1-based line number in a text file
+Text = Annotated[str, Field(max_length=100_000)]
+Name = Annotated[str, Field(min_length=1, max_length=200)]  # board, kernel, milestone, benchmark
+
+
+def _timestamp(v: str) -> str:
+    try:
+        t = dt.datetime.fromisoformat(v)
+    except ValueError:
+        raise ValueError("not an ISO 8601 timestamp") from None
+    if t.tzinfo is None:
+        raise ValueError("an ISO 8601 timestamp without a time zone (records write UTC)")
+    return v
+
+
+Timestamp = Annotated[str, Field(max_length=64), AfterValidator(_timestamp)]
+
+
+def _sha256(v: str) -> str:
+    if len(v) != 64 or v.strip("0123456789abcdef"):
+        raise ValueError("not a sha256 (64 lowercase hex digits)")
+    return v
+
+
+Sha256 = Annotated[str, AfterValidator(_sha256)]
+
+
+def _file_name(v: str) -> str:
+    if v in ("", ".", "..") or "/" in v or "\\" in v or "\0" in v:
+        raise ValueError("not a plain file name")
+    return v
+
+
+FileName = Annotated[str, Field(max_length=255), AfterValidator(_file_name)]
+
+
+def _rel_path(v: str) -> str:
+    if not v or "\0" in v or "\\" in v:
+        raise ValueError("not a relative path")
+    p = PurePosixPath(v)
+    if p.is_absolute():
+        raise ValueError("an absolute path: paths in a record are relative to the record's directory")
+    if ".." in p.parts:
+        raise ValueError("escapes the record's directory")
+    if str(p) == ".":
+        raise ValueError("names the record's directory itself, not a file in it")
+    return v
+
+
+RelPath = Annotated[str, Field(max_length=1000), AfterValidator(_rel_path)]
+"""A path relative to the directory of the record that holds it, never leaving it."""
+
+
+# --- records ----------------------------------------------------------------
+
+Migration = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class Record(BaseModel):
+    """A record kind.  Subclasses set KIND and VERSION, and MIGRATIONS: for each
+    older version n still readable, the function that turns an n record into an
+    n+1 one (without reading anything but the record)."""
+
+    model_config = CONFIG
+
+    KIND: ClassVar[str]
+    VERSION: ClassVar[int]
+    MIGRATIONS: ClassVar[Mapping[int, Migration]] = {}
+
+    schema_: str = Field(alias="schema", default="")
+
+    @classmethod
+    def schema_name(cls) -> str:
+        """The schema this bringup writes, e.g. bringup.build/1."""
+        return f"{cls.KIND}/{cls.VERSION}"
+
+    @classmethod
+    def readable(cls) -> list[int]:
+        """The versions this bringup reads: the current one and those it migrates."""
+        out = [cls.VERSION]
+        v = cls.VERSION - 1
+        while v in cls.MIGRATIONS:
+            out.insert(0, v)
+            v -= 1
+        return out
+
+    @classmethod
+    def accepts(cls, data: Mapping[str, Any]) -> bool:
+        """Whether data is meant for this model, when several models share a kind."""
+        return True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_schema(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "schema" not in data and "schema_" not in data:
+            return {"schema": cls.schema_name(), **data}
+        return data
+
+    @model_validator(mode="after")
+    def _current_schema(self) -> Self:
+        if self.schema_ != self.schema_name():
+            raise ValueError(f"schema {self.schema_!r}: this model is {self.schema_name()}")
+        return self
+
+
+# --- errors -----------------------------------------------------------------
+
+
+def show(v: Any, limit: int = 60) -> str:
+    s = repr(v)
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part.startswith("function-") or ("[" in part and "]" in part):
+            continue  # pydantic's validator steps and union tags, e.g. 'list[str]'
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def one_line(e: ValidationError, where: str) -> str:
+    """The first error of a ValidationError as `where: field 'a.b[0]': value: reason`."""
+    err = e.errors(include_url=False)[0]
+    path = field_path(tuple(err["loc"]))
+    msg = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    if not path:
+        return f"{where}: {msg}"
+    if err["type"] == "missing":
+        return f"{where}: field '{path}': missing (required)"
+    if err["type"] == "union_tag_invalid":
+        ctx = err.get("ctx") or {}
+        tag = str(ctx.get("discriminator", "")).strip("'")
+        return f"{where}: field '{path}.{tag}': {show(ctx.get('tag'))}: not one of {ctx.get('expected_tags')}"
+    if err["type"] == "extra_forbidden":
+        return f"{where}: field '{path}': {show(err['input'])}: not a field of this record"
+    return f"{where}: field '{path}': {show(err['input'])}: {msg}"

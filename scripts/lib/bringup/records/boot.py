@@ -1,0 +1,168 @@
+"""bringup.boot: one boot, logs/<board>/<kernel>/boot/<run-id>/boot.json;
+bringup.boot-timing: the summary of an invocation, logs/<board>/boot-timing.json."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from bringup.records.base import (
+    Count,
+    FileName,
+    LineNo,
+    Name,
+    NonNeg,
+    Part,
+    Real,
+    Record,
+    Seconds,
+    Sha256,
+    Text,
+    Timestamp,
+)
+from bringup.records.rootfs import RootfsRef
+
+BootPath = Literal["direct", "u-boot"]
+Root = Literal["ramdisk", "nfs"]
+
+
+class Nfs(Part):
+    server: Literal["ganesha", "external"]
+    export: str  # host directory
+    path: str | None  # what the kernel mounts
+    address: str
+    port: Count
+    version: str
+    files: Count | None  # entries copied into the export
+    bind: str | None = None  # ganesha only
+    server_log: str | None = None
+    server_start_s: Seconds | None = None
+
+
+class Hit(Part):
+    """Where a milestone was seen: host time since t0, printk time, console.log line."""
+
+    host_s: Seconds | None
+    printk_s: Seconds | None
+    line: LineNo
+    text: Text
+
+
+class Interval(Part):
+    from_: Name = Field(alias="from")
+    to: Name
+    host_s: Real
+    printk_s: Real | None
+
+
+class Fault(Part):
+    kind: Name
+    line: LineNo
+    text: Text
+    message: Text
+
+
+class Lag(Part):
+    n: Count
+    median: NonNeg  # ms
+    p95: NonNeg
+
+
+class Boot(Record):
+    KIND = "bringup.boot"
+    VERSION = 1
+
+    board: Name
+    kernel: Name
+    run_id: FileName
+    run_index: Count
+    status: Literal["ok", "fail", "interrupted"]
+    error: Text | None
+    path: BootPath
+    root: Root = "ramdisk"  # records made before NFS roots have none
+    nfs: Nfs | None = None
+    started: Timestamp
+    finished: Timestamp
+    kernelrelease: str | None
+    build_key: Sha256 | None
+    initrd: str
+    cmdline: Text
+    t0: Literal["QEMU spawn", "power-on"]
+    log: FileName  # console.log, next to the record
+    raw: FileName  # console.raw
+    qemu_argv: list[str] | None = None  # None for a real board, or when QEMU never started
+    console: str | None = None  # the console URL, once the target was up
+    milestones: dict[Name, Hit]
+    intervals: list[Interval]
+    missing: list[Name]
+    fault: Fault | None
+    clock_zero_host_s: Real | None
+    hidden_at_zero_s: Seconds | None
+    printk_lag_ms: Lag | None
+
+
+class Stats(Part):
+    """bringup.report.stats.summarize() of the runs' values."""
+
+    n: Annotated[int, Field(ge=1)]
+    median: Real
+    mean: Real
+    min: Real
+    max: Real
+    stdev: NonNeg
+    ci95: Annotated[list[Real], Field(min_length=2, max_length=2)] | None
+    ci95_half_pct: Real | None
+
+
+class MilestoneStats(Part):
+    label: Text
+    host: Stats  # time since the reference
+    printk: Stats | None
+    values: list[Real] | None = None  # per-run host times; records before significance tests have none
+
+
+class LagStats(Part):
+    median: Stats | None
+    p95: Stats | None
+
+
+class Failure(Part):
+    run_id: FileName
+    error: Text | None
+
+
+class KernelTiming(Part):
+    runs: Count
+    ok: Count
+    failed: Count
+    reference: Name | None  # the reference milestone, 't0', 'mixed', or None without a good run
+    kernelrelease: str | None
+    build_key: Sha256 | None
+    milestones: dict[Name, MilestoneStats]
+    hidden_at_zero_s: Stats | None
+    printk_lag_ms: LagStats | None
+    failures: list[Failure]
+    run_ids: list[FileName]
+
+
+def _timing_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
+    """/2 added rootfs.inputs_key; /1 records without a root were ramdisk boots."""
+    out = {"root": "ramdisk", **d}
+    if isinstance(d.get("rootfs"), dict):
+        out["rootfs"] = {**d["rootfs"], "inputs_key": None}
+    return out
+
+
+class BootTiming(Record):
+    KIND = "bringup.boot-timing"
+    VERSION = 2
+    MIGRATIONS = {1: _timing_1_to_2}
+
+    board: Name
+    created: Timestamp
+    path: BootPath
+    root: Root
+    runs_requested: Annotated[int, Field(ge=1)]
+    rootfs: RootfsRef
+    kernels: dict[Name, KernelTiming]

@@ -1,0 +1,200 @@
+"""bringup.build: logs/<board>/<kernel>/build.json (the last good build) and
+build-failed.json (the last failed or interrupted one)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from bringup.records.base import (
+    Bytes,
+    Count,
+    FileName,
+    Name,
+    Part,
+    Record,
+    RelPath,
+    Seconds,
+    Sha256,
+    Text,
+    Timestamp,
+)
+
+
+class DebianSource(Part):
+    kind: Literal["debian"]
+    package: str
+    suite: str
+    package_version: str
+    tree: str  # where it was built from (in the cache)
+
+
+class UrlSource(Part):
+    kind: Literal["url"]
+    url: str
+    sha256: Sha256
+    tree: str
+
+
+class TarballSource(Part):
+    kind: Literal["tarball"]
+    tarball: str
+    sha256: Sha256
+    tree: str
+
+
+class PathSource(Part):
+    kind: Literal["path"]
+    path: str
+    tree: str
+
+
+Source = Annotated[DebianSource | UrlSource | TarballSource | PathSource, Field(discriminator="kind")]
+
+
+class Toolchain(Part):
+    cross_compile: str
+    gcc: str
+    version: str
+    ccache: bool
+
+
+class Dropped(Part):
+    """A fragment symbol the config step did not keep."""
+
+    file: str
+    symbol: str
+    wanted: str
+    got: str  # 'n' when absent
+    step: str
+
+
+class Config(Part):
+    defconfig: str
+    config_file: str  # '' when the kernel uses a defconfig
+    fragments: list[str]
+    sha256: Sha256  # of the final .config
+    dropped: list[Dropped]
+
+
+class StepTime(Part):
+    name: str
+    real: Seconds
+    user: Seconds
+    sys: Seconds
+
+
+class Time(Part):
+    real: Seconds
+    user: Seconds
+    sys: Seconds
+    clock: str
+    steps: list[StepTime]
+
+
+class Ccache(Part):
+    hits: Count
+    misses: Count
+    hit_rate: Annotated[float, Field(ge=0, le=1)] | None
+
+
+class Berkeley(Part):
+    """GNU size's Berkeley columns of vmlinux."""
+
+    text: Bytes
+    data: Bytes
+    bss: Bytes
+    dec: Bytes
+
+
+class ImageFile(Part):
+    file: FileName
+    bytes: Bytes
+
+
+Group = Literal["text", "rodata", "data", "bss", "init", "other"]
+
+
+class Sizes(Part):
+    sections: dict[str, Bytes]
+    groups: dict[Group, Bytes]
+    berkeley: Berkeley
+    vmlinux_bytes: Bytes
+    compressed_image: ImageFile
+    boot_image: ImageFile
+    uncompressed_image: ImageFile | None
+    uimage: ImageFile | None
+
+
+class Host(Part):
+    nproc: Annotated[int, Field(ge=1)] | None
+    bringup_root: str
+
+
+class Build(Record):
+    """A good build: build.json."""
+
+    KIND = "bringup.build"
+    VERSION = 1
+
+    status: Literal["ok"]
+    board: Name
+    kernel: Name
+    description: str
+    key: Sha256 | None  # None: a local tree outside git, always rebuilt
+    started: Timestamp
+    finished: Timestamp
+    kernelrelease: Name
+    version: str
+    era: str
+    arch: str
+    kernel_arch: str
+    source: Source
+    toolchain: Toolchain
+    config: Config
+    time: Time
+    jobs: Annotated[int, Field(ge=1)]
+    ccache: Ccache | None
+    sizes: Sizes
+    warnings: Count
+    errors: Count
+    artifacts: dict[Name, RelPath]  # name -> path relative to the record's directory
+    commands: list[Text]
+    reproduce: str
+    build_dir: str
+    log: RelPath
+    host: Host
+
+    @classmethod
+    def accepts(cls, data: Mapping[str, Any]) -> bool:
+        return data.get("status") == "ok"
+
+
+class FailedStep(Part):
+    name: str
+    exit: int | None  # None: the step never ended (interrupted)
+    real: Seconds
+
+
+class BuildFailure(Record):
+    """A failed or interrupted build: build-failed.json (same kind as build.json)."""
+
+    KIND = "bringup.build"
+    VERSION = 1
+
+    status: Literal["fail", "interrupted"]
+    board: Name
+    kernel: Name
+    key: Sha256 | None
+    started: Timestamp
+    finished: Timestamp
+    error: Text | None
+    steps: list[FailedStep]
+    commands: list[Text]
+    log: RelPath
+
+    @classmethod
+    def accepts(cls, data: Mapping[str, Any]) -> bool:
+        return data.get("status") != "ok"

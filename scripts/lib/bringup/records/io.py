@@ -1,0 +1,222 @@
+"""Reading and writing records (docs/records.md).
+
+Writes are atomic (temporary file + fsync + rename in the same directory), so
+a reader never sees half a record and an interrupted run never replaces a good
+one.  Every record is validated through its model before it is written, and
+when it is read; a record of an older version is migrated on read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar, overload
+
+from pydantic import BaseModel, ValidationError
+
+from bringup.records.base import Record, RecordError, one_line, show
+
+R = TypeVar("R", bound=Record)
+
+MAX_RECORD = 64 * 1024 * 1024  # a record larger than this is not one
+
+KINDS: dict[str, list[type[Record]]] = {}  # kind -> its models (filled by records/__init__.py)
+
+
+def boot_timing_name(root: str = "ramdisk", failed: bool = False) -> str:
+    """The boot-timing summary's file name under logs/<board>/: ramdisk and NFS-root
+    timings are kept apart, and a failed invocation's summary never replaces a good one."""
+    stem = "boot-timing" if root == "ramdisk" else f"boot-timing-{root}"
+    return f"{stem}-failed.json" if failed else f"{stem}.json"
+
+
+# --- writing ----------------------------------------------------------------
+
+
+def _umask() -> int:
+    old = os.umask(0)
+    os.umask(old)
+    return old
+
+
+def _default(o: Any) -> Any:
+    if isinstance(o, BaseModel):
+        return o.model_dump(mode="json", by_alias=True)
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"{type(o).__name__} is not JSON data")
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Any JSON data (exports, the report's model.json), atomically; models inside are
+    written as their JSON.  Records go through write(), which validates them."""
+    write_text(path, json.dumps(data, indent=2, sort_keys=False, allow_nan=False, default=_default) + "\n")
+
+
+def write_text(path: Path, text: str) -> None:
+    """Atomic write: a temporary file in the same directory, fsync, rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644 & ~_umask())
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def validate(data: Record | Mapping[str, Any], model: type[R], where: str) -> R:
+    """data (a model or a dict, as a writer made it) checked against model; RecordError
+    naming `where` and the field otherwise."""
+    if isinstance(data, Record):
+        if not isinstance(data, model):
+            raise RecordError(f"{where}: a {data.schema_name()} record, not {model.schema_name()}")
+        data = data.model_dump(by_alias=True)
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise RecordError(one_line(e, where)) from None
+
+
+@overload
+def write(path: Path, rec: R) -> R: ...
+@overload
+def write(path: Path, rec: Mapping[str, Any], model: type[R]) -> R: ...
+@overload
+def write(path: Path, rec: Mapping[str, Any]) -> Record: ...
+
+
+def write(path: Path, rec: Record | Mapping[str, Any], model: type[Record] | None = None) -> Record:
+    """Validate a record and write it atomically; returns the model written.
+    A dict names its model by `model`, or by its `schema` field."""
+    path = Path(path)
+    if model is None:
+        model = type(rec) if isinstance(rec, Record) else _model_for(rec, str(path))
+    m = validate(rec, model, f"{path}: not written")
+    write_text(path, m.model_dump_json(by_alias=True, indent=2) + "\n")
+    return m
+
+
+def _model_for(data: Mapping[str, Any], where: str) -> type[Record]:
+    schema = data.get("schema")
+    kind = schema.partition("/")[0] if isinstance(schema, str) else None
+    models = KINDS.get(kind or "")
+    if not models or len(models) != 1:
+        raise RecordError(f"{where}: field 'schema': {show(schema)}: give the record's model to write it")
+    return models[0]
+
+
+# --- reading ----------------------------------------------------------------
+
+
+def load(path: Path) -> Any:
+    """The JSON data of a file, refusing what is not a regular file of sane size
+    and what is not JSON; NaN and infinities are left for the model to refuse."""
+    path = Path(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise RecordError(f"{path}: no such record") from None
+    except OSError as e:
+        raise RecordError(f"{path}: cannot read the record: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise RecordError(f"{path}: not a regular file, so not a record")
+    if st.st_size > MAX_RECORD:
+        raise RecordError(f"{path}: {st.st_size} bytes: too large for a record (at most {MAX_RECORD})")
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_RECORD + 1)
+    except OSError as e:
+        raise RecordError(f"{path}: cannot read the record: {e.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RecordError(f"{path}: not UTF-8 text (byte {e.start}), so not a record") from None
+    if not text.strip():
+        raise RecordError(f"{path}: empty, not a record (an interrupted copy?)")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise RecordError(f"{path}: not valid JSON (truncated?): {e}") from None
+    except RecursionError:
+        raise RecordError(f"{path}: not valid JSON: nested too deeply") from None
+
+
+def _version(data: Any, model: type[Record], where: str) -> int:
+    if not isinstance(data, dict):
+        what = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+        raise RecordError(f"{where}: the JSON is {what.get(type(data), 'null')}, not a record (an object)")
+    if "schema" not in data:
+        raise RecordError(f"{where}: field 'schema': missing (required): not a {model.KIND} record")
+    schema = data["schema"]
+    if not isinstance(schema, str):
+        raise RecordError(f"{where}: field 'schema': {show(schema)}: not a schema name like {model.schema_name()!r}")
+    kind, _, ver = schema.partition("/")
+    if kind != model.KIND:
+        raise RecordError(f"{where}: field 'schema': {show(schema)}: not a {model.KIND} record")
+    readable = model.readable()
+    if not ver.isdigit() or int(ver) not in readable:
+        newer = ver.isdigit() and int(ver) > model.VERSION
+        raise RecordError(
+            f"{where}: field 'schema': {show(schema)}: version {ver!r} of {kind} is not readable by this "
+            f"bringup (reads {', '.join(map(str, readable))})" + ("; update bringup" if newer else "")
+        )
+    return int(ver)
+
+
+def migrate(data: Any, model: type[R], where: str) -> dict[str, Any]:
+    """The record's data in the current version of model."""
+    v = _version(data, model, where)
+    while v < model.VERSION:
+        try:
+            data = model.MIGRATIONS[v](dict(data))
+        except (KeyError, TypeError, AttributeError, ValueError) as e:  # the old record was malformed
+            raise RecordError(f"{where}: a {model.KIND}/{v} record that cannot be migrated: {show(e)}") from None
+        v += 1
+        data["schema"] = f"{model.KIND}/{v}"
+    return data
+
+
+def read(path: Path, model: type[R]) -> R:
+    """Read a record of one kind: checked, migrated to the current version, validated.
+    Anything wrong raises RecordError (a BringupError) in one line naming the file and the field."""
+    data = load(path)
+    return validate(migrate(data, model, str(path)), model, str(path))
+
+
+def read_json(path: Path, kind: str | None = None) -> dict[str, Any]:
+    """A record as plain data; with kind ('bringup.build'), read through its model
+    (checked, migrated, validated) and returned in the current version."""
+    data = load(path)
+    if not kind:
+        if not isinstance(data, dict):
+            raise RecordError(f"{path}: the JSON is not an object, so not a record")
+        return data
+    models = KINDS.get(kind)
+    if not models:
+        raise RecordError(f"{path}: {kind!r} is not a record kind (kinds: {', '.join(sorted(KINDS))})")
+    model = models[0]
+    if len(models) > 1 and isinstance(data, dict):  # build.json and build-failed.json share a kind
+        model = next((m for m in models if m.accepts(data)), model)
+    return validate(migrate(data, model, str(path)), model, str(path)).model_dump(mode="json", by_alias=True)
+
+
+def artifact(record_file: Path, rel: str, field: str) -> Path:
+    """A file a record names by a path relative to its directory, resolved; refused
+    (RecordError) when it resolves outside that directory, e.g. through a symlink."""
+    base = Path(record_file).parent.resolve()
+    p = (base / rel).resolve()
+    if not p.is_relative_to(base):
+        raise RecordError(f"{record_file}: field {field!r}: {show(rel)}: resolves outside the record's directory")
+    return p

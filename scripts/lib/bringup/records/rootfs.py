@@ -1,0 +1,62 @@
+"""bringup.rootfs: logs/<board>/rootfs/<name>.json, the ramdisk next to it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from bringup.records.base import Bytes, FileName, Name, Part, Record, Sha256
+
+
+class Busybox(Part):
+    source: str
+    version: str
+
+
+class LmbenchSource(Part):
+    """Where a ramdisk's lmbench came from: Debian's package and its libraries, or
+    a build from source (its make arguments and how many programs it made)."""
+
+    lmbench: str | None = None
+    libraries: list[str] | None = None
+    make_args: list[str] | None = None
+    binaries: Bytes | None = None
+
+
+class Extra(LmbenchSource):
+    """What a caller added to the ramdisk (the footprint run: mem_eat, lmbench, the mode)."""
+
+    mem_eat: bool = False
+    mode: Literal["quick", "full", "none"] | None = None
+
+
+class RootfsRef(Part):
+    """The ramdisk a measurement ran on, as boot-timing and footprint records keep it."""
+
+    file: FileName
+    sha256: Sha256  # of the .cpio.gz
+    inputs_key: Sha256 | None  # Rootfs.inputs_key; None in records made before it existed
+
+
+def _rootfs_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
+    """/2 added inputs_key (unknown for a /1 record)."""
+    return {**d, "inputs_key": None}
+
+
+class Rootfs(Record):
+    KIND = "bringup.rootfs"
+    VERSION = 2
+    MIGRATIONS = {1: _rootfs_1_to_2}
+
+    board: Name
+    name: Name
+    file: FileName  # the gzip'd newc cpio next to this record
+    bytes: Bytes
+    sha256: Sha256
+    inputs_key: Sha256 | None  # sha256 of what it is made from that is known without building it
+    userspace_arch: str
+    busybox: Busybox
+    files: list[str]
+    extra: Extra
+
+    def ref(self) -> RootfsRef:
+        return RootfsRef(file=self.file, sha256=self.sha256, inputs_key=self.inputs_key)

@@ -1,0 +1,21 @@
+"""The one home of deltas between kernels: the percentage, and how a table shows it.
+
+Every table and finding compares a kernel with the first one as
+delta = (B - A) / A, in percent; None when either value is missing or A is 0
+(a delta against nothing is not a number, and never shows as 0)."""
+
+from __future__ import annotations
+
+
+def pct(a: float | None, b: float | None) -> float | None:
+    """(b - a) / a in percent; None when a or b is missing, or a is 0."""
+    if a is None or b is None or a == 0:
+        return None
+    return (b - a) / a * 100.0
+
+
+def fmt_delta(d: float | None, minus: str = "-") -> str:
+    """A delta as tables show it: '+ 13 %', '- 2 %', 'n/a' (minus: '−' for HTML)."""
+    if d is None:
+        return "n/a"
+    return f"{'+' if d >= 0 else minus} {abs(d):.0f} %"

@@ -1,0 +1,253 @@
+"""Records: typed, versioned, validated on write and read; bad records give one
+line naming the file, the field and the value; older versions migrate on read."""
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+import recordfactory as rf
+from bringup import records
+from bringup.records import RecordError
+
+DATA = Path(__file__).parent / "data" / "records"
+
+
+def one_line(e: pytest.ExceptionInfo, path: Path) -> str:
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(str(path)), msg
+    return msg
+
+
+# --- what the writers wrote stays readable ----------------------------------
+
+
+def test_a_real_v1_build_record_reads():
+    rec = records.read(DATA / "build-qemu-arm-5.10.json", records.Build)
+    assert rec.kernelrelease == "5.10.262" and rec.sizes.berkeley.dec == 3222564
+    assert rec.source.kind == "debian" and rec.ccache is not None and rec.ccache.hit_rate == 0.0831
+    assert rec.artifacts["uImage"] == "images/uImage.bringup"
+    # the legacy reader gives the same record as plain data
+    d = records.read_json(DATA / "build-qemu-arm-5.10.json", "bringup.build")
+    assert d["schema"] == "bringup.build/1" and d["time"]["steps"][2]["name"] == "make zImage"
+
+
+def test_a_real_v1_boot_record_reads():
+    rec = records.read(DATA / "boot-bench-board.json", records.Boot)
+    assert rec.root == "ramdisk" and rec.milestones["login"].line == 28
+    assert rec.intervals[0].from_ == "bootloader"
+    assert json.loads(rec.model_dump_json())["intervals"][0]["from"] == "bootloader"
+
+
+def v1(kind, **fields):
+    return {"schema": f"bringup.{kind}/1", **fields}
+
+
+def test_v1_footprint_migrates_to_v2(tmp_path):
+    f = tmp_path / "footprint.json"
+    new = rf.footprint("6.12").model_dump(mode="json")
+    old = {**new, "schema": "bringup.footprint/1", "run": "logs/qemu-arm/6.12/footprint-runs/20260101T000000Z"}
+    old["memory_line"] = {k: v for k, v in new["memory_line"].items() if k not in ("line", "text")}
+    old["memory_line"]["line"] = "[    0.000000] Memory: 505660K/524288K available"
+    old["rootfs"] = {"file": "footprint.cpio.gz", "sha256": rf.key("fp")}
+    f.write_text(json.dumps(old))
+    rec = records.read(f, records.Footprint)
+    assert rec.schema_ == "bringup.footprint/2"
+    assert rec.memory_line is not None
+    assert rec.memory_line.text == "[    0.000000] Memory: 505660K/524288K available" and rec.memory_line.line is None
+    assert rec.run == "footprint-runs/20260101T000000Z" and rec.rootfs.inputs_key is None
+    # an absolute run directory (logs outside the project) migrates the same way
+    f.write_text(json.dumps({**old, "run": "/data/logs/qemu-arm/6.12/footprint-runs/20260101T000000Z"}))
+    assert records.read(f, records.Footprint).run == "footprint-runs/20260101T000000Z"
+
+
+def test_v1_lmbench_migrates_to_v2(tmp_path):
+    f = tmp_path / "lmbench.json"
+    old = v1(
+        "lmbench",
+        board="qemu-arm",
+        kernel="5.10",
+        created=rf.T0,
+        build_key=rf.key("b"),
+        mode="quick",
+        source={"lmbench": "debian bookworm lmbench:armhf 3.0", "libraries": ["libc6:armhf"]},
+        run="logs/qemu-arm/5.10/footprint-runs/20260101T000000Z",
+        measured=True,
+        benchmarks={
+            "lat_pipe": {
+                "group": "Local communication latencies",
+                "rc": 0,
+                "metrics": [{"name": "Pipe latency", "value": 1.87, "unit": "us", "better": "lower", "source": "x"}],
+            }
+        },
+    )
+    f.write_text(json.dumps(old))
+    rec = records.read(f, records.Lmbench)
+    assert rec.runs == 1 and rec.retried == [] and rec.reason is None  # "runs absent means 1"
+    assert rec.benchmarks["lat_pipe"].raw_lines == [] and rec.benchmarks["lat_pipe"].metrics[0].values is None
+    f.write_text(json.dumps({**old, "measured": False, "benchmarks": {}}))
+    assert records.read(f, records.Lmbench).runs == 0
+
+
+def test_v1_boot_timing_and_rootfs_migrate(tmp_path):
+    new = rf.boot_timing(kernels={"5.10": rf.kernel_timing({}, ["r1"])}).model_dump(mode="json")
+    old = {k: v for k, v in new.items() if k != "root"}
+    old.update(schema="bringup.boot-timing/1", rootfs={"file": "initramfs.cpio.gz", "sha256": rf.key("rd")})
+    (tmp_path / "bt.json").write_text(json.dumps(old))
+    rec = records.read(tmp_path / "bt.json", records.BootTiming)
+    assert rec.root == "ramdisk" and rec.rootfs.inputs_key is None and rec.kernels["5.10"].run_ids == ["r1"]
+    rd = {
+        "schema": "bringup.rootfs/1",
+        "board": "qemu-arm",
+        "name": "initramfs",
+        "file": "initramfs.cpio.gz",
+        "bytes": 10,
+        "sha256": rf.key("rd"),
+        "userspace_arch": "armhf",
+        "busybox": {"source": "debian", "version": "1"},
+        "files": ["bin/busybox"],
+        "extra": {},
+    }
+    (tmp_path / "rd.json").write_text(json.dumps(rd))
+    assert records.read(tmp_path / "rd.json", records.Rootfs).inputs_key is None
+
+
+def test_every_kind_round_trips_and_writes_its_current_schema(tmp_path):
+    for rec in (
+        rf.build(),
+        rf.boot_run(),
+        rf.boot_timing(),
+        rf.footprint(),
+        rf.lmbench(benchmarks={"x": {"group": "g", "rc": 0, "metrics": [rf.metric("m", 1.5)], "raw_lines": [3]}}),
+        rf.not_measured("6.12", "not requested"),
+    ):
+        f = tmp_path / f"{type(rec).__name__}.json"
+        records.write(f, rec)
+        assert json.loads(f.read_text())["schema"] == type(rec).schema_name()
+        assert records.read(f, type(rec)) == rec
+
+
+def test_writers_validate_before_writing(tmp_path):
+    f = tmp_path / "boot.json"
+    d = rf.boot_run().model_dump()
+    d["milestones"] = {"login": {"host_s": -1.0, "printk_s": None, "line": 3, "text": "login:"}}
+    with pytest.raises(RecordError) as e:
+        records.write(f, d, records.Boot)
+    assert one_line(e, f) == (
+        f"{f}: not written: field 'milestones.login.host_s': -1.0: Input should be greater than or equal to 0"
+    )
+    assert not f.exists()
+    with pytest.raises(RecordError, match=r"field 'schema': None: give the record's model to write it"):
+        records.write(f, {"board": "x"})
+    with pytest.raises(RecordError, match=r"field '_file': '/tmp/x': not a field of this record"):
+        records.write(f, {**rf.boot_timing().model_dump(), "_file": "/tmp/x"}, records.BootTiming)
+
+
+# --- bad records: one line naming the file, the field and the value ---------
+
+
+def good_build() -> dict:
+    return json.loads((DATA / "build-qemu-arm-5.10.json").read_text())
+
+
+def spoil(d: dict, path: str, value) -> dict:
+    *parents, last = path.split(".")
+    t = d
+    for p in parents:
+        t = t[p]
+    if value is KeyError:
+        del t[last]
+    else:
+        t[last] = value
+    return d
+
+
+BAD = [
+    ("missing field", lambda: json.dumps(spoil(good_build(), "sizes.berkeley.dec", KeyError)),
+     r"field 'sizes\.berkeley\.dec': missing \(required\)"),
+    ("wrong type", lambda: json.dumps(spoil(good_build(), "sizes.berkeley.dec", "3222564")),
+     r"field 'sizes\.berkeley\.dec': '3222564': Input should be a valid integer"),
+    ("negative size", lambda: json.dumps(spoil(good_build(), "sizes.vmlinux_bytes", -1)),
+     r"field 'sizes\.vmlinux_bytes': -1: Input should be greater than or equal to 0"),
+    ("NaN", lambda: json.dumps(spoil(good_build(), "time.real", math.nan)),
+     r"field 'time\.real': nan: Input should be a finite number"),
+    ("infinity", lambda: json.dumps(spoil(good_build(), "ccache.hit_rate", math.inf)),
+     r"field 'ccache\.hit_rate': inf: Input should be a finite number"),
+    ("unknown field", lambda: json.dumps(spoil(good_build(), "sizes.bloat", 1)),
+     r"field 'sizes\.bloat': 1: not a field of this record"),
+    ("absolute artifact", lambda: json.dumps(spoil(good_build(), "artifacts.config", "/etc/shadow")),
+     r"field 'artifacts\.config': '/etc/shadow': an absolute path"),
+    ("escaping artifact", lambda: json.dumps(spoil(good_build(), "artifacts.config", "images/../../../etc/shadow")),
+     r"field 'artifacts\.config': 'images/\.\./\.\./\.\./etc/shadow': escapes the record's directory"),
+    ("bad key", lambda: json.dumps(spoil(good_build(), "key", "k1")),
+     r"field 'key': 'k1': not a sha256"),
+    ("bad timestamp", lambda: json.dumps(spoil(good_build(), "started", "yesterday")),
+     r"field 'started': 'yesterday': not an ISO 8601 timestamp"),
+    ("unknown source kind", lambda: json.dumps(spoil(good_build(), "source.kind", "git")),
+     r"field 'source\.kind': 'git': not one of 'debian', 'url', 'tarball', 'path'"),
+    ("truncated JSON", lambda: json.dumps(good_build())[:300],
+     r": not valid JSON \(truncated\?\): Unterminated string starting at: line \d+ column \d+"),
+    ("empty file", lambda: "", r": empty, not a record"),
+    ("list at top level", lambda: json.dumps([good_build()]), r": the JSON is an array, not a record \(an object\)"),
+    ("another kind", lambda: json.dumps(spoil(good_build(), "schema", "bringup.boot/1")),
+     r"field 'schema': 'bringup\.boot/1': not a bringup\.build record"),
+    ("newer version", lambda: json.dumps(spoil(good_build(), "schema", "bringup.build/7")),
+     r"field 'schema': 'bringup\.build/7': version '7' of bringup\.build is not readable by this bringup "
+     r"\(reads 1\); update bringup"),
+    ("schema not a string", lambda: json.dumps(spoil(good_build(), "schema", 1)),
+     r"field 'schema': 1: not a schema name like 'bringup\.build/1'"),
+    ("no schema", lambda: json.dumps(spoil(good_build(), "schema", KeyError)),
+     r"field 'schema': missing \(required\): not a bringup\.build record"),
+    ("failed build as a good one", lambda: json.dumps(spoil(good_build(), "status", "fail")),
+     r"field 'status': 'fail': Input should be 'ok'"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("what,text,expected", BAD, ids=[b[0] for b in BAD])
+def test_bad_record_is_one_line(tmp_path, what, text, expected):
+    f = tmp_path / "build.json"
+    f.write_text(text())
+    with pytest.raises(RecordError, match=expected) as e:
+        records.read(f, records.Build)
+    one_line(e, f)
+
+
+def test_what_is_not_a_file_is_not_read(tmp_path):
+    (tmp_path / "dir.json").mkdir()
+    with pytest.raises(RecordError, match=r"dir\.json: not a regular file, so not a record"):
+        records.read(tmp_path / "dir.json", records.Build)
+    os.mkfifo(tmp_path / "fifo.json")  # opening it would block forever
+    with pytest.raises(RecordError, match=r"fifo\.json: not a regular file"):
+        records.read(tmp_path / "fifo.json", records.Build)
+    with pytest.raises(RecordError, match=r"nope\.json: no such record"):
+        records.read(tmp_path / "nope.json", records.Build)
+
+
+def test_an_artifact_symlinked_out_of_its_directory_is_refused(tmp_path):
+    recdir = tmp_path / "rec"
+    (recdir / "images").mkdir(parents=True)
+    (tmp_path / "secret").write_text("CONFIG_SECRET=y\n")
+    (recdir / "images" / "config").symlink_to(tmp_path / "secret")
+    (recdir / "images" / "vmlinux").write_bytes(b"x")
+    assert (
+        records.artifact(recdir / "build.json", "images/vmlinux", "artifacts.vmlinux")
+        == (recdir / "images" / "vmlinux").resolve()
+    )
+    with pytest.raises(RecordError, match=r"field 'artifacts\.config': 'images/config': resolves outside"):
+        records.artifact(recdir / "build.json", "images/config", "artifacts.config")
+
+
+def test_schema_constants_live_only_in_the_records_package():
+    import re
+
+    from bringup.util import paths
+
+    lib = paths.ROOT / "scripts" / "lib" / "bringup"
+    found = [
+        str(f.relative_to(lib))
+        for f in lib.rglob("*.py")
+        if "records" not in f.relative_to(lib).parts and re.search(r"[\"']bringup\.[a-z-]+/\d", f.read_text())
+    ]
+    assert found == [], f"schema names outside records/: {found}"
