@@ -157,12 +157,12 @@ def run_benchmarks(exp, bset: BenchSet, mode: str, factor: float, say=print, onl
     for b in names:
         t = b.timeout * mult * factor
         try:
-            exp.expect(rf"@@@ BEGIN {b['name']} @@@", timeout=t)
-            exp.expect(rf"@@@ END {b['name']} rc=-?\d+ @@@", timeout=t)
+            exp.expect(rf"@@@ BEGIN {b.name} @@@", timeout=t)
+            exp.expect(rf"@@@ END {b.name} rc=-?\d+ @@@", timeout=t)
         except pexpect.TIMEOUT:
-            raise BootFailed(f"lmbench step '{b['name']}' did not finish within {t:.0f}s")
-        text.append(f"@@@ BEGIN {b['name']} @@@{exp.before}{exp.after}")
-        say(f"    {b['name']}: done")
+            raise BootFailed(f"lmbench step '{b.name}' did not finish within {t:.0f}s") from None
+        text.append(f"@@@ BEGIN {b.name} @@@{exp.before}{exp.after}")
+        say(f"    {b.name}: done")
     exp.expect(r"@@@ RUNNER DONE \d+", timeout=30 * factor)
     return "\n".join(text)
 
