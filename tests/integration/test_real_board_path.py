@@ -11,8 +11,7 @@ import time
 
 import pytest
 
-from bringup.boot.nfsserver import GaneshaServer
-from bringup.boot.targets import free_port
+from bringup.boot.nfsserver import GaneshaServer, free_port
 
 from .conftest import ROOT, bringup
 from .rfc2217_bridge import Rfc2217Bridge

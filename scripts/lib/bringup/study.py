@@ -15,9 +15,10 @@ force=True runs every step.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
-from bringup import records
+from bringup import records, targets
 from bringup.boot import timing as boottiming
 from bringup.build import kernel as build
 from bringup.build import rootfs
@@ -105,7 +106,17 @@ def run(
         say(f"== [2/{steps}] boot-timing ({root} root): up to date, skipped")
     else:
         say(f"== [2/{steps}] boot-timing {board.name}: {runs} runs per kernel, {path}, {root} root ({why})")
-        summary = boottiming.boot_timing(board, logs, cache, runs=runs, path=path, root=root, say=say)
+        rd = rootfs.build(board, logs, cache, say=say)
+        summary = boottiming.boot_timing(
+            board,
+            logs,
+            Path(logs) / board.name / "rootfs" / rd["file"],
+            partial(targets.for_board, board, say=say),
+            runs=runs,
+            path=path,
+            root=root,
+            say=say,
+        )
         failed = sum(k["failed"] for k in summary["kernels"].values())
         if failed:
             from bringup.errors import BootFailed
