@@ -18,19 +18,18 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-from bringup import records
-from bringup.boot import targets
-from bringup.boot import timing as boottiming
+from bringup import records, targets
+from bringup.boot import session
 from bringup.build import rootfs
-from bringup.model.board import load_board  # noqa: E402
+from bringup.model.board import load_board
 from bringup.model.milestones import load_rules
 from bringup.util import paths
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 def bare_qemu(board, files, cmdline, marker=b" login: ", timeout=120.0):
-    argv = targets.qemu_argv(board, 0, "direct", files, cmdline)
+    argv = targets.qemu.qemu_argv(board, 0, "direct", files, cmdline)
     i = argv.index("-serial")
     argv[i + 1] = "stdio"
     t0 = time.monotonic()
@@ -65,15 +64,16 @@ def main():
     build = records.read_json(recdir / "build.json", "bringup.build")
     rd = rootfs.build(board, logs, paths.cache_dir(), say=lambda m: None)
     initrd = logs / board.name / "rootfs" / rd.file
-    files = boottiming.boot_files(board, build, recdir, "direct")
+    files = session.boot_files(board, build, recdir, "direct")
     files["initrd"] = initrd
-    cmdline = targets.kernel_cmdline(board, k.cmdline)
+    cmdline = session.kernel_cmdline(board, k.cmdline)
     rules = load_rules(board.milestones)
     scratch = Path(tempfile.mkdtemp(prefix="bringup-bootbench-"))
     ours, bare, lag_med, lag_p95 = [], [], [], []
     for i in range(a.n):
-        r = boottiming.boot_once(
-            board, k.id, build, recdir, initrd, scratch / f"r{i}", "direct", rules, say=lambda m: None
+        run_dir = scratch / f"r{i}"
+        r = session.boot_once(
+            board, k.id, build, recdir, initrd, run_dir, targets.for_board(board, run_dir), rules, path="direct"
         )
         if r["status"] != "ok":
             raise SystemExit(f"bench: boot failed: {r['error']}")

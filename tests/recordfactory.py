@@ -11,7 +11,7 @@ import hashlib
 from typing import Any
 
 from bringup import records
-from bringup.report import stats
+from bringup import stats
 
 T0 = "2026-01-01T00:00:00+00:00"
 

@@ -152,22 +152,30 @@ def test_records_of_a_run_name_their_lines(tmp_path, monkeypatch):
             [block("lat_pipe", f"Pipe latency: {pipe} microseconds"), block("lat_ctx_0k", f'"size=0k ovr=0.5\n2 {ctx}')]
         )
 
-    def fake_boot(board, kid, build, recdir, initrd, run_dir, *a, **kw):
-        run_dir.mkdir(parents=True, exist_ok=True)
-        after = {
-            "free": "       total  used  free\nMem:  505660  9876  480000\n",
-            "meminfo": "MemTotal:  505660 kB\n",
-            "mem_eat": "mem_eat: total = 1048576 = 1024kB\nGot total = 2097152 = 2048kB\n",
-            "mem_eat_rc": 0,
-            "lmbench": [lmbench_pass(2.0, 10.0), lmbench_pass(3.0, 12.0)],
-            "lmbench_retried": [],
-            "console_text": "\n".join(
-                ["U-Boot", "Starting kernel ...", "[    0.000000] Linux version", memory, "login:"]
-            ),
-        }
-        return {"status": "ok", "error": None, "after": after}
+    after = {
+        "free": "       total  used  free\nMem:  505660  9876  480000\n",
+        "meminfo": "MemTotal:  505660 kB\n",
+        "mem_eat": "mem_eat: total = 1048576 = 1024kB\nGot total = 2097152 = 2048kB\n",
+        "mem_eat_rc": 0,
+        "lmbench": [lmbench_pass(2.0, 10.0), lmbench_pass(3.0, 12.0)],
+        "lmbench_retried": [],
+        "console_text": "\n".join(["U-Boot", "Starting kernel ...", "[    0.000000] Linux version", memory, "login:"]),
+    }
 
-    monkeypatch.setattr(footprint.boottiming, "boot_once", fake_boot)
+    class FakeSession:
+        """The boot session, as far as footprint uses it: a context that boots."""
+
+        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
+            run_dir.mkdir(parents=True, exist_ok=True)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(footprint, "BootSession", FakeSession)
+    monkeypatch.setattr(footprint, "measure", lambda session, *a, **kw: dict(after, lmbench=list(after["lmbench"])))
     footprint.footprint(board, logs, cache, lmbench_runs=2, say=lambda m: None)
 
     recdir = logs / "qemu-arm" / "6.12"

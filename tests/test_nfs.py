@@ -11,6 +11,7 @@ from bringup.boot.nfsroot import NfsRoot
 from bringup.boot.nfsserver import GaneshaServer
 from bringup.errors import BringupError
 from bringup.model.board import NfsSpec, load_board
+from bringup.targets.qemu import QemuTarget
 from bringup.util import cpio
 
 
@@ -52,7 +53,9 @@ def test_unpack_refuses_paths_outside_the_target(tmp_path, bad):
 
 def test_nfsroot_command_line(tmp_path):
     board = load_board("qemu-arm")
-    nr = NfsRoot(board, "6.12", tmp_path / "x.cpio.gz", tmp_path / "run1")
+    # the server as the board sees it is the target's to say: QEMU's user network shows the host as 10.0.2.2
+    address = QemuTarget(board, tmp_path / "run1").nfs_address()
+    nr = NfsRoot(board, "6.12", tmp_path / "x.cpio.gz", tmp_path / "run1", address)
     assert nr.cmdline == (f"root=/dev/nfs rw nfsroot=10.0.2.2:/bringup,vers=4,tcp,port={nr.port} ip=dhcp")
     assert nr.port > 1024 and nr.export == tmp_path / "run1" / "nfsroot"
     board.nfs = NfsSpec(
@@ -63,12 +66,16 @@ def test_nfsroot_command_line(tmp_path):
         version="3",
         options="tcp,mountport=20048",
     )
-    nr = NfsRoot(board, "6.12", tmp_path / "x.cpio.gz", tmp_path / "run1")
+    nr = NfsRoot(board, "6.12", tmp_path / "x.cpio.gz", tmp_path / "run1", QemuTarget(board, tmp_path).nfs_address())
     assert nr.cmdline == (
         "root=/dev/nfs rw nfsroot=10.0.2.2:/srv/nfs/bringup/qemu-arm/6.12/run1,vers=3,"
         "tcp,mountport=20048,port=2049 ip=dhcp"
     )
     assert nr.export == tmp_path / "bringup" / "qemu-arm" / "6.12" / "run1"
+    board.nfs = board.nfs.model_copy(update={"address": "10.0.2.4"})  # the board file says otherwise
+    assert QemuTarget(board, tmp_path).nfs_address() == "10.0.2.4"
+    nr = NfsRoot(board, "6.12", tmp_path / "x.cpio.gz", tmp_path / "run1", QemuTarget(board, tmp_path).nfs_address())
+    assert nr.cmdline.startswith("root=/dev/nfs rw nfsroot=10.0.2.4:/srv/nfs/") and nr.info()["address"] == "10.0.2.4"
 
 
 def test_board_file_nfs_checks(tmp_path):

@@ -132,11 +132,11 @@ def test_every_kind_round_trips_and_writes_its_current_schema(tmp_path):
 def test_writers_validate_before_writing(tmp_path):
     f = tmp_path / "boot.json"
     d = rf.boot_run().model_dump()
-    d["milestones"] = {"login": {"host_s": -1.0, "printk_s": None, "line": 3, "text": "login:"}}
+    d["milestones"] = {"login": {"host_s": 1.0, "printk_s": -1.0, "line": 3, "text": "login:"}}
     with pytest.raises(RecordError) as e:
         records.write(f, d, records.Boot)
     assert one_line(e, f) == (
-        f"{f}: not written: field 'milestones.login.host_s': -1.0: Input should be greater than or equal to 0"
+        f"{f}: not written: field 'milestones.login.printk_s': -1.0: Input should be greater than or equal to 0"
     )
     assert not f.exists()
     with pytest.raises(RecordError, match=r"field 'schema': None: give the record's model to write it"):

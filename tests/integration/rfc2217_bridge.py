@@ -87,6 +87,7 @@ class Rfc2217Bridge:
             except (serial.SerialException, OSError):
                 break
         self._alive = False
+        t.join(timeout=2)  # board_to_net reads the port: stop it before the port is closed
         ser.close()
         conn.close()
 

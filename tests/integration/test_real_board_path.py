@@ -1,8 +1,10 @@
 """Integration: the real-board path without hardware.  Real QEMU and real
-U-Boot play a board on the bench: the console is a socket:// URL, the board
-file's power commands start and stop QEMU, and the kernel and ramdisk go
-through a host TFTP directory, as with tftpd-hpa.  bringup's serial-board
-target runs unchanged."""
+U-Boot play a board on the bench: its serial port is wired to a serial line
+(serial_line.py) whose console end is a socket:// URL that exists whether the
+board is on or not, as ser2net's is; the board file's power commands start and
+stop QEMU, which prints its U-Boot banner at once, heard only if the console
+already listens; the kernel and ramdisk go through a host TFTP directory, as
+with tftpd-hpa.  bringup's serial-board target runs unchanged."""
 
 import json
 import shutil
@@ -16,6 +18,7 @@ from bringup.util.net import free_port
 
 from .conftest import ROOT, bringup
 from .rfc2217_bridge import Rfc2217Bridge
+from .serial_line import SerialLine
 
 pytestmark = pytest.mark.integration
 
@@ -35,7 +38,8 @@ def test_qemu_as_a_real_board_through_uboot(arm_built, tmp_path, root, console):
     shutil.copytree(
         logs / "qemu-arm" / "6.12", logs / "bench-arm" / "6.12", ignore=shutil.ignore_patterns("boot", "footprint-runs")
     )
-    port = free_port()
+    line = SerialLine()
+    port = line.board_port
     state, tftp = tmp_path / "state", tmp_path / "tftproot"
     state.mkdir()
     tftp.mkdir()
@@ -54,7 +58,7 @@ def test_qemu_as_a_real_board_through_uboot(arm_built, tmp_path, root, console):
         "none",
         "-nodefaults",
         "-serial",
-        f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on",
+        f"tcp:127.0.0.1:{port},nodelay=on",  # QEMU connects to the line when powered on, and prints at once
         "-netdev",
         f"user,id=n0,ipv6=off,tftp={tftp}",
         "-device",
@@ -74,8 +78,8 @@ def test_qemu_as_a_real_board_through_uboot(arm_built, tmp_path, root, console):
             f'[nfs]\nserver = "external"\naddress = "10.0.2.2"\nport = {own_server.port}\n'
             f'export_dir = "{tmp_path / "srv"}"\nexport_path = "{own_server.pseudo}"\n'
         )
-    bridge = Rfc2217Bridge(f"socket://127.0.0.1:{port}") if console == "rfc2217" else None
-    console_url = bridge.url if bridge else f"socket://127.0.0.1:{port}"
+    bridge = Rfc2217Bridge(line.url) if console == "rfc2217" else None
+    console_url = bridge.url if bridge else line.url
     board = tmp_path / "bench-arm.toml"
     board.write_text(f"""
 name = "bench-arm"
@@ -126,6 +130,7 @@ fragments = ["fragments/bringup-base.config", "fragments/arm-virt.config"]
             own_server.stop()
         if bridge:
             bridge.close()
+        line.close()
     assert p.returncode == 0, p.stderr[-3000:]
     run = sorted((logs / "bench-arm" / "6.12" / "boot").glob("*-r01"))[-1]
     rec = json.loads((run / "boot.json").read_text())
@@ -134,6 +139,8 @@ fragments = ["fragments/bringup-base.config", "fragments/arm-virt.config"]
     if bridge:
         # the client really spoke RFC 2217: it set the line parameters through the server
         assert (115200, 8, "N", 1) in bridge.negotiated
+    # the console listened before the power came on: U-Boot's banner, printed at once, was heard
+    assert rec["milestones"]["bootloader"]["text"].startswith("U-Boot 20")
     assert rec["milestones"]["kernel_load"]["text"].endswith("tftpboot 0x42000000 bringup/bench-arm/6.12/uImage")
     assert "login" in rec["milestones"]
     assert (tftp / "bringup" / "bench-arm" / "6.12" / "uInitrd").exists() == (root == "ramdisk")

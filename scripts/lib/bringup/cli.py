@@ -82,16 +82,24 @@ def cmd_build_report(a) -> int:
 
 
 def cmd_boot_timing(a) -> int:
-    from bringup import records
+    from functools import partial
+
+    from bringup import records, targets
     from bringup.boot import timing as boottiming
+    from bringup.build import rootfs
     from bringup.model.board import load_board
     from bringup.model.milestones import load_rules
 
     b = load_board(a.board)
+    logs = paths.logs_dir()
+    boottiming.plan(b, logs, a.path or b.boot, a.root, a.kernel or None)  # fails before the ramdisk is built
+    rd = rootfs.build(b, logs, paths.cache_dir(), say=_say)
     summary = boottiming.boot_timing(
         b,
-        paths.logs_dir(),
-        paths.cache_dir(),
+        logs,
+        logs / b.name / "rootfs" / rd.file,
+        partial(targets.for_board, b, say=_say),
+        rootfs_ref=rd.ref(),
         runs=a.runs,
         path=a.path,
         only=a.kernel or None,

@@ -67,7 +67,7 @@ def mann_whitney(a: list[float | None], b: list[float | None]) -> dict[str, Any]
         return None
     ties = len(set(x + y)) < len(x) + len(y)
     method: Literal["asymptotic", "exact"] = "asymptotic" if ties or len(x) + len(y) > 40 else "exact"
-    r = sps.mannwhitneyu(y, x, alternative="two-sided", method=method)
+    r = sps.mannwhitneyu(x, y, alternative="two-sided", method=method)  # U of the first sample
     return {
         "test": "Mann-Whitney U",
         "u": float(r.statistic),

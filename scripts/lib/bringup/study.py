@@ -19,10 +19,11 @@ force=True runs every step.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from bringup import records
+from bringup import records, targets
 from bringup.boot import timing as boottiming
 from bringup.build import kernel as build
 from bringup.build import rootfs
@@ -134,7 +135,17 @@ def run(
         say(f"== [2/{steps}] boot-timing ({root} root): up to date, skipped")
     else:
         say(f"== [2/{steps}] boot-timing {board.name}: {runs} runs per kernel, {path}, {root} root ({why})")
-        summary = boottiming.boot_timing(board, logs, cache, runs=runs, path=path, root=root, say=say)
+        rd = rootfs.build(board, logs, cache, say=say)
+        summary = boottiming.boot_timing(
+            board,
+            logs,
+            Path(logs) / board.name / "rootfs" / rd["file"],
+            partial(targets.for_board, board, say=say),
+            runs=runs,
+            path=path,
+            root=root,
+            say=say,
+        )
         failed = sum(k["failed"] for k in summary["kernels"].values())
         if failed:
             written = Path(logs) / board.name / records.boot_timing_name(root, failed=True)

@@ -104,7 +104,7 @@ class Console:
                     r, _, _ = select.select([fileno], [], [], 0.1)
                     if not r:
                         continue
-                    t = time.monotonic() - self.t0
+                    t = time.monotonic()
                     data = self.ser.read(65536)
                     if not data:
                         # readable but nothing: the peer closed the connection
@@ -113,7 +113,7 @@ class Console:
                         continue
                 else:
                     data = self.ser.read(65536)
-                    t = time.monotonic() - self.t0
+                    t = time.monotonic()
                     if not data:
                         time.sleep(0.001)
                         continue
@@ -128,11 +128,14 @@ class Console:
                     self.closed_reason = f"serial console {self.url} closed"
                 self._cond.notify_all()
 
-    def _feed(self, data: bytes, t: float) -> None:
+    def _feed(self, data: bytes, arrived: float) -> None:
+        """data arrived at time.monotonic() `arrived`; stamped against t0 under the lock,
+        so that a rebase() never sees a stamp on the old t0."""
         if self._raw:
             self._raw.write(data)
             self._raw.flush()
         with self._cond:
+            t = arrived - self.t0
             self._pending.append(data)
             start = 0
             while True:
@@ -179,6 +182,29 @@ class Console:
 
     def now(self) -> float:
         return time.monotonic() - self.t0
+
+    def rebase(self, t0: float) -> None:
+        """Count host time from t0 from now on, and for the lines already received: the
+        console of a bench board is opened before power-on, and t0 is power-on.  Lines
+        received before it get negative times; console.log is rewritten to match."""
+        with self._cond:
+            shift = self.t0 - t0
+            if shift == 0:
+                return
+            self.t0 = t0
+            for line in self.lines:
+                line.t += shift
+            if self._partial_t is not None:
+                self._partial_t += shift
+            self._last_t += shift
+            if self._log:
+                self._log.seek(0)
+                self._log.truncate()
+                prev = 0.0
+                for line in self.lines:
+                    self._log.write(format_line(line.t, line.t - prev, line.text) + "\n")
+                    prev = line.t
+                self._log.flush()
 
     # -- dialogues ----------------------------------------------------------
     def expect(self, timeout: float = 30.0) -> ConsoleExpect:

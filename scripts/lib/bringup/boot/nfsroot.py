@@ -3,13 +3,14 @@ nfsroot (root=/dev/nfs), the rootfs a per-run copy of the board's ramdisk.
 
   ganesha   (default) the copy goes to <run>/nfsroot, served by NFS-Ganesha
             for this run only, on the board file's nfs.bind address (loopback
-            for QEMU, whose guest reaches it as 10.0.2.2).
+            for QEMU, whose guest reaches the host through its user network).
   external  your own NFS server exports nfs.export_dir; the copy goes under
             it, to bringup/<board>/<kernel>/<run>/.
 
 The kernel gets `root=/dev/nfs rw nfsroot=<address>:<path>,vers=<v>,<options>,
-port=<port> ip=<ip>`.  Giving the port means no portmapper lookup, so NFSv4
-needs no rpcbind at all.
+port=<port> ip=<ip>`, where address is the server as the board sees it (the
+target says: Target.nfs_address()).  Giving the port means no portmapper
+lookup, so NFSv4 needs no rpcbind at all.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from bringup.util import cpio
 
 
 class NfsRoot:
-    def __init__(self, board: Board, kernel_id: str, initrd: Path, run_dir: Path):
+    def __init__(self, board: Board, kernel_id: str, initrd: Path, run_dir: Path, address: str):
         self.board = board
         self.cfg = board.nfs
+        self.address = address
         self.run_dir = Path(run_dir)
         self.initrd = Path(initrd)
         self.server: GaneshaServer | None = None
@@ -71,14 +73,14 @@ class NfsRoot:
             opts.append(self.cfg.options)
         if self.port:
             opts.append(f"port={self.port}")
-        return f"root=/dev/nfs rw nfsroot={self.cfg.address}:{self.remote_path},{','.join(opts)} ip={self.cfg.ip}"
+        return f"root=/dev/nfs rw nfsroot={self.address}:{self.remote_path},{','.join(opts)} ip={self.cfg.ip}"
 
     def info(self) -> dict:
         d = {
             "server": self.cfg.server,
             "export": str(self.export),
             "path": self.remote_path,
-            "address": self.cfg.address,
+            "address": self.address,
             "port": self.port,
             "version": self.cfg.version,
             "files": getattr(self, "files", None),

@@ -7,7 +7,8 @@ import re
 
 import pexpect
 
-from bringup.errors import BootFailed
+from bringup.boot.target import Network
+from bringup.errors import BootFailed, BringupError
 from bringup.model.board import UbootSpec
 
 AUTOBOOT = r"Hit any key to stop autoboot|Press SPACE to abort autoboot|autoboot in \d+ seconds"
@@ -24,55 +25,62 @@ ERRORS = [
 ]
 
 
-def commands(
-    uboot: UbootSpec, files: dict, cmdline: str, serverip: str | None, use_dhcp: bool = True, ipaddr: str | None = None
-) -> list[tuple[str, bool]]:
+# U-Boot's shells (hush, and the old simple parser) strip single quotes and expand
+# nothing inside them.  Refused: a quote (it would end the quoting), a control
+# character (a newline ends the command), and ';', '$', '`', '\' (the two parsers
+# and old versions such as PPCBoot's treat them differently, some even in quotes)
+_UNQUOTABLE = re.compile(r"['\\;$`\x00-\x1f\x7f]")
+
+
+def quote(value: str) -> str:
+    """value as one single-quoted word for U-Boot's shell: spaces, '#' and double
+    quotes (kernel parameters such as dyndbg="file x.c +p") reach the variable as
+    they are.  A value with a character no quoting makes safe is refused."""
+    bad = sorted(set(_UNQUOTABLE.findall(value)))
+    if bad:
+        raise BringupError(f"kernel command line {value!r}: U-Boot's shell cannot pass {''.join(bad)!r} in bootargs")
+    return f"'{value}'"
+
+
+def commands(uboot: UbootSpec, files: dict, cmdline: str, net: Network) -> list[tuple[str, bool]]:
     """The command list: (command, expect_prompt_after)."""
     cmds = []
-    if use_dhcp:
+    if net.dhcp:
         cmds += [("setenv autoload no", True), ("dhcp", True)]
-    elif ipaddr:
-        cmds.append((f"setenv ipaddr {ipaddr}", True))
-    if serverip:
-        cmds.append((f"setenv serverip {serverip}", True))
-    cmds.append((f"setenv bootargs {cmdline}", True))
+    elif net.ipaddr:
+        cmds.append((f"setenv ipaddr {net.ipaddr}", True))
+    if net.serverip:
+        cmds.append((f"setenv serverip {net.serverip}", True))
+    cmds.append((f"setenv bootargs {quote(cmdline)}", True))
     cmds.append((f"tftpboot {uboot.kernel_addr} {files['kernel']}", True))
     initrd = "-"
     if files.get("initrd"):
         cmds.append((f"tftpboot {uboot.initrd_addr} {files['initrd']}", True))
-        initrd = uboot.initrd_addr
+        initrd = str(uboot.initrd_addr)
     fdt = uboot.fdt
     if files.get("dtb"):
         cmds.append((f"tftpboot {uboot.fdt_addr} {files['dtb']}", True))
         fdt = str(uboot.fdt_addr)
-    boot = [uboot.boot_command, uboot.kernel_addr, initrd]
+    boot = [uboot.boot_command, str(uboot.kernel_addr), initrd]
     if fdt:
         boot.append(fdt)
     cmds.append((" ".join(boot), False))
     return cmds
 
 
-def run(
-    exp,
-    uboot: UbootSpec,
-    files: dict,
-    cmdline: str,
-    serverip: str | None = "10.0.2.2",
-    use_dhcp: bool = True,
-    ipaddr: str | None = None,
-    timeout: float = 60.0,
-) -> None:
+def run(exp, uboot: UbootSpec, files: dict, cmdline: str, net: Network, timeout: float = 60.0) -> None:
     prompt = re.escape(uboot.prompt)
     try:
         i = exp.expect([AUTOBOOT, prompt], timeout=timeout)
     except pexpect.TIMEOUT:
-        raise BootFailed(f"U-Boot: no autoboot prompt or '{uboot.prompt}' within {timeout:.0f}s")
+        raise BootFailed(f"U-Boot: no autoboot prompt or '{uboot.prompt}' within {timeout:.0f}s") from None
     except pexpect.EOF as e:
-        raise BootFailed(f"U-Boot: console closed before the prompt: {e}")
+        raise BootFailed(f"U-Boot: console closed before the prompt: {e}") from None
     if i == 0:
         exp.send(" ")
         _expect(exp, [prompt], "the U-Boot prompt after stopping autoboot", 10)
-    for cmd, wait_prompt in commands(uboot, files, cmdline, serverip, use_dhcp, ipaddr):
+    cmds = commands(uboot, files, cmdline, net)  # refuses an unquotable command line before anything is sent
+    for cmd, wait_prompt in cmds:
         exp.sendline(cmd)
         if not wait_prompt:
             return
@@ -93,6 +101,6 @@ def _expect(exp, patterns, what, timeout) -> int:
     try:
         return exp.expect(patterns, timeout=timeout)
     except pexpect.TIMEOUT:
-        raise BootFailed(f"U-Boot: no answer to {what} within {timeout:.0f}s")
+        raise BootFailed(f"U-Boot: no answer to {what} within {timeout:.0f}s") from None
     except pexpect.EOF as e:
-        raise BootFailed(f"U-Boot: console closed during {what}: {e}")
+        raise BootFailed(f"U-Boot: console closed during {what}: {e}") from None

@@ -15,14 +15,13 @@ from pathlib import Path
 
 import pexpect
 
-from bringup import records
-from bringup.boot import timing as boottiming
-from bringup.boot.shell import Shell
+from bringup import records, targets
+from bringup.boot.session import BootSession
 from bringup.build import lmbench as lmbench_build
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
-from bringup.model.board import Board
 from bringup.model.benchset import BenchSet, load_set
+from bringup.model.board import Board
 from bringup.model.milestones import load_rules
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
@@ -148,14 +147,74 @@ def run_benchmarks(exp, bset: BenchSet, mode: str, factor: float, say=print, onl
     for b in names:
         t = b.timeout * mult * factor
         try:
-            exp.expect(rf"@@@ BEGIN {b['name']} @@@", timeout=t)
-            exp.expect(rf"@@@ END {b['name']} rc=-?\d+ @@@", timeout=t)
+            exp.expect(rf"@@@ BEGIN {b.name} @@@", timeout=t)
+            exp.expect(rf"@@@ END {b.name} rc=-?\d+ @@@", timeout=t)
         except pexpect.TIMEOUT:
-            raise BootFailed(f"lmbench step '{b['name']}' did not finish within {t:.0f}s")
-        text.append(f"@@@ BEGIN {b['name']} @@@{exp.before}{exp.after}")
-        say(f"    {b['name']}: done")
+            raise BootFailed(f"lmbench step '{b.name}' did not finish within {t:.0f}s") from None
+        text.append(f"@@@ BEGIN {b.name} @@@{exp.before}{exp.after}")
+        say(f"    {b.name}: done")
     exp.expect(r"@@@ RUNNER DONE \d+", timeout=30 * factor)
     return "\n".join(text)
+
+
+def lmbench_payload(
+    board: Board, bset: BenchSet, mode: str, lmbench_source: dict | None, cache: Path, say=print
+) -> tuple[list[cpio.Entry], dict, str | None]:
+    """The ramdisk's lmbench files, where they came from, and why lmbench cannot be
+    measured (None: it can)."""
+    if mode == "none":
+        return [], {}, None
+    arch = board.arch.debian_arch
+    try:
+        if lmbench_source:
+            entries, info = lmbench_build.build(
+                lmbench_source, bset.source_build, board.arch.userspace_cross_compile, arch, cache, say
+            )
+        else:
+            entries, info = lmbench_entries(arch, cache, say)
+    except BringupError as e:
+        say(f"  {e}: footprint only")
+        return [], {}, str(e)
+    return entries + bench_files(bset, mode), info, None
+
+
+def measure(
+    session: BootSession,
+    bset: BenchSet,
+    mode: str,
+    lm_missing: str | None,
+    lmbench_runs: int,
+    timeout_factor: float,
+    say=print,
+) -> dict:
+    """The footprint steps in a booted ramdisk, through the session's shell: free,
+    /proc/meminfo, mem_eat, and the lmbench passes; their outputs."""
+    sh = session.shell()
+    free_out, _ = sh.run("free", timeout=20, name="free")
+    mi_out, _ = sh.run("cat /proc/meminfo", timeout=20, name="meminfo")
+    say("    mem_eat ...")
+    eat_out, eat_rc = sh.run("mem_eat 1024", timeout=300, name="mem_eat")
+    out: dict = {"free": free_out, "meminfo": mi_out, "mem_eat": eat_out, "mem_eat_rc": eat_rc}
+    if mode != "none" and lm_missing is None:
+        sh.run("true", timeout=10, name="settle")
+        texts: list[str] = []
+        retried: list[str] = []
+        for i in range(lmbench_runs):
+            if lmbench_runs > 1:
+                say(f"    lmbench run {i + 1}/{lmbench_runs}")
+            text = run_benchmarks(sh.exp, bset, mode, timeout_factor, say)
+            # lmbench prints nothing when a result comes out <= 0 after its overhead
+            # correction, which happens now and then with -N 1 under emulation: run
+            # those once more, and record that they were retried
+            empty = [n for n, v in lp.parse_runner(text).items() if not v["metrics"]]
+            if empty:
+                say(f"    no number from {', '.join(empty)}: running once more")
+                text += "\n" + run_benchmarks(sh.exp, bset, mode, timeout_factor, say, only=empty)
+            texts.append(text)
+            retried += empty
+        out["lmbench"], out["lmbench_retried"] = texts, retried
+    out["console_text"] = "\n".join(line.text for line in session.console.lines)
+    return out
 
 
 def footprint(
@@ -180,22 +239,10 @@ def footprint(
         if not f.exists():
             raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
         builds[kid] = records.read_json(f, "bringup.build")
-    arch = board.arch.debian_arch
     extra = [cpio.file("usr/bin/mem_eat", mem_eat_binary(board, cache).read_bytes(), 0o755)]
     bset = load_set()
-    lm_info, lm_missing = {}, None
-    if mode != "none":
-        try:
-            if lmbench_source:
-                entries, lm_info = lmbench_build.build(
-                    lmbench_source, bset.source_build, board.arch.userspace_cross_compile, arch, cache, say
-                )
-            else:
-                entries, lm_info = lmbench_entries(arch, cache, say)
-            extra += entries + bench_files(bset, mode)
-        except BringupError as e:
-            lm_missing = str(e)
-            say(f"  {lm_missing}: footprint only")
+    entries, lm_info, lm_missing = lmbench_payload(board, bset, mode, lmbench_source, cache, say)
+    extra += entries
     rd = rootfs.build(
         board, logs, cache, extra=extra, name="footprint", extra_key={"mem_eat": True, **lm_info, "mode": mode}, say=say
     )
@@ -208,43 +255,25 @@ def footprint(
         run_dir = recdir / "footprint-runs" / stamp
         say(f"  {kid}: booting the ramdisk")
 
-        def then(console):
-            exp = console.expect(timeout=60 * timeout_factor)
-            sh = Shell(exp, factor=timeout_factor)
-            sh.login()
-            free_out, _ = sh.run("free", timeout=20, name="free")
-            mi_out, _ = sh.run("cat /proc/meminfo", timeout=20, name="meminfo")
-            say("    mem_eat ...")
-            eat_out, eat_rc = sh.run("mem_eat 1024", timeout=300, name="mem_eat")
-            out = {"free": free_out, "meminfo": mi_out, "mem_eat": eat_out, "mem_eat_rc": eat_rc}
-            if mode != "none" and lm_missing is None:
-                sh.run("true", timeout=10, name="settle")
-                out["lmbench"], out["lmbench_retried"] = [], []
-                for i in range(lmbench_runs):
-                    if lmbench_runs > 1:
-                        say(f"    lmbench run {i + 1}/{lmbench_runs}")
-                    text = run_benchmarks(exp, bset, mode, timeout_factor, say)
-                    # lmbench prints nothing when a result comes out <= 0 after its overhead
-                    # correction, which happens now and then with -N 1 under emulation: run
-                    # those once more, and record that they were retried
-                    empty = [n for n, v in lp.parse_runner(text).items() if not v["metrics"]]
-                    if empty:
-                        say(f"    no number from {', '.join(empty)}: running once more")
-                        text += "\n" + run_benchmarks(exp, bset, mode, timeout_factor, say, only=empty)
-                    out["lmbench"].append(text)
-                    out["lmbench_retried"] += empty
-            # one line per console.log line: the Memory: line's number is its line in console.log
-            out["console_text"] = "\n".join(line.text for line in console.lines)
-            return out
-
-        rec = boottiming.boot_once(
-            board, kid, builds[kid], recdir, initrd, run_dir, "direct", rules, timeout_factor, say=say, then=then
+        session = BootSession(
+            board,
+            kid,
+            builds[kid],
+            recdir,
+            initrd,
+            run_dir,
+            targets.for_board(board, run_dir, say=say),
+            rules,
+            path="direct",
+            timeout_factor=timeout_factor,
         )
-        if rec["status"] != "ok":
+        try:
+            with session:
+                after = measure(session, bset, mode, lm_missing, lmbench_runs, timeout_factor, say)
+        except BootFailed as e:
             raise BootFailed(
-                f"{board.name}/{kid}: footprint run failed: {rec['error']} (log: {paths.rel(run_dir / 'console.log')})"
-            )
-        after = rec.pop("after")
+                f"{board.name}/{kid}: footprint run failed: {e} (log: {paths.rel(run_dir / 'console.log')})"
+            ) from None
         (run_dir / "steps.txt").write_text("\n".join(f"=== {k}\n{v}" for k, v in after.items() if k != "console_text"))
         mem_line = meminfo.parse_memory_line(after["console_text"])
         free = meminfo.parse_free(after["free"])

@@ -373,7 +373,13 @@ class NfsSpec(Strict):
             "reaches it as 10.0.2.2); on a bench, the host's interface on the board's network",
         ),
     ] = "127.0.0.1"
-    address: Annotated[IPv4, Field(description="the NFS server's address as the board sees it")] = "10.0.2.2"
+    address: Annotated[
+        IPv4,
+        Field(
+            description="the NFS server's address as the board sees it; empty: the target's own idea "
+            "(QEMU: 10.0.2.2, its user network's host; a bench board: tftp.serverip)"
+        ),
+    ] = ""
     port: Annotated[
         Port,
         Field(

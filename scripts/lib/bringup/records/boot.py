@@ -43,7 +43,7 @@ class Nfs(Part):
 class Hit(Part):
     """Where a milestone was seen: host time since t0, printk time, console.log line."""
 
-    host_s: Seconds | None
+    host_s: Real | None  # negative when a bench board printed before its power command returned
     printk_s: Seconds | None
     line: LineNo
     text: Text
@@ -103,7 +103,7 @@ class Boot(Record):
 
 
 class Stats(Part):
-    """bringup.report.stats.summarize() of the runs' values."""
+    """bringup.stats.summarize() of the runs' values."""
 
     n: Annotated[int, Field(ge=1)]
     median: Real

@@ -22,7 +22,7 @@ from bringup import records
 from bringup.records import BootTiming, Build, Footprint, Lmbench
 from bringup.records.boot import MilestoneStats
 from bringup.records.measure import Metric
-from bringup.report import stats
+from bringup import stats
 from bringup.report.tables import pct
 
 ALPHA = 0.05

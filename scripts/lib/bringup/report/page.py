@@ -33,7 +33,8 @@ from bringup.parse import sizediff
 from bringup.records import Boot, BootTiming, Build, Footprint, Lmbench
 from bringup.records.boot import KernelTiming
 from bringup.report import buildtable as buildreport
-from bringup.report import charts, compare, findings, stats
+from bringup import stats
+from bringup.report import charts, compare, findings
 from bringup.report.tables import fmt_delta, pct
 from bringup.util import clock, paths
 

@@ -1,0 +1,26 @@
+"""Targets: the boards the boot engine boots, each implementing the Target
+protocol of bringup.boot.target.
+
+  qemu.QemuTarget      QEMU (a board file with a [qemu] table)
+  serial.SerialTarget  a board on the bench: [serial], [power], [tftp]
+
+for_board() is the one place that looks at which kind a board is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bringup.boot.target import Target
+from bringup.model.board import Board
+from bringup.targets.qemu import QemuTarget
+from bringup.targets.serial import SerialTarget
+
+__all__ = ["QemuTarget", "SerialTarget", "Target", "for_board"]
+
+
+def for_board(board: Board, run_dir: Path, *, say=print) -> Target:
+    """A fresh target for one boot of `board`; its files go to run_dir."""
+    if board.qemu is not None:
+        return QemuTarget(board, run_dir)
+    return SerialTarget(board, say=say)

@@ -1,0 +1,183 @@
+"""QEMU as a Target: the emulated board, its serial port on a loopback TCP
+socket, its user networking's TFTP server and host address.
+
+QEMU is spawned in prepare() with `server=on,wait=on`: it listens on the
+socket and holds the guest until the console connects, so nothing printed is
+lost and power_on() has nothing left to do.  t0 is the spawn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from bringup.boot.target import BootSpec, Network, Staging, Target
+from bringup.errors import BootFailed, BringupError
+from bringup.model.board import Board
+from bringup.util.net import free_port
+from bringup.util.procutil import die_with_parent
+
+# the host as QEMU's user networking (slirp) shows it to the guest: its DHCP
+# server hands out 10.0.2.15, the gateway, TFTP and the host's ports are 10.0.2.2
+USER_NET_HOST = "10.0.2.2"
+
+
+def qemu_argv(board: Board, port: int, mode: str, files: dict, cmdline: str, tftp_dir: Path | None = None) -> list[str]:
+    """QEMU's argument list for a board.  mode: 'direct' or 'u-boot'."""
+    q = board.qemu
+    if q is None:
+        raise BringupError(f"board {board.name}: no [qemu] table; it is not a QEMU board")
+    argv = [q.binary, "-M", q.machine]
+    if q.cpu:
+        argv += ["-cpu", q.cpu]
+    argv += [
+        "-m",
+        str(board.memory_mb),
+        "-smp",
+        str(q.smp),
+        "-display",
+        "none",
+        "-monitor",
+        "none",
+        "-nodefaults",
+        "-serial",
+        f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on",
+    ]
+    if q.net_device:
+        net = "user,id=n0,ipv6=off"
+        if tftp_dir is not None:
+            net += f",tftp={tftp_dir}"
+        argv += ["-netdev", net, "-device", f"{q.net_device},netdev=n0"]
+    if mode == "u-boot":
+        if board.uboot is None:
+            raise BringupError(f"board {board.name}: no [uboot] table, so it cannot boot through U-Boot")
+        argv += ["-bios", board.uboot.binary]
+    else:
+        argv += ["-kernel", str(files["kernel"])]
+        if files.get("initrd"):
+            argv += ["-initrd", str(files["initrd"])]
+        if files.get("dtb"):
+            argv += ["-dtb", str(files["dtb"])]
+        argv += ["-append", cmdline]
+    return argv + list(q.args)
+
+
+class QemuTarget:
+    """One QEMU run of a board; its files (qemu.stderr, tftp/) go to run_dir."""
+
+    def __init__(self, board: Board, run_dir: Path):
+        if board.qemu is None:
+            raise BringupError(f"board {board.name}: no [qemu] table; it is not a QEMU board")
+        self.board = board
+        self.run_dir = Path(run_dir)
+        self.console_url = ""
+        self.baud = 115200
+        self.t0: float | None = None
+        self.argv: list[str] = []
+        self.proc: subprocess.Popen | None = None
+        self.stderr_path = self.run_dir / "qemu.stderr"
+        self._stderr: IO[bytes] | None = None
+
+    # -- where things are ---------------------------------------------------
+    def staging(self, kernel_id: str) -> Staging:
+        # QEMU's built-in TFTP server serves this directory (-netdev user,tftp=)
+        return Staging(self.run_dir / "tftp")
+
+    def network(self) -> Network:
+        return Network(serverip=USER_NET_HOST, dhcp=True)
+
+    def nfs_address(self) -> str:
+        # the NFS server listens on the host (nfs.bind, loopback by default); the guest reaches the host here
+        return self.board.nfs.address or USER_NET_HOST
+
+    # -- power ----------------------------------------------------------------
+    def prepare(self, boot: BootSpec) -> None:
+        port = free_port()
+        files = {"kernel": boot.kernel, "initrd": boot.initrd, "dtb": boot.dtb}
+        tftp = self.staging("").dir if boot.path == "u-boot" else None
+        self.argv = qemu_argv(self.board, port, boot.path, files, boot.cmdline, tftp)
+        self.console_url = f"socket://127.0.0.1:{port}"
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 (closed in power_off)
+        self.t0 = time.monotonic()
+        try:
+            self.proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=self._stderr,
+                stderr=self._stderr,
+                start_new_session=True,
+                preexec_fn=die_with_parent,
+            )
+        except FileNotFoundError:
+            raise BringupError(
+                f"{self.argv[0]} not found: install Debian package {_qemu_package(self.argv[0])} (make deps does)"
+            ) from None
+        # QEMU holds the guest until the console connects (server=on,wait=on); the
+        # console retries until QEMU listens.  No probe connection here: QEMU would take
+        # it for the client and start the guest with nobody listening.
+        if self.proc.poll() is not None:
+            raise BootFailed(f"QEMU exited at start (code {self.proc.returncode}): {self.stderr_tail()}")
+
+    def power_on(self) -> None:
+        """Nothing to do: the guest runs as soon as the console is connected."""
+
+    def power_off(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=3)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def alive(self) -> str | None:
+        if self.proc is None:
+            return "QEMU not started"
+        code = self.proc.poll()
+        if code is None:
+            return None
+        how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        tail = self.stderr_tail()
+        return f"QEMU exited ({how})" + (f": {tail}" if tail else "")
+
+    def stderr_tail(self) -> str:
+        try:
+            lines = [x for x in self.stderr_path.read_text(errors="replace").splitlines() if x.strip()]
+            return lines[-1].strip() if lines else ""
+        except OSError:
+            return ""
+
+    def describe(self) -> dict[str, Any]:
+        return {"t0": "QEMU spawn", "console": self.console_url, "qemu_argv": self.argv or None}
+
+    def __enter__(self) -> QemuTarget:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.power_off()
+
+
+def _qemu_package(binary: str) -> str:
+    name = Path(binary).name
+    return {
+        "qemu-system-arm": "qemu-system-arm",
+        "qemu-system-aarch64": "qemu-system-arm",
+        "qemu-system-ppc": "qemu-system-ppc",
+        "qemu-system-ppc64": "qemu-system-ppc",
+        "qemu-system-i386": "qemu-system-x86",
+        "qemu-system-x86_64": "qemu-system-x86",
+    }.get(name, "qemu-system")
+
+
+def _implements_target(t: QemuTarget) -> Target:  # mypy checks that QemuTarget is a Target
+    return t

@@ -1,0 +1,120 @@
+"""A board on the bench as a Target: its console on a pyserial URL
+(/dev/ttyUSB0, socket:// from ser2net, rfc2217://), power from the board
+file's commands or the operator, boot files in the host's TFTP directory.
+
+The console of such a board exists whether the board is on or not, so the
+session opens it before power_on(): the bootloader banner and the autoboot
+prompt come within milliseconds of power-on and would be lost otherwise.
+t0 is the moment the power command returns (or the operator's Enter).
+"""
+
+from __future__ import annotations
+
+import select
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bringup.boot.target import BootSpec, Network, Staging, Target
+from bringup.errors import BootFailed, BringupError
+from bringup.model.board import Board, PowerSpec
+
+
+class SerialTarget:
+    """A real board: console on a pyserial URL, power from board commands or the operator."""
+
+    def __init__(self, board: Board, operator_timeout: float = 120.0, say=print, off_settle: float = 1.0):
+        if not board.serial:
+            raise BringupError(f"board {board.name}: no [serial] table")
+        self.board = board
+        self.console_url = board.serial.port
+        self.baud = board.serial.baud
+        self.t0: float | None = None
+        self.power = board.power or PowerSpec()
+        self.operator_timeout = operator_timeout
+        self.off_settle = off_settle
+        self.say = say
+
+    # -- where things are ---------------------------------------------------
+    def staging(self, kernel_id: str) -> Staging:
+        if self.board.tftp is None:
+            raise BringupError(
+                f"board {self.board.name}: booting a real board through U-Boot needs a [tftp] "
+                f"table (the host's TFTP directory)"
+            )
+        prefix = f"bringup/{self.board.name}/{kernel_id}/"
+        return Staging(Path(self.board.tftp.dir) / prefix, prefix)  # the bench's TFTP server serves it
+
+    def network(self) -> Network:
+        t = self.board.tftp
+        if t is None:
+            return Network(serverip=None)
+        return Network(serverip=t.serverip or None, dhcp=t.dhcp, ipaddr=t.ipaddr or None)
+
+    def nfs_address(self) -> str:
+        address = self.board.nfs.address or (self.board.tftp.serverip if self.board.tftp else "")
+        if not address:
+            raise BringupError(
+                f"{self.board.file.name}: field 'nfs.address': not set, and no tftp.serverip to use "
+                f"instead (the NFS server's address as the board sees it)"
+            )
+        return address
+
+    # -- power ----------------------------------------------------------------
+    def _run(self, which: str) -> bool:
+        argv: list[str] = {"on": self.power.on, "off": self.power.off, "reset": self.power.reset}[which]
+        if not argv:
+            return False
+        p = subprocess.run(argv, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise BringupError(
+                f"board {self.board.name}: power.{which} command {shlex.join(argv)} failed "
+                f"(exit {p.returncode}): {(p.stderr or p.stdout).strip()[:200]}"
+            )
+        return True
+
+    def prepare(self, boot: BootSpec) -> None:
+        """Switch the board off (when it can be), so that the boot starts from power-on."""
+        self.t0 = None
+        if self._run("off"):
+            time.sleep(self.off_settle)
+
+    def power_on(self) -> None:
+        if self._run("on") or self._run("reset"):
+            self.t0 = time.monotonic()
+            return
+        # nobody to switch it on but the operator; t0 is when they confirm
+        self.say(f"Power on board {self.board.name} now, then press Enter ({self.operator_timeout:.0f}s)...")
+        r, _, _ = select.select([sys.stdin], [], [], self.operator_timeout) if sys.stdin.isatty() else ([], [], [])
+        if not r:
+            raise BootFailed(
+                f"board {self.board.name}: nobody powered the board on "
+                f"(no power.on command in the board file and no operator)"
+            )
+        sys.stdin.readline()
+        self.t0 = time.monotonic()
+
+    def power_off(self) -> None:
+        try:
+            self._run("off")
+        except BringupError as e:
+            self.say(f"warning: {e}")
+
+    def alive(self) -> str | None:
+        return None  # a closed console says when the line is gone
+
+    def describe(self) -> dict[str, Any]:
+        return {"t0": "power-on", "console": self.console_url, "qemu_argv": None}
+
+    def __enter__(self) -> SerialTarget:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.power_off()
+
+
+def _implements_target(t: SerialTarget) -> Target:  # mypy checks that SerialTarget is a Target
+    return t
