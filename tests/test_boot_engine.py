@@ -471,7 +471,7 @@ def test_session_offers_a_shell_and_records_when_it_ends(arm, fake_build, tmp_pa
         assert (out, rc) == ("output of free\n", 0)
         assert "root" in fb.received
     saved = json.loads((tmp_path / "run" / "boot.json").read_text())
-    assert all(saved[k] == v for k, v in s.record.items()) and saved["schema"] == "bringup.boot/1"
+    assert all(saved[k] == v for k, v in s.record.items()) and saved["schema"] == "bringup.boot/2"
     assert saved["status"] == "ok" and saved["error"] is None
     assert saved["t0"] == "power-on" and saved["console"] == fb.console_url and "login" in saved["milestones"]
 

@@ -58,7 +58,7 @@ def test_boot_step_is_redone_when_the_records_do_not_fit(tmp_path, board):
 def test_a_bad_record_is_redone_and_says_why(tmp_path, board):
     write_builds(tmp_path, board)
     f = tmp_path / "qemu-arm" / "boot-timing.json"
-    f.write_text('{"schema": "bringup.boot-timing/2", "board": ')
+    f.write_text('{"schema": "bringup.boot-timing/3", "board": ')
     why = study.boot_fresh(board, tmp_path, tmp_path, 5, "u-boot")
     assert why.startswith(f"a record does not read: {f}: not valid JSON")
 

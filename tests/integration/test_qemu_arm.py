@@ -83,7 +83,7 @@ def test_boot_to_login(arm_boot, path):
         k = summary["kernels"][kid]
         assert k["ok"] == 1 and k["failed"] == 0
         m = k["milestones"]
-        for name in ("linux_version", "console", "freeing_init", "run_init", "userspace", "login"):
+        for name in ("linux_version", "console_enabled", "freeing_init", "run_init", "userspace", "login"):
             assert name in m, name
         assert (
             m["linux_version"]["host"]["median"]

@@ -24,7 +24,8 @@ from bringup.model.board import Board
 from bringup.model.milestones import load_rules
 from bringup.parse import milestones as ms
 from bringup import stats
-from bringup.util import clock
+from bringup.boot import rounds
+from bringup.util import clock, hostload
 
 
 # --- runs, statistics, summary ---------------------------------------------
@@ -40,20 +41,30 @@ def reference(rec: dict, rules: ms.Rules) -> tuple[str, float]:
     return "t0", 0.0
 
 
+MAX_REDO = 2  # a run on a disturbed host is done again at most this many times
+
+
+def _disturbed(r: dict) -> str | None:
+    return (r.get("host") or {}).get("disturbed")
+
+
 def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str]) -> dict:
+    """Statistics per kernel and milestone over the runs that count: runs redone
+    because the host was disturbed are listed apart (`disturbed`), not used."""
     out = {"board": board.name, "created": clock.now(), "kernels": {}}
     for kid in kernels:
-        runs = [r for r in recs if r["kernel"] == kid]
+        mine = [r for r in recs if r["kernel"] == kid]
+        runs = [r for r in mine if not r.get("redone")]
         ok = [r for r in runs if r["status"] == "ok"]
         per = {}
         refs = {reference(r, rules)[0] for r in ok}
         for m in rules.milestones:
-            vals = []
-            pk = []
+            vals, rnds, pk = [], [], []
             for r in ok:
                 f = r["milestones"].get(m.name)
                 if f and f["host_s"] is not None:
                     vals.append(f["host_s"] - reference(r, rules)[1])
+                    rnds.append(r.get("round") or r.get("run_index") or len(rnds) + 1)
                     if f["printk_s"] is not None:
                         pk.append(f["printk_s"])
             if vals:
@@ -62,6 +73,7 @@ def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str
                     "host": stats.summarize(vals),
                     "printk": stats.summarize(pk),
                     "values": [round(v, 6) for v in vals],
+                    "rounds": rnds,
                 }
         hidden = [r["hidden_at_zero_s"] for r in ok if r.get("hidden_at_zero_s") is not None]
         lags = [r["printk_lag_ms"] for r in ok if r.get("printk_lag_ms")]
@@ -81,6 +93,7 @@ def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str
             else None,
             "failures": [{"run_id": r["run_id"], "error": r["error"]} for r in runs if r["status"] != "ok"],
             "run_ids": [r["run_id"] for r in runs],
+            "disturbed": [{"run_id": r["run_id"], "error": _disturbed(r)} for r in mine if r.get("redone")],
         }
     return out
 
@@ -123,10 +136,16 @@ def boot_timing(
     root: str = "ramdisk",
     say=print,
     rootfs_ref: records.RootfsRef | None = None,
+    guard: bool = True,
 ) -> dict:
     """Boot each kernel `runs` times.  initrd: the board's ramdisk (the caller builds
     it: build.rootfs; rootfs_ref is its record's reference, kept in the summary);
-    target_for(run_dir): a fresh target for one boot (bringup.targets.for_board)."""
+    target_for(run_dir): a fresh target for one boot (bringup.targets.for_board).
+
+    Rounds: each round boots every kernel once, in the order of boot/rounds.py.
+    With guard, the host-load guard (util/hostload.py) judges every run; a run on
+    a disturbed host is done again, up to MAX_REDO times, and the redone run is
+    listed as disturbed instead of entering the statistics."""
     path = path or board.boot
     builds = plan(board, logs, path, root, only)
     kernels = list(builds)
@@ -137,33 +156,52 @@ def boot_timing(
         file=initrd.name, sha256=hashlib.sha256(initrd.read_bytes()).hexdigest(), inputs_key=None
     )
     stamp = clock.stamp()
-    recs = []
+    baseline = hostload.baseline() if guard else None
+    recs: list[dict] = []
+    order: list[list[str]] = []
     rnd = 0
     limit = max_runs if until_ci else runs
+    stopped = f"{runs} rounds, as asked"
     while rnd < limit:
         rnd += 1
-        for kid in kernels:
+        order.append(rounds.order(kernels, rnd - 1))  # A B, B A, ...: no kernel always boots first
+        for kid in order[-1]:
             rec_b, recdir = builds[kid]
-            run_dir = recdir / "boot" / f"{stamp}-{path}{'-nfs' if root == 'nfs' else ''}-r{rnd:02d}"
-            r = boot_once(
-                board,
-                kid,
-                rec_b,
-                recdir,
-                initrd,
-                run_dir,
-                target_for(run_dir),
-                rules,
-                path=path,
-                root=root,
-                timeout_factor=timeout_factor,
-                run_index=rnd,
-            )
-            recs.append(r)
-            say(_run_line(r, rnd, limit, rules))
+            for attempt in range(1 + (MAX_REDO if guard else 0)):
+                suffix = f"-redo{attempt}" if attempt else ""
+                run_dir = recdir / "boot" / f"{stamp}-{path}{'-nfs' if root == 'nfs' else ''}-r{rnd:02d}{suffix}"
+                before = hostload.snapshot() if guard else None
+                r = boot_once(
+                    board,
+                    kid,
+                    rec_b,
+                    recdir,
+                    initrd,
+                    run_dir,
+                    target_for(run_dir),
+                    rules,
+                    path=path,
+                    root=root,
+                    timeout_factor=timeout_factor,
+                    run_index=rnd,
+                )
+                r["round"] = rnd
+                if before is not None:
+                    r["host"] = hostload.judge(before, hostload.snapshot(), baseline)
+                records.write(run_dir / "boot.json", r, records.Boot)
+                recs.append(r)
+                say(_run_line(r, rnd, limit, rules))
+                if not (_disturbed(r) and r["status"] == "ok" and attempt < MAX_REDO):
+                    break
+                r["redone"] = True  # not in the statistics; listed as disturbed
+                say(f"  run {rnd}/{limit} {kid}: host disturbed ({_disturbed(r)}): booting it again")
         if until_ci and rnd >= max(runs, 3) and _precise_enough(recs, kernels, rules, until_ci):
             say(f"95 % confidence intervals within ±{until_ci}% after {rnd} rounds")
+            stopped = f"95 % confidence intervals within ±{until_ci} % after {rnd} rounds"
             break
+    else:
+        if until_ci:
+            stopped = f"--max-runs {max_runs} reached before the intervals were within ±{until_ci} %"
     summary = summarize(board, recs, rules, kernels)
     summary["path"] = path
     summary["root"] = root
@@ -171,6 +209,8 @@ def boot_timing(
     for kid in kernels:
         summary["kernels"][kid]["build_key"] = builds[kid][0].get("key")
     summary["rootfs"] = rd.model_dump()
+    summary["order"] = order
+    summary["stopped"] = stopped
     failed = sum(k["failed"] for k in summary["kernels"].values())
     records.write(
         Path(logs) / board.name / records.boot_timing_name(root, failed=failed > 0), summary, records.BootTiming

@@ -69,9 +69,27 @@ class Lag(Part):
     p95: NonNeg
 
 
+class HostLoad(Part):
+    """bringup.util.hostload.judge(): how busy the host was during one run."""
+
+    seconds: NonNeg
+    other_cpu_pct: NonNeg  # other processes' CPU, % of one CPU
+    steal_pct: Real
+    load1: NonNeg
+    calibration: NonNeg  # calibration loop speed after the run / its baseline
+    ncpu: Annotated[int, Field(ge=1)]
+    disturbed: Text | None  # why the run counts as disturbed, or None
+
+
+def _same(d: dict[str, Any]) -> dict[str, Any]:
+    """A version that only added optional fields: the old record reads as it is."""
+    return d
+
+
 class Boot(Record):
     KIND = "bringup.boot"
-    VERSION = 1
+    VERSION = 2
+    MIGRATIONS = {1: _same}
 
     board: Name
     kernel: Name
@@ -100,6 +118,8 @@ class Boot(Record):
     clock_zero_host_s: Real | None
     hidden_at_zero_s: Seconds | None
     printk_lag_ms: Lag | None
+    round: Annotated[int, Field(ge=1)] | None = None  # the round of boots this run belongs to (/2)
+    host: HostLoad | None = None  # the host-load guard's view of this run (/2)
 
 
 class Stats(Part):
@@ -120,6 +140,7 @@ class MilestoneStats(Part):
     host: Stats  # time since the reference
     printk: Stats | None
     values: list[Real] | None = None  # per-run host times; records before significance tests have none
+    rounds: list[Annotated[int, Field(ge=1)]] | None = None  # the round of each value (/3): pairs runs by round
 
 
 class LagStats(Part):
@@ -144,6 +165,7 @@ class KernelTiming(Part):
     printk_lag_ms: LagStats | None
     failures: list[Failure]
     run_ids: list[FileName]
+    disturbed: list[Failure] = []  # runs done again because the host was disturbed (/3)
 
 
 def _timing_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
@@ -156,8 +178,8 @@ def _timing_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class BootTiming(Record):
     KIND = "bringup.boot-timing"
-    VERSION = 2
-    MIGRATIONS = {1: _timing_1_to_2}
+    VERSION = 3
+    MIGRATIONS = {1: _timing_1_to_2, 2: _same}
 
     board: Name
     created: Timestamp
@@ -166,3 +188,5 @@ class BootTiming(Record):
     runs_requested: Annotated[int, Field(ge=1)]
     rootfs: RootfsRef
     kernels: dict[Name, KernelTiming]
+    order: list[list[Name]] = []  # the kernels in boot order, one list per round (/3)
+    stopped: Text | None = None  # why no more rounds were run (/3)

@@ -22,6 +22,7 @@ from bringup.records.base import (
     Text,
     Timestamp,
 )
+from bringup.records.boot import HostLoad
 from bringup.records.rootfs import LmbenchSource, RootfsRef
 
 Mode = Literal["quick", "full", "none"]
@@ -81,10 +82,15 @@ def _footprint_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _same(d: dict[str, Any]) -> dict[str, Any]:
+    """A version that only added optional fields: the old record reads as it is."""
+    return d
+
+
 class Footprint(Record):
     KIND = "bringup.footprint"
-    VERSION = 2
-    MIGRATIONS = {1: _footprint_1_to_2}
+    VERSION = 3
+    MIGRATIONS = {1: _footprint_1_to_2, 2: _same}
 
     board: Name
     kernel: Name
@@ -99,8 +105,14 @@ class Footprint(Record):
     mem_eat: MemEat
     kernel_code_data_kb: KB | None
     total_free_kb: KB | None
-    malloc_kb: KB
+    malloc_kb: KB  # the median over the rounds
     rootfs: RootfsRef
+    rounds: list[Annotated[int, Field(ge=1)]] = []  # one boot per round (/3); empty: one boot
+    malloc_kb_values: list[KB] = []  # mem_eat's total in each round (/3)
+    total_free_kb_values: list[KB] = []  # free's total in each round (/3)
+    runs: list[RelPath] = []  # every round's run directory (/3); `run` is the first
+    host: list[HostLoad] = []  # the host-load guard, per round (/3)
+    disturbed: Count = 0  # rounds done again because the host was disturbed (/3)
 
 
 class Metric(Part):
@@ -110,6 +122,7 @@ class Metric(Part):
     better: Literal["lower", "higher"]
     source: str
     values: list[Real] | None = None  # every pass's value; None with one pass
+    rounds: list[Annotated[int, Field(ge=1)]] | None = None  # the round (boot) of each value (/3)
 
 
 class Benchmark(Part):
@@ -137,8 +150,8 @@ def _lmbench_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class Lmbench(Record):
     KIND = "bringup.lmbench"
-    VERSION = 2
-    MIGRATIONS = {1: _lmbench_1_to_2}
+    VERSION = 3
+    MIGRATIONS = {1: _lmbench_1_to_2, 2: _same}
 
     board: Name
     kernel: Name
@@ -149,6 +162,6 @@ class Lmbench(Record):
     run: RelPath | None  # the run directory (lmbench.txt), relative to this record's directory
     measured: bool
     reason: Text | None  # why not measured
-    runs: Count  # passes in the boot; 0 when not measured
+    runs: Count  # passes (one per round since /3); 0 when not measured
     retried: list[Name]  # benchmarks run once more after printing no number
     benchmarks: dict[Name, Benchmark]

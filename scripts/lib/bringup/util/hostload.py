@@ -122,6 +122,11 @@ def snapshot(root: int | None = None) -> Snapshot:
     )
 
 
+def baseline(samples: int = 3) -> float:
+    """The calibration loop's speed at the start of a measurement (best of a few)."""
+    return max(calibrate() for _ in range(samples))
+
+
 def judge(before: Snapshot, after: Snapshot, baseline: float | None = None) -> dict[str, object]:
     """The record's `host` entry for a run between two snapshots."""
     secs = max(after.t - before.t, 1e-6)
