@@ -9,7 +9,7 @@
 #   BOOT_PATH=direct|u-boot  boot path for boot-timing (default: the board's 'boot')
 #   ROOT=ramdisk|nfs  root filesystem for boot-timing (nfs: NFS-Ganesha per run, kernel nfsroot)
 #   LMBENCH=quick|full|none  lmbench set for footprint-report
-#   LMBENCH_RUNS=<n>  lmbench passes per kernel (>= 4 lets the report test lmbench deltas)
+#   LMBENCH_RUNS=<n>  footprint rounds: each boots every kernel once (mem_eat + one lmbench pass)
 #   LMBENCH_SRC=<tree|tarball|URL> [LMBENCH_SHA256=<hex>]  build lmbench from this source
 
 BOARD ?= qemu-arm

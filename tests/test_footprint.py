@@ -167,6 +167,7 @@ def test_records_of_a_run_name_their_lines(tmp_path, monkeypatch):
 
         def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
             run_dir.mkdir(parents=True, exist_ok=True)
+            self.kid = kid
 
         def __enter__(self):
             return self
@@ -175,8 +176,14 @@ def test_records_of_a_run_name_their_lines(tmp_path, monkeypatch):
             return False
 
     monkeypatch.setattr(footprint, "BootSession", FakeSession)
-    monkeypatch.setattr(footprint, "measure", lambda session, *a, **kw: dict(after, lmbench=list(after["lmbench"])))
-    footprint.footprint(board, logs, cache, lmbench_runs=2, say=lambda m: None)
+    passes: dict = {}  # one lmbench pass per boot, one boot per kernel per round
+
+    def measure(session, *a, **kw):
+        it = passes.setdefault(session.kid, iter(after["lmbench"]))
+        return dict(after, lmbench=[next(it, "")])
+
+    monkeypatch.setattr(footprint, "measure", measure)
+    footprint.footprint(board, logs, cache, lmbench_runs=2, say=lambda m: None, guard=False)
 
     recdir = logs / "qemu-arm" / "6.12"
     fp = records.read(recdir / "footprint.json", records.Footprint)
@@ -188,11 +195,13 @@ def test_records_of_a_run_name_their_lines(tmp_path, monkeypatch):
     assert lm.run == fp.run and lm.runs == 2 and lm.measured and lm.reason is None
     pipe = lm.benchmarks["lat_pipe"]
     assert pipe.metrics[0].values == [2.0, 3.0] and pipe.metrics[0].value == 2.5
+    assert pipe.metrics[0].rounds == [1, 2] and fp.rounds == [1, 2] and fp.malloc_kb_values == [2048, 2048]
+    assert len(fp.runs) == 2 and fp.runs[0] == fp.run and fp.disturbed == 0
     raw = (recdir / lm.run / "lmbench.txt").read_text().split("\n")
     assert len(pipe.raw_lines) == 2 and all(raw[n - 1].startswith("@@@ BEGIN lat_pipe @@@") for n in pipe.raw_lines)
     ctx = lm.benchmarks["lat_ctx_0k"].raw_lines
     assert len(ctx) == 2 and all(raw[n - 1].startswith("@@@ BEGIN lat_ctx_0k @@@") for n in ctx)
     # lmbench not requested: the record says so, with no benchmarks and no passes
-    footprint.footprint(board, logs, cache, mode="none", say=lambda m: None)
+    footprint.footprint(board, logs, cache, mode="none", say=lambda m: None, guard=False)
     lm = records.read(recdir / "lmbench.json", records.Lmbench)
     assert not lm.measured and lm.reason == "not requested" and lm.runs == 0 and lm.benchmarks == {}

@@ -285,8 +285,8 @@ def _lmbench_args(s) -> None:
         type=_count(1, 100),
         default=1,
         metavar="N",
-        help="run the lmbench set N times in the same boot; with N >= 4 the report can test "
-        "lmbench differences for significance (default 1)",
+        help="N rounds: each round boots every kernel once (order A B, B A, ...) and measures free, "
+        "mem_eat and one lmbench pass; the report tests differences across the boots (default 1)",
     )
 
 

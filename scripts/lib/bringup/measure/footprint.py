@@ -25,7 +25,8 @@ from bringup.model.board import Board
 from bringup.model.milestones import load_rules
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
-from bringup.util import clock, cpio, debs, paths
+from bringup.boot import rounds
+from bringup.util import clock, cpio, debs, hostload, paths
 from bringup.util.aptprivate import PrivateApt
 
 SKIP_PREFIXES = (
@@ -227,7 +228,10 @@ def footprint(
     lmbench_source: dict | None = None,
     lmbench_runs: int = 1,
     say=print,
+    guard: bool = True,
 ) -> dict:
+    """lmbench_runs rounds of boots (one per kernel per round); footprint.json and
+    lmbench.json per kernel, with every round's values."""
     if lmbench_runs < 1:
         raise BringupError(f"lmbench runs {lmbench_runs}: give 1 or more")
     if mode not in ("quick", "full", "none"):
@@ -249,113 +253,195 @@ def footprint(
     initrd = Path(logs) / board.name / "rootfs" / rd.file
     rules = load_rules(board.milestones)
     stamp = clock.stamp()
+    done = run_rounds(
+        board,
+        kernels,
+        builds,
+        logs,
+        initrd,
+        rules,
+        stamp,
+        bset,
+        mode,
+        lm_missing,
+        lmbench_runs,
+        timeout_factor,
+        guard,
+        say,
+    )
     results = {}
     for kid in kernels:
         recdir = Path(logs) / board.name / kid
-        run_dir = recdir / "footprint-runs" / stamp
-        say(f"  {kid}: booting the ramdisk")
-
-        session = BootSession(
-            board,
-            kid,
-            builds[kid],
-            recdir,
-            initrd,
-            run_dir,
-            targets.for_board(board, run_dir, say=say),
-            rules,
-            path="direct",
-            timeout_factor=timeout_factor,
-        )
-        try:
-            with session:
-                after = measure(session, bset, mode, lm_missing, lmbench_runs, timeout_factor, say)
-        except BootFailed as e:
-            raise BootFailed(
-                f"{board.name}/{kid}: footprint run failed: {e} (log: {paths.rel(run_dir / 'console.log')})"
-            ) from None
-        (run_dir / "steps.txt").write_text("\n".join(f"=== {k}\n{v}" for k, v in after.items() if k != "console_text"))
-        mem_line = meminfo.parse_memory_line(after["console_text"])
-        free = meminfo.parse_free(after["free"])
-        eat = meminfo.parse_mem_eat(after["mem_eat"])
-        if eat is None:
-            raise BootFailed(f"{board.name}/{kid}: mem_eat printed no total (see {paths.rel(run_dir)})")
-        fp = {
-            "board": board.name,
-            "kernel": kid,
-            "kernelrelease": builds[kid]["kernelrelease"],
-            "build_key": builds[kid].get("key"),
-            "created": clock.now(),
-            "run": run_dir.relative_to(recdir).as_posix(),
-            "memory_mb": board.memory_mb,
-            "memory_line": mem_line,
-            "free": free,
-            "meminfo": meminfo.parse_meminfo(after["meminfo"]),
-            "mem_eat": eat,
-            "kernel_code_data_kb": mem_line["kernel_code_data_kb"] if mem_line else None,
-            "total_free_kb": free["total_kb"] if free else None,
-            "malloc_kb": eat["kb"],
-            "rootfs": rd.ref().model_dump(),
-        }
+        fp, lm = _records(board, kid, builds[kid], recdir, done[kid], rd, bset, mode, lm_info, lm_missing)
         records.write(recdir / "footprint.json", fp, records.Footprint)
-        lm = {
-            "board": board.name,
-            "kernel": kid,
-            "created": clock.now(),
-            "build_key": builds[kid].get("key"),
-            "mode": mode,
-            "source": lm_info,
-            "run": run_dir.relative_to(recdir).as_posix(),
-        }
-        if lm_missing or mode == "none":
-            lm.update(measured=False, reason=lm_missing or "not requested", runs=0, retried=[], benchmarks={})
-        else:
-            raw = "".join(f"=== lmbench run {i + 1}\n{x}\n" for i, x in enumerate(after["lmbench"]))
-            (run_dir / "lmbench.txt").write_text(raw)
-            blocks = lp.block_lines(raw)  # where each benchmark's blocks begin: the report links there
-            parsed = merge_runs([lp.parse_runner(x) for x in after["lmbench"]])
-            groups = {b.name: b.group for b in bset.bench}
-            for name, v in parsed.items():
-                v["group"] = groups.get(name, "")
-                v["raw_lines"] = blocks.get(name, [])
-                v.pop("text", None)
-            lm.update(
-                measured=True,
-                reason=None,
-                runs=lmbench_runs,
-                benchmarks=parsed,
-                retried=after.get("lmbench_retried", []),
-            )
         records.write(recdir / "lmbench.json", lm, records.Lmbench)
         results[kid] = (fp, lm)
         say(
             f"  {kid}: code+data {fp['kernel_code_data_kb']} kB, free total {fp['total_free_kb']} kB, "
-            f"malloc {fp['malloc_kb']} kB"
+            f"malloc {fp['malloc_kb']} kB (median of {len(fp['rounds'])} round(s))"
         )
     return results
 
 
-def merge_runs(runs: list[dict]) -> dict:
-    """Benchmarks of several runner passes in one: each metric keeps every
-    run's value in "values" (for the report's significance test) and their
-    median in "value"."""
+MAX_REDO = 2  # a round on a disturbed host is done again at most this many times
+
+
+def run_rounds(
+    board: Board,
+    kernels: list[str],
+    builds: dict,
+    logs: Path,
+    initrd: Path,
+    rules,
+    stamp: str,
+    bset: BenchSet,
+    mode: str,
+    lm_missing: str | None,
+    n: int,
+    timeout_factor: float,
+    guard: bool,
+    say=print,
+) -> dict[str, dict]:
+    """n rounds; each boots every kernel once (order of boot/rounds.py) and measures
+    free, /proc/meminfo, mem_eat and one lmbench pass.  The unit of replication is
+    the boot.  A round on a disturbed host (util/hostload.py) is done again."""
+    done: dict[str, dict] = {kid: {"rounds": [], "disturbed": 0} for kid in kernels}
+    base = hostload.baseline() if guard else None
+    for rnd in range(1, n + 1):
+        for kid in rounds.order(kernels, rnd - 1):
+            recdir = Path(logs) / board.name / kid
+            for attempt in range(1 + (MAX_REDO if guard else 0)):
+                run_dir = recdir / "footprint-runs" / f"{stamp}-r{rnd:02d}{f'-redo{attempt}' if attempt else ''}"
+                say(f"  round {rnd}/{n} {kid}: booting the ramdisk")
+                before = hostload.snapshot() if guard else None
+                after = _one_boot(
+                    board, kid, builds[kid], recdir, initrd, run_dir, rules, bset, mode, lm_missing, timeout_factor, say
+                )
+                host = hostload.judge(before, hostload.snapshot(), base) if before is not None else None
+                if host and host["disturbed"] and attempt < MAX_REDO:
+                    done[kid]["disturbed"] += 1
+                    say(f"  round {rnd}/{n} {kid}: host disturbed ({host['disturbed']}): booting it again")
+                    continue
+                done[kid]["rounds"].append({"round": rnd, "run_dir": run_dir, "after": after, "host": host})
+                break
+    return done
+
+
+def _one_boot(board, kid, build, recdir, initrd, run_dir, rules, bset, mode, lm_missing, timeout_factor, say) -> dict:
+    session = BootSession(
+        board,
+        kid,
+        build,
+        recdir,
+        initrd,
+        run_dir,
+        targets.for_board(board, run_dir, say=say),
+        rules,
+        path="direct",
+        timeout_factor=timeout_factor,
+    )
+    try:
+        with session:
+            after = measure(session, bset, mode, lm_missing, 1, timeout_factor, say)
+    except BootFailed as e:
+        raise BootFailed(
+            f"{board.name}/{kid}: footprint run failed: {e} (log: {paths.rel(run_dir / 'console.log')})"
+        ) from None
+    (run_dir / "steps.txt").write_text("\n".join(f"=== {k}\n{v}" for k, v in after.items() if k != "console_text"))
+    return after
+
+
+def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missing) -> tuple[dict, dict]:
+    """footprint.json and lmbench.json of one kernel from its rounds."""
     import statistics
 
-    if len(runs) == 1:
+    rs = done["rounds"]
+    first = rs[0]
+    mem_line = meminfo.parse_memory_line(first["after"]["console_text"])
+    frees = [meminfo.parse_free(r["after"]["free"]) for r in rs]
+    eats = [meminfo.parse_mem_eat(r["after"]["mem_eat"]) for r in rs]
+    for r, eat in zip(rs, eats, strict=True):
+        if eat is None:
+            raise BootFailed(f"{board.name}/{kid}: mem_eat printed no total (see {paths.rel(r['run_dir'])})")
+    malloc = [e["kb"] for e in eats if e]
+    free_totals = [f["total_kb"] for f in frees if f]
+    rel = [r["run_dir"].relative_to(recdir).as_posix() for r in rs]
+    fp = {
+        "board": board.name,
+        "kernel": kid,
+        "kernelrelease": build["kernelrelease"],
+        "build_key": build.get("key"),
+        "created": clock.now(),
+        "run": rel[0],
+        "memory_mb": board.memory_mb,
+        "memory_line": mem_line,
+        "free": frees[0],
+        "meminfo": meminfo.parse_meminfo(first["after"]["meminfo"]),
+        "mem_eat": eats[0],
+        "kernel_code_data_kb": mem_line["kernel_code_data_kb"] if mem_line else None,
+        "total_free_kb": frees[0]["total_kb"] if frees[0] else None,
+        "malloc_kb": int(statistics.median(malloc)),
+        "rootfs": rd.ref().model_dump(),
+        "rounds": [r["round"] for r in rs],
+        "malloc_kb_values": malloc,
+        "total_free_kb_values": free_totals,
+        "runs": rel,
+        "host": [r["host"] for r in rs if r["host"]],
+        "disturbed": done["disturbed"],
+    }
+    lm = {
+        "board": board.name,
+        "kernel": kid,
+        "created": clock.now(),
+        "build_key": build.get("key"),
+        "mode": mode,
+        "source": lm_info,
+        "run": rel[0],
+    }
+    if lm_missing or mode == "none":
+        lm.update(measured=False, reason=lm_missing or "not requested", runs=0, retried=[], benchmarks={})
+        return fp, lm
+    texts = [r["after"]["lmbench"][0] for r in rs]
+    raw = "".join(
+        f"=== lmbench run {i + 1} (round {r['round']})\n{x}\n" for i, (r, x) in enumerate(zip(rs, texts, strict=True))
+    )
+    (first["run_dir"] / "lmbench.txt").write_text(raw)
+    blocks = lp.block_lines(raw)  # where each benchmark's blocks begin: the report links there
+    parsed = merge_runs([lp.parse_runner(x) for x in texts], [r["round"] for r in rs])
+    groups = {b.name: b.group for b in bset.bench}
+    for name, v in parsed.items():
+        v["group"] = groups.get(name, "")
+        v["raw_lines"] = blocks.get(name, [])
+        v.pop("text", None)
+    retried = sorted({n for r in rs for n in r["after"].get("lmbench_retried", [])})
+    lm.update(measured=True, reason=None, runs=len(rs), benchmarks=parsed, retried=retried)
+    return fp, lm
+
+
+def merge_runs(runs: list[dict], labels: list[int] | None = None) -> dict:
+    """Benchmarks of several runner passes in one: each metric keeps every
+    run's value in "values" (for the report's significance test), the round of
+    each value in "rounds" (when labels are given), and their median in "value"."""
+    import statistics
+
+    if len(runs) == 1 and labels is None:
         return runs[0]
     out: dict = {}
-    for r in runs:
+    for i, r in enumerate(runs):
         for name, b in r.items():
             if name not in out:
                 out[name] = {**b, "metrics": []}
             seen = {m["name"]: m for m in out[name]["metrics"]}
             for m in b["metrics"]:
-                if m["name"] in seen:
-                    seen[m["name"]]["values"].append(m["value"])
-                else:
-                    mm = {**m, "values": [m["value"]]}
+                if m["name"] not in seen:
+                    mm = {**m, "values": []}
+                    if labels is not None:
+                        mm["rounds"] = []
                     out[name]["metrics"].append(mm)
                     seen[m["name"]] = mm
+                seen[m["name"]]["values"].append(m["value"])
+                if labels is not None:
+                    seen[m["name"]]["rounds"].append(labels[i])
             if b.get("rc"):
                 out[name]["rc"] = b["rc"]
     for b in out.values():
