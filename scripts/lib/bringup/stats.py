@@ -26,6 +26,7 @@ from scipy import stats as sps
 ALPHA = 0.05
 BOOTSTRAP_RESAMPLES = 2000
 SEED = 20021  # a fixed seed: the same records give the same report
+EXACT_LIMIT = 200_000  # splits of the pooled values enumerated for an exact Mann-Whitney p
 
 
 def _clean(values: list[float | None]) -> list[float]:
@@ -60,14 +61,21 @@ def summarize(values: list[float | None]) -> dict[str, Any] | None:
 
 
 def mann_whitney(a: list[float | None], b: list[float | None]) -> dict[str, Any] | None:
-    """Two-sided Mann-Whitney U test (exact without ties and for small samples,
-    else the normal approximation with tie correction).  None below 2 values a side."""
+    """Two-sided Mann-Whitney U test, U of the first sample: exact for small samples
+    (with ties, by enumerating every split of the pooled values), else the normal
+    approximation with tie correction.  None below 2 values a side."""
     x, y = _clean(a), _clean(b)
     if len(x) < 2 or len(y) < 2:
         return None
     ties = len(set(x + y)) < len(x) + len(y)
-    method: Literal["asymptotic", "exact"] = "asymptotic" if ties or len(x) + len(y) > 40 else "exact"
-    r = sps.mannwhitneyu(x, y, alternative="two-sided", method=method)  # U of the first sample
+    small = math.comb(len(x) + len(y), len(x)) <= EXACT_LIMIT
+    if small and ties:
+        r = sps.mannwhitneyu(x, y, alternative="two-sided", method=sps.PermutationMethod(n_resamples=np.inf))
+        method = "exact, ties"
+    else:
+        m: Literal["asymptotic", "exact"] = "exact" if small else "asymptotic"
+        r = sps.mannwhitneyu(x, y, alternative="two-sided", method=m)
+        method = m
     return {
         "test": "Mann-Whitney U",
         "u": float(r.statistic),
@@ -81,17 +89,26 @@ def mann_whitney(a: list[float | None], b: list[float | None]) -> dict[str, Any]
 def wilcoxon_paired(a: list[float | None], b: list[float | None]) -> dict[str, Any] | None:
     """Two-sided Wilcoxon signed-rank test of the per-round differences b - a
     (pairs where either value is missing are dropped; zero differences follow
-    Pratt).  None below 2 pairs or when every difference is zero."""
+    Pratt): exact for up to 16 rounds (with ties or zeros, by enumerating every
+    sign pattern), else the normal approximation.  None below 2 pairs; p = 1 when
+    every difference is zero."""
     pairs = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
     d = [y - x for x, y in pairs if math.isfinite(x) and math.isfinite(y)]
     if len(d) < 2:
         return None
     if all(v == 0 for v in d):
         return {"test": "Wilcoxon signed-rank", "w": 0.0, "p": 1.0, "n": len(d), "method": "all differences zero"}
-    exact = len(set(abs(v) for v in d)) == len(d) and 0 not in d and len(d) <= 50
-    method: Literal["exact", "approx"] = "exact" if exact else "approx"
+    clean = len(set(abs(v) for v in d)) == len(d) and 0 not in d
     zeros: Literal["pratt", "wilcox"] = "pratt" if 0 in d else "wilcox"
-    r = sps.wilcoxon(d, alternative="two-sided", method=method, zero_method=zeros)
+    if len(d) <= 16 and not clean:
+        r = sps.wilcoxon(
+            d, alternative="two-sided", method=sps.PermutationMethod(n_resamples=np.inf), zero_method=zeros
+        )
+        method = "exact, ties"
+    else:
+        m: Literal["exact", "approx"] = "exact" if clean and len(d) <= 50 else "approx"
+        r = sps.wilcoxon(d, alternative="two-sided", method=m, zero_method=zeros)
+        method = m
     return {
         "test": "Wilcoxon signed-rank",
         "w": float(r.statistic),

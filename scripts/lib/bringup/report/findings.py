@@ -5,12 +5,17 @@ Rules (docs/report.md says the same, for readers):
 - Deterministic quantities (image and section sizes of a reproducible build,
   the kernel's own `Memory:` line, MemTotal) are stated as they are when they
   differ by at least SIZE_PCT %, else "about the same".
-- Quantities measured several times per kernel (boot milestones over the runs,
-  lmbench when run repeatedly) are stated as a difference only when a two-sided
-  Mann-Whitney U test over the runs gives p < ALPHA.  Otherwise the finding reads
-  "no significant difference (n=5)".
-- Quantities measured once per kernel (build time, mem_eat, lmbench quick) cannot
-  be tested: the finding gives the delta and says "one run each: not tested".
+- Quantities measured in rounds of boots (boot milestones, mem_eat, lmbench: one
+  value per kernel per boot) are tested: the Wilcoxon signed-rank test on the
+  per-round differences when the values pair by round, else Mann-Whitney U.  All
+  the tests of one kernel against the base form one family, corrected with
+  Benjamini-Hochberg: a difference is claimed only when its q-value < ALPHA, and
+  it is stated with its Hodges-Lehmann shift and bootstrap 95 % interval.
+  Otherwise the finding reads "no significant difference", and when the number of
+  rounds cannot reach significance after the correction it says how many would.
+- Quantities measured once per kernel (build time, a single round) cannot be
+  tested: the finding gives the delta and says "one run each: not tested".
+- When the host-load guard saw a disturbed host, the summary says so.
 
 Each finding is a dict: kind (size|tested|untested), claim (the sentence),
 significant (bool or None when not tested), and the numbers behind it.
@@ -86,17 +91,28 @@ def tested_finding(
     slower: str = "slower",
     faster: str = "faster",
     link: str = "",
+    a_rounds: list | None = None,
+    b_rounds: list | None = None,
+    key: str = "",
 ) -> dict:
-    """Medians compared; a difference is claimed only when Mann-Whitney says p < ALPHA."""
+    """A tested comparison; its verdict waits for the family's correction (resolve())."""
     import statistics
 
-    a_vals = [v for v in a_vals if v is not None]
-    b_vals = [v for v in b_vals if v is not None]
-    ma = statistics.median(a_vals) if a_vals else None
-    mb = statistics.median(b_vals) if b_vals else None
+    pairs = _pairs(a_vals, a_rounds, b_vals, b_rounds)
+    a_clean = [v for v in a_vals if v is not None]
+    b_clean = [v for v in b_vals if v is not None]
+    ma = statistics.median(a_clean) if a_clean else None
+    mb = statistics.median(b_clean) if b_clean else None
     d = pct(ma, mb)
-    n = f"n={len(a_vals)}" if len(a_vals) == len(b_vals) else f"n={len(a_vals)}/{len(b_vals)}"
-    if len(a_vals) < 2 or len(b_vals) < 2:
+    paired = pairs is not None and len(pairs[0]) >= 2
+    n = (
+        f"n={len(pairs[0])} rounds"
+        if paired and pairs
+        else f"n={len(a_clean)}"
+        if len(a_clean) == len(b_clean)
+        else f"n={len(a_clean)}/{len(b_clean)}"
+    )
+    if len(a_clean) < 2 or len(b_clean) < 2:
         return untested_finding(
             what,
             ma,
@@ -106,36 +122,83 @@ def tested_finding(
             slower,
             faster,
             link,
-            runs="one run each" if len(a_vals) == len(b_vals) == 1 else n,
+            runs="one run each" if len(a_clean) == len(b_clean) == 1 else n,
         )
-    test = stats.mann_whitney(a_vals, b_vals)
-    assert test is not None  # two values or more on each side
+    c = stats.compare(pairs[0], pairs[1], paired=True) if paired and pairs else stats.compare(a_clean, b_clean, False)
+    assert c is not None  # two values or more on each side
     f = {
         "kind": "tested",
+        "key": key or what,
         "what": what,
         "delta_pct": d,
         "a": ma,
         "b": mb,
         "unit": unit,
-        "p": test["p"],
-        "test": f"Mann-Whitney U ({test['method']})",
-        "n": [len(a_vals), len(b_vals)],
+        "better": better,
+        "words": (slower, faster),
+        "p": c["p"],
+        "q": None,
+        "test": f"{c['test']} ({c['method']})",
+        "paired": paired,
+        "rounds": len(pairs[0]) if paired and pairs else min(len(a_clean), len(b_clean)),
+        "shift": c["shift"],
+        "shift_ci95": c["shift_ci95"],
+        "n": [len(a_clean), len(b_clean)],
+        "n_text": n,
         "link": link,
+        "significant": None,
     }
-    if test["p"] < ALPHA and d is not None:
-        f["worse"] = (d > 0) == (better == "lower")
+    return f
+
+
+def _pairs(a_vals, a_rounds, b_vals, b_rounds) -> tuple[list, list] | None:
+    """The values of both kernels joined by round, when both carry their rounds."""
+    if not a_rounds or not b_rounds or len(a_rounds) != len(a_vals) or len(b_rounds) != len(b_vals):
+        return None
+    bmap = dict(zip(b_rounds, b_vals, strict=True))
+    joined = [(v, bmap[r]) for r, v in zip(a_rounds, a_vals, strict=True) if r in bmap]
+    return [x for x, _ in joined], [y for _, y in joined]
+
+
+def resolve(family: list[dict]) -> None:
+    """Benjamini-Hochberg over a family of tested findings, then each one's verdict."""
+    qs = stats.fdr([f["p"] for f in family])
+    for f, q in zip(family, qs, strict=True):
+        f["q"] = q
+        _verdict(f, len(family))
+
+
+def _verdict(f: dict, family: int) -> None:
+    d, q, unit = f["delta_pct"], f["q"], f["unit"]
+    slower, faster = f["words"]
+    where = f"{f['test']}, {f['n_text']}, q={q:.3f} over {family} test{'s' if family != 1 else ''}"
+    if q < ALPHA and d is not None:
+        f["worse"] = (d > 0) == (f["better"] == "lower")
+        shift = f["shift"]
+        ci = f["shift_ci95"]
+        effect = (
+            f"shift {_num(shift)} {unit}" + (f" (95 % CI {_num(ci[0])} … {_num(ci[1])})" if ci else "")
+            if shift is not None
+            else ""
+        )
         f.update(
             significant=True,
             verdict=f"{mag(d)} {slower if f['worse'] else faster}",
-            detail=f"{_num(ma)} → {_num(mb)} {unit}, p={test['p']:.3f}, {n}",
+            detail=f"{_num(f['a'])} → {_num(f['b'])} {unit}; {effect}; {where}",
         )
     else:
+        need = stats.rounds_needed(family, paired=f["paired"])
+        short = (
+            f"; {f['rounds']} rounds cannot reach significance among {family} tests, {need} could"
+            if f["rounds"] < need
+            else ""
+        )
         f.update(
             significant=False,
             verdict="no significant difference",
-            detail=f"{n}; medians {_num(ma)} → {_num(mb)} {unit}, p={test['p']:.2f}",
+            detail=f"{f['n_text']}; medians {_num(f['a'])} → {_num(f['b'])} {unit}, p={f['p']:.2f}, q={q:.2f}{short}",
         )
-    return _claim(f)
+    _claim(f)
 
 
 def untested_finding(
@@ -171,14 +234,15 @@ def _num(x) -> str:
 
 def summarize(model: dict) -> list[dict]:
     """Findings for each kernel after the first, against the first: a list of
-    {'kernel', 'against', 'sections': [(title, [finding, ...])]}."""
+    {'kernel', 'against', 'sections': [(title, [finding, ...])], 'family', 'host'}.
+    The tested findings of one kernel form one family (Benjamini-Hochberg)."""
     out: list[dict] = []
     kern = model["kernels"]
     if not kern:
         return out
     base = kern[0]
     for k in kern[1:]:
-        sections = []
+        sections: list[tuple[str, list[dict]]] = []
         b = model["build"]
         if b.get(base) and b.get(k):
             sections.append(("Build", build_findings(b[base], b[k], k)))
@@ -194,10 +258,57 @@ def summarize(model: dict) -> list[dict]:
         if fp.get(base) and fp.get(k):
             sections.append(("Footprint", footprint_findings(fp[base], fp[k], k)))
         lm = model["lmbench"]
+        metrics: list[dict] = []
         if base in lm and k in lm and lm[base].measured and lm[k].measured:
-            sections.append(("lmbench", lmbench_findings(lm[base], lm[k], k)))
-        out.append({"kernel": k, "against": base, "sections": sections})
+            metrics = lmbench_metric_findings(lm[base], lm[k], k)
+        family = [f for _, fs in sections for f in fs if f["kind"] == "tested"]
+        family += [f for f in metrics if f["kind"] == "tested"]
+        resolve(family)
+        if metrics:
+            sections.append(("lmbench", lmbench_groups(metrics, k)))
+        host = host_findings(model, [base, k])
+        if host:
+            sections.append(("Host", host))
+        out.append(
+            {
+                "kernel": k,
+                "against": base,
+                "sections": sections,
+                "family": len(family),
+                "tested": {f["key"]: {"p": f["p"], "q": f["q"], "significant": f["significant"]} for f in family},
+            }
+        )
     return out
+
+
+def host_findings(model: dict, kernels: list[str]) -> list[dict]:
+    """A warning when the host-load guard saw a disturbed host during the runs."""
+    notes = []
+    boot = model.get("boot")
+    if boot:
+        redone = sum(len(boot.kernels[k].disturbed) for k in kernels if k in boot.kernels)
+        if redone:
+            notes.append(f"{redone} boot run(s) were done again because the host was busy")
+    for k in kernels:
+        f = model["footprint"].get(k)
+        if f is None:
+            continue
+        if f.disturbed:
+            notes.append(f"{k}: {f.disturbed} footprint round(s) done again because the host was busy")
+        kept = [h.disturbed for h in f.host if h.disturbed]
+        if kept:
+            notes.append(f"{k}: {len(kept)} footprint round(s) kept on a busy host ({kept[0]})")
+    if not notes:
+        return []
+    return [
+        {
+            "kind": "host",
+            "significant": None,
+            "delta_pct": None,
+            "claim": "the host was not quiet: " + "; ".join(notes) + " (docs/boot-timing.md: the host-load guard)",
+            "link": "",
+        }
+    ]
 
 
 def build_findings(ra: Build, rb: Build, k: str) -> list[dict]:
@@ -234,10 +345,22 @@ def boot_findings(boot: BootTiming, milestones: list[dict], base: str, k: str, f
         return []
     fs = []
     for m in milestones:
-        va = _run_values(boot.kernels[base].milestones.get(m["name"]))
-        vb = _run_values(boot.kernels[k].milestones.get(m["name"]))
+        sa, sb = boot.kernels[base].milestones.get(m["name"]), boot.kernels[k].milestones.get(m["name"])
+        va, vb = _run_values(sa), _run_values(sb)
         if va and vb and m["summary"]:
-            fs.append(tested_finding(f"boot to {m['label']}", va, vb, "s", "lower", link=f"../{fname}"))
+            fs.append(
+                tested_finding(
+                    f"boot to {m['label']}",
+                    va,
+                    vb,
+                    "s",
+                    "lower",
+                    link=f"../{fname}",
+                    a_rounds=sa.rounds if sa else None,
+                    b_rounds=sb.rounds if sb else None,
+                    key=f"{fname}:{m['name']}",
+                )
+            )
     return fs
 
 
@@ -249,15 +372,18 @@ def footprint_findings(fa: Footprint, fb: Footprint, k: str) -> list[dict]:
     if fa.total_free_kb is not None and fb.total_free_kb is not None:
         fs.append(size_finding('total "free" memory', fa.total_free_kb, fb.total_free_kb, "kB", link))
     fs.append(
-        untested_finding(
+        tested_finding(
             "memory available to malloc()",
-            fa.malloc_kb,
-            fb.malloc_kb,
+            fa.malloc_kb_values or [fa.malloc_kb],
+            fb.malloc_kb_values or [fb.malloc_kb],
             "kB",
             "higher",
             slower="less",
             faster="more",
             link=link,
+            a_rounds=fa.rounds or None,
+            b_rounds=fb.rounds or None,
+            key="footprint:malloc_kb",
         )
     )
     return fs
@@ -277,34 +403,59 @@ def _metric_pairs(a: Lmbench, b: Lmbench) -> dict[str, list[tuple[Metric, Metric
     return groups
 
 
-def _metric_finding(ma: Metric, mb: Metric, k: str) -> dict:
+def _metric_finding(ma: Metric, mb: Metric, k: str, group: str) -> dict:
     word = ("slower", "faster") if mb.unit != "MB/s" and mb.better == "lower" else ("lower", "higher")
     va, vb = ma.values or [ma.value], mb.values or [mb.value]
     link = f"../{k}/lmbench.json"
     if len(va) >= 2 and len(vb) >= 2:
-        return tested_finding(mb.name, va, vb, mb.unit, mb.better, *word, link=link)
-    return untested_finding(mb.name, ma.value, mb.value, mb.unit, mb.better, *word, link=link)
+        f = tested_finding(
+            mb.name,
+            va,
+            vb,
+            mb.unit,
+            mb.better,
+            *word,
+            link=link,
+            a_rounds=ma.rounds,
+            b_rounds=mb.rounds,
+            key=f"lmbench:{mb.name}",
+        )
+    else:
+        f = untested_finding(mb.name, ma.value, mb.value, mb.unit, mb.better, *word, link=link)
+    f["group"] = group
+    return f
 
 
-def lmbench_findings(a: Lmbench, b: Lmbench, k: str) -> list[dict]:
-    """Per lmbench group, the metric that got most worse ("up to 96 % slower")
-    and the one that got most better; tested when each metric has >= 2 runs."""
+def lmbench_metric_findings(a: Lmbench, b: Lmbench, k: str) -> list[dict]:
+    """Every metric both kernels have, as a finding (tested when each has >= 2 rounds)."""
+    return [
+        f
+        for group, pairs in _metric_pairs(a, b).items()
+        for f in (_metric_finding(ma, mb, k, group) for ma, mb in pairs)
+        if f["delta_pct"] is not None
+    ]
+
+
+def lmbench_groups(metrics: list[dict], k: str) -> list[dict]:
+    """Per lmbench group, after the family's correction: the metric that got most
+    worse ("up to 96 % slower") and the one that got most better, or "no
+    significant difference" when no tested metric of the group passed."""
     out = []
-    for group, pairs in _metric_pairs(a, b).items():
-        fs = [f for f in (_metric_finding(ma, mb, k) for ma, mb in pairs) if f["delta_pct"] is not None]
-        if not fs:
-            continue
+    groups: dict[str, list[dict]] = {}
+    for f in metrics:
+        groups.setdefault(f["group"], []).append(f)
+    for group, fs in groups.items():
         tested = [f for f in fs if f["kind"] == "tested"]
-        if tested and all(f["kind"] == "tested" for f in fs):
+        if tested and len(tested) == len(fs):
             sig = [f for f in tested if f["significant"]]
             if not sig:
-                n = tested[0]["n"][0]
+                best_q = min(tested, key=lambda f: f["q"])
                 out.append(
                     {
                         "kind": "tested",
                         "significant": False,
                         "delta_pct": None,
-                        "claim": f"{group}: no significant difference (n={n})",
+                        "claim": f"{group}: no significant difference ({best_q['detail']})",
                         "link": f"../{k}/lmbench.json",
                     }
                 )

@@ -138,7 +138,38 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     model["env"] = _environment(board, build)
     model["reproduce"] = _reproduce(board, model)
     model["findings"] = findings.summarize(model)
+    _mark_from_family(model)
     return model
+
+
+def _mark_from_family(model: dict) -> None:
+    """Table marks from the summary's corrected family: a delta is marked * only when
+    the summary tested it and its Benjamini-Hochberg q-value < ALPHA; a value the
+    summary did not test gets no mark (its p alone would overstate it)."""
+    tested = {f["kernel"]: f.get("tested", {}) for f in model["findings"]}
+
+    def mark(deltas: list, ks: list[str], key: str) -> None:
+        for k, d in zip(ks[1:], deltas, strict=False):
+            if not d:
+                continue
+            t = tested.get(k, {}).get(key)
+            d["q"] = None if t is None else t["q"]
+            d["significant"] = None if t is None else t["significant"]
+
+    boot = model.get("boot")
+    if boot:
+        ks = [k for k in model["kernels"] if k in boot.kernels]
+        for row in model["boot_rows"]:
+            mark(row["deltas"], ks, f"{records.boot_timing_name()}:{row['name']}")
+    nfs = model.get("boot_nfs")
+    if nfs:
+        ks = [k for k in model["kernels"] if k in nfs["summary"].kernels]
+        for row in nfs["rows"]:
+            mark(row["deltas"], ks, f"{records.boot_timing_name('nfs')}:{row['name']}")
+    lm = model.get("lmbench_groups") or {}
+    for g in lm.get("groups", []):
+        for row in g["rows"]:
+            mark(row["deltas"], lm["kernels"], f"lmbench:{row['name']}")
 
 
 def _delta(a: float | None, b: float | None) -> float | None:
