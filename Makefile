@@ -32,7 +32,7 @@ KOPT := $(KSEL) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(if $(CROSS_COM
 LMSRC := --lmbench-runs $(LMBENCH_RUNS) $(if $(LMBENCH_SRC),--lmbench-source $(LMBENCH_SRC)) $(if $(LMBENCH_SHA256),--lmbench-sha256 $(LMBENCH_SHA256))
 DEPS_STAMP := .venv/.requirements.sha256
 
-.PHONY: help deps check lint format typecheck all study build-all build-report boot-timing footprint-report report boards test test-unit test-integration bench bench-boot clean
+.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report report boards test test-unit test-integration bench bench-boot clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -90,6 +90,9 @@ test-unit: $(DEPS_STAMP) ## run only the fast unit tests
 
 test-integration: $(DEPS_STAMP) ## run only the integration tests
 	@.venv/bin/python -m pytest -m integration $(PYTEST_ARGS)
+
+aa: $(DEPS_STAMP) ## A/A check: KERNEL (default the board's last) as two arms; the summary must claim no difference
+	@$(BRINGUP) aa --board $(BOARD) $(KSEL) --runs $(RUNS) --lmbench $(LMBENCH) --lmbench-runs $(LMBENCH_RUNS)
 
 bench: $(DEPS_STAMP) ## build benchmarks: bringup vs bare make, no-op rerun, ccache warm vs cold
 	@.venv/bin/python bench/build_bench.py --board $(BOARD) $(KSEL)

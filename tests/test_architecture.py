@@ -28,6 +28,7 @@ ALLOWED = {
     "measure": BASE | {"parse", "model", "records", "stats", "boot", "build", "targets", "measure"},
     "report": BASE | {"parse", "model", "records", "stats", "report"},
     "study": BASE | {"parse", "model", "records", "stats", "boot", "build", "targets", "measure", "report", "study"},
+    "aa": BASE | {"parse", "model", "records", "stats", "boot", "build", "targets", "measure", "report", "aa"},
     "cli": None,  # the command line may import anything
     "__main__": {"cli"},
     "__init__": set(),

@@ -203,10 +203,15 @@ def test_tested_finding_rules():
     findings.resolve([g, *others])
     assert g["significant"] is False and "q=0.44" in g["claim"]
     # paired by round, five rounds can never pass the correction: the claim says how many could
-    h = findings.tested_finding("p", [1, 2, 3, 4, 5], [2, 3, 4, 5, 6.5], "s", "lower", a_rounds=[1, 2, 3, 4, 5],
-                                b_rounds=[1, 2, 3, 4, 5])
+    h = findings.tested_finding(
+        "p", [1, 2, 3, 4, 5], [2, 3, 4, 5, 6.5], "s", "lower", a_rounds=[1, 2, 3, 4, 5], b_rounds=[1, 2, 3, 4, 5]
+    )
     findings.resolve([h])
-    assert h["paired"] and h["significant"] is False and "5 rounds cannot reach significance among 1 tests, 6 could" in h["claim"]
+    assert (
+        h["paired"]
+        and h["significant"] is False
+        and "5 rounds cannot reach significance among 1 tests, 6 could" in h["claim"]
+    )
     f = findings.size_finding("img", 1000, 1005, "kB")
     assert f["claim"] == "img: about the same (+0.5 %, 1000 → 1005 kB)"
 

@@ -21,6 +21,11 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def _host_guard() -> bool:
+    """The host-load guard (util/hostload.py) is on unless BRINGUP_HOST_GUARD=0."""
+    return os.environ.get("BRINGUP_HOST_GUARD", "1") != "0"
+
+
 def cmd_boards(a) -> int:
     from bringup.model.board import list_boards, load_board
 
@@ -108,6 +113,7 @@ def cmd_boot_timing(a) -> int:
         timeout_factor=a.timeout_factor,
         root=a.root,
         say=_say,
+        guard=_host_guard(),
     )
     sys.stdout.write(boottiming.render_table(summary, load_rules(b.milestones)))
     failed = sum(k["failed"] for k in summary["kernels"].values())
@@ -135,6 +141,7 @@ def cmd_footprint(a) -> int:
         lmbench_source=spec,
         lmbench_runs=a.lmbench_runs,
         say=_say,
+        guard=_host_guard(),
     )
     sys.stdout.write(footprint.render_footprint(b.name, res))
     sys.stdout.write(footprint.render_lmbench(res))
@@ -170,10 +177,37 @@ def cmd_study(a) -> int:
         lmbench_runs=a.lmbench_runs,
         root=a.root,
         say=_say,
+        guard=_host_guard(),
     )
     _say("\n" + rep.summary())
     _say(f"\nThe study of {b.name} is done. Open the report:\n  {rep.index.resolve()}")
     print(rep.index.resolve())
+    return 0
+
+
+def cmd_aa(a) -> int:
+    from bringup import aa
+    from bringup.model.board import load_board
+
+    b = load_board(a.board)
+    kernel = a.kernel or b.kernels[-1].id
+    b.kernel(kernel)  # an unknown kernel fails here, before any work
+    result = aa.run(
+        b,
+        kernel,
+        paths.logs_dir(),
+        paths.cache_dir(),
+        runs=a.runs,
+        lmbench=a.lmbench,
+        lmbench_runs=a.lmbench_runs,
+        path=a.path,
+        say=_say,
+        guard=_host_guard(),
+    )
+    sys.stdout.write(aa.render(result))
+    if result["claims"]:
+        _say(f"bringup: error: the summary claims {len(result['claims'])} difference(s) between a kernel and itself")
+        return 1
     return 0
 
 
@@ -431,6 +465,21 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-j", "--jobs", type=_count(1, 1024), default=None)
     s.add_argument("--force", action="store_true", help="run every step again")
     s.set_defaults(fn=cmd_study)
+
+    s = sub.add_parser(
+        "aa",
+        help="A/A check: one kernel as two arms through boot timing and footprint; the summary must claim nothing",
+        description="Boot the same build of one kernel as two arms 'a' and 'b' (board <board>-aa; nothing is "
+        "built) through boot timing and the footprint in rounds, and report what the management summary would "
+        "claim (it must claim nothing) and the per-metric false-positive rate before and after the "
+        "Benjamini-Hochberg correction. Writes logs/<board>-aa/aa.json; exits 1 when a difference is claimed.",
+    )
+    s.add_argument("--board", "-b", required=True)
+    s.add_argument("--kernel", "-k", help="the kernel id (default: the board's last kernel)")
+    _boot_args(s)
+    s.add_argument("--lmbench", choices=("quick", "full", "none"), default="quick")
+    s.add_argument("--lmbench-runs", type=_count(1, 100), default=5, metavar="N", help="footprint rounds (default 5)")
+    s.set_defaults(fn=cmd_aa)
 
     s = sub.add_parser(
         "compare",

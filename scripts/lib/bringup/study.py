@@ -124,6 +124,7 @@ def run(
     lmbench_runs: int = 1,
     root: str = "ramdisk",
     say=print,
+    guard: bool = True,
 ) -> report.Report:
     path = path or board.boot
     steps = 4
@@ -139,12 +140,14 @@ def run(
         summary = boottiming.boot_timing(
             board,
             logs,
-            Path(logs) / board.name / "rootfs" / rd["file"],
+            Path(logs) / board.name / "rootfs" / rd.file,
             partial(targets.for_board, board, say=say),
             runs=runs,
             path=path,
             root=root,
             say=say,
+            rootfs_ref=rd.ref(),
+            guard=guard,
         )
         failed = sum(k["failed"] for k in summary["kernels"].values())
         if failed:
@@ -157,7 +160,14 @@ def run(
     else:
         say(f"== [3/{steps}] footprint-report {board.name}: lmbench {lmbench} ({why})")
         footprint.footprint(
-            board, logs, cache, mode=lmbench, lmbench_source=lmbench_source, lmbench_runs=lmbench_runs, say=say
+            board,
+            logs,
+            cache,
+            mode=lmbench,
+            lmbench_source=lmbench_source,
+            lmbench_runs=lmbench_runs,
+            say=say,
+            guard=guard,
         )
 
     say(f"== [4/{steps}] report {board.name}")
