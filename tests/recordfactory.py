@@ -10,8 +10,7 @@ import copy
 import hashlib
 from typing import Any
 
-from bringup import records
-from bringup import stats
+from bringup import records, stats
 
 T0 = "2026-01-01T00:00:00+00:00"
 

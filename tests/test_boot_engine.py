@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bringup import targets
+from bringup import stats, targets
 from bringup.boot import session as bs
 from bringup.boot import timing as boottiming
 from bringup.boot import uboot
@@ -17,7 +17,6 @@ from bringup.boot.target import Network, Staging, Target
 from bringup.errors import BootFailed, BringupError
 from bringup.model.board import UbootSpec, load_board
 from bringup.model.milestones import load_rules
-from bringup import stats
 from fakeboard import KERNEL, UBOOT_BANNER, FakeBoard
 from recordfactory import build as build_record
 

@@ -5,8 +5,6 @@ tests/test_architecture.py.)"""
 import ast
 from pathlib import Path
 
-import pytest
-
 import bringup
 
 PKG = Path(bringup.__file__).parent

@@ -14,7 +14,6 @@ import time
 import pytest
 
 from bringup.boot.nfsserver import GaneshaServer
-from bringup.util.net import free_port
 
 from .conftest import ROOT, bringup
 from .rfc2217_bridge import Rfc2217Bridge

@@ -13,12 +13,16 @@ that are not UTF-8 break nothing.
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import select
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO, TextIO
 
 import pexpect
 import serial
@@ -55,31 +59,35 @@ class Console:
         self._cond = threading.Condition()
         self._partial = bytearray()
         self._partial_t: float | None = None
-        self._pending = deque()  # raw bytes not yet consumed by a dialogue
+        self._pending: deque[bytes] = deque()  # raw bytes not yet consumed by a dialogue
         self._stop = threading.Event()
-        self._log = open(log_path, "w", encoding="utf-8") if log_path else None
-        self._raw = open(raw_path, "wb") if raw_path else None
         self._last_t = 0.0
-        self.ser = self._open(connect_timeout)
+        with contextlib.ExitStack() as files:  # the logs are closed if the port cannot be opened
+            self._log: TextIO | None = files.enter_context(open(log_path, "w", encoding="utf-8")) if log_path else None
+            self._raw: BinaryIO | None = files.enter_context(open(raw_path, "wb")) if raw_path else None
+            self.ser = self._open(connect_timeout)
+            self._files = files.pop_all()  # from now on close() closes them
         self._thread = threading.Thread(target=self._reader, name="console-reader", daemon=True)
         self._thread.start()
 
     # -- port ---------------------------------------------------------------
-    def _open(self, connect_timeout: float):
+    def _open(self, connect_timeout: float) -> serial.SerialBase:
         deadline = time.monotonic() + connect_timeout
         while True:
             try:
                 s = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0, do_not_open=True)
                 # pyserial's open() ends with reset_input_buffer(), which throws away
                 # bytes that arrived already: on a socket that is the start of the boot
-                s.reset_input_buffer = lambda: None
+                # (so shadow the method on this instance while it opens: assigning to a
+                # method is what mypy refuses, and here it is the intent)
+                s.reset_input_buffer = lambda: None  # type: ignore[method-assign]
                 s.open()
                 del s.reset_input_buffer
                 return s
             except (serial.SerialException, OSError, ValueError) as e:
                 # QEMU may not listen yet; a device may not exist yet (USB re-enumeration)
                 if time.monotonic() > deadline:
-                    raise ConsoleClosed(f"serial console {self.url}: cannot open: {e}")
+                    raise ConsoleClosed(f"serial console {self.url}: cannot open: {e}") from e
                 time.sleep(0.002)  # QEMU holds the guest until we connect: every ms counts
 
     def write(self, data: bytes | str) -> None:
@@ -89,10 +97,10 @@ class Console:
             self.ser.write(data)
             self.ser.flush()
         except (serial.SerialException, OSError) as e:
-            raise ConsoleClosed(f"serial console {self.url}: write failed: {e}")
+            raise ConsoleClosed(f"serial console {self.url}: write failed: {e}") from e
 
     # -- reader -------------------------------------------------------------
-    def _reader(self):
+    def _reader(self) -> None:
         fileno = None
         try:
             fileno = self.ser.fileno()
@@ -152,7 +160,7 @@ class Console:
                 start = nl + 1
             self._cond.notify_all()
 
-    def _emit(self, raw: bytes, t: float) -> None:
+    def _emit(self, raw: bytes | bytearray, t: float) -> None:
         text = bytes(raw).decode("utf-8", errors="replace").replace("\r", "")
         line = Line(t=t, text=text, n=len(self.lines) + 1)
         self.lines.append(line)
@@ -178,7 +186,7 @@ class Console:
     def wait(self, n_lines: int, timeout: float) -> bool:
         """Block until more than n_lines lines exist, the port closes, or timeout."""
         with self._cond:
-            return self._cond.wait_for(lambda: len(self.lines) > n_lines or self.closed_reason, timeout=timeout)
+            return self._cond.wait_for(lambda: len(self.lines) > n_lines or bool(self.closed_reason), timeout=timeout)
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -212,7 +220,7 @@ class Console:
         dialogue stopped) and writing to it."""
         return ConsoleExpect(self, timeout)
 
-    def _take(self, size: int, timeout: float) -> bytes:
+    def _take(self, size: int, timeout: float | None) -> bytes:
         deadline = time.monotonic() + (timeout if timeout is not None else 1e9)
         with self._cond:
             while not self._pending:
@@ -231,33 +239,34 @@ class Console:
     # -- end ----------------------------------------------------------------
     def close(self) -> None:
         self._stop.set()
-        try:
+        with contextlib.suppress(Exception):
             self.ser.close()
-        except Exception:
-            pass
         self._thread.join(timeout=2)
         with self._cond:
             self._flush_partial()
-        for f in (self._log, self._raw):
-            if f:
-                f.close()
+        self._files.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Console:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
 class ConsoleExpect(SpawnBase):
     """pexpect over a Console: expect()/sendline() for bootloader and shell dialogues."""
 
+    # set by SpawnBase.__init__ (with encoding, a codec pair); types-pexpect does not declare them
+    _decoder: codecs.IncrementalDecoder
+    _encoder: codecs.IncrementalEncoder
+    _log: Callable[[str, str], None]
+
     def __init__(self, console: Console, timeout: float):
         super().__init__(timeout=timeout, maxread=65536, encoding="utf-8", codec_errors="replace")
         self.console = console
         self.delaybeforesend = None  # pexpect's 50 ms default skews round-trip timings
 
-    def read_nonblocking(self, size=1, timeout=-1):
+    def read_nonblocking(self, size: int = 1, timeout: float | None = -1) -> str:
         if timeout == -1:
             timeout = self.timeout
         try:
@@ -269,15 +278,15 @@ class ConsoleExpect(SpawnBase):
         self._log(s, "read")
         return s
 
-    def send(self, s):
+    def send(self, s: str | bytes) -> int:
         b = self._encoder.encode(s, final=False) if isinstance(s, str) else s
         self.console.write(b)
         return len(b)
 
-    def sendline(self, s=""):
+    def sendline(self, s: str = "") -> int:
         return self.send(s + "\n")
 
-    def isalive(self):
+    def isalive(self) -> bool:
         return self.console.closed_reason is None
 
 

@@ -32,6 +32,7 @@ class NfsRoot:
         self.run_dir = Path(run_dir)
         self.initrd = Path(initrd)
         self.server: GaneshaServer | None = None
+        self.remote_path: str | None  # the export's path as the server gives it
         if self.cfg.server == "external":
             base = Path(self.cfg.export_dir).expanduser()
             if not base.is_dir():
@@ -56,7 +57,7 @@ class NfsRoot:
         try:
             n = cpio.unpack(cpio.read(self.initrd.read_bytes()), self.export)
         except (ValueError, OSError) as e:
-            raise BringupError(f"NFS root: cannot unpack {self.initrd} into {self.export}: {e}")
+            raise BringupError(f"NFS root: cannot unpack {self.initrd} into {self.export}: {e}") from e
         self.files = n
         if self.server is not None:
             self.server.start()

@@ -12,6 +12,7 @@ killed run leaves no server behind.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import shutil
@@ -140,7 +141,7 @@ class GaneshaServer:
                     raise BringupError(
                         f"NFS server: cannot listen on {self.bind}:{port}: {e.strerror} "
                         f"(board file nfs.bind / nfs.port)"
-                    )
+                    ) from e
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "v4recov").mkdir(exist_ok=True)
         conf = self.workdir / "ganesha.conf"
@@ -158,11 +159,10 @@ class GaneshaServer:
             "NIV_EVENT",
         ]
         t = time.monotonic()
-        out = open(self.workdir / "ganesha.stdout", "wb")
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent
-        )
-        out.close()
+        with open(self.workdir / "ganesha.stdout", "wb") as out:
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent
+            )
         deadline = t + self.start_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -193,12 +193,10 @@ class GaneshaServer:
 
     def why(self) -> str:
         """The most telling line of the server's log: its last fatal/critical/major one."""
-        lines = []
+        lines: list[str] = []
         for f in (self.log, self.workdir / "ganesha.stdout"):
-            try:
+            with contextlib.suppress(OSError):
                 lines += f.read_text(errors="replace").splitlines()
-            except OSError:
-                pass
         bad = [
             x
             for x in lines

@@ -8,6 +8,7 @@ command never matches; only the shell's output does.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
 
@@ -30,9 +31,11 @@ class Shell:
                 [re.escape(self.prompt), r"[Pp]assword: ?$", r"Login incorrect"], timeout=timeout * self.factor
             )
         except pexpect.TIMEOUT:
-            raise BootFailed(f"login as {user}: no shell prompt {self.prompt!r} within {timeout * self.factor:.0f}s")
+            raise BootFailed(
+                f"login as {user}: no shell prompt {self.prompt!r} within {timeout * self.factor:.0f}s"
+            ) from None
         except pexpect.EOF as e:
-            raise BootFailed(f"login as {user}: console closed: {e}")
+            raise BootFailed(f"login as {user}: console closed: {e}") from None
         if i != 0:
             raise BootFailed(f"login as {user}: refused ({self.exp.after.strip()!r})")
         # quiet the kernel on the console so that its messages do not land in outputs
@@ -48,13 +51,11 @@ class Shell:
             self.exp.expect(begin + r"\r?\n", timeout=timeout * self.factor)
             self.exp.expect(end + r" (\d+)\r?\n", timeout=timeout * self.factor)
         except pexpect.TIMEOUT:
-            raise BootFailed(f"step '{step}' did not finish within {timeout * self.factor:.0f}s")
+            raise BootFailed(f"step '{step}' did not finish within {timeout * self.factor:.0f}s") from None
         except pexpect.EOF as e:
-            raise BootFailed(f"step '{step}': console closed: {e}")
+            raise BootFailed(f"step '{step}': console closed: {e}") from None
         out = self.exp.before.replace("\r\n", "\n").replace("\r", "")
         rc = int(self.exp.match.group(1))
-        try:
+        with contextlib.suppress(pexpect.TIMEOUT, pexpect.EOF):
             self.exp.expect(re.escape(self.prompt), timeout=10 * self.factor)
-        except (pexpect.TIMEOUT, pexpect.EOF):
-            pass
         return out, rc

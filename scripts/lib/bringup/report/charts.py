@@ -58,7 +58,7 @@ def sizes(kernels: list[str], groups: dict[str, dict], images: dict[str, dict]) 
     for g in order:
         vals = [groups[k].get(g, 0) / 1024 for k in kernels]
         ax1.barh(y, vals, left=left, color=SECTION_COLORS[g], label=g, height=0.6)
-        left = [a + b for a, b in zip(left, vals)]
+        left = [a + b for a, b in zip(left, vals, strict=True)]
     ax1.set_yticks(y, kernels)
     ax1.invert_yaxis()
     ax1.set_xlabel("vmlinux sections (kB)")
@@ -132,7 +132,7 @@ def bw_mem_cascade(kernels: list[str], series: dict[str, dict[str, list[tuple[in
     if not ops:
         return None
     fig, axes = plt.subplots(1, len(ops), figsize=(3.2 * len(ops), 2.8), squeeze=False)
-    for ax, op in zip(axes[0], ops):
+    for ax, op in zip(axes[0], ops, strict=True):
         for i, k in enumerate(kernels):
             pts = sorted(series[op].get(k, []))
             if pts:
