@@ -383,17 +383,19 @@ def test_table_marks_significant_and_insignificant_deltas(arm):
             for i, t in enumerate(logins)
         ]
 
-    recs = runs("A", [1.0, 1.1, 1.05, 0.95, 1.02], [0.10, 0.12, 0.11, 0.09, 0.10]) + runs(
-        "B", [2.0, 2.1, 2.05, 1.95, 2.02], [0.11, 0.09, 0.12, 0.10, 0.10]
+    # six rounds: the paired signed-rank test's smallest p is 2/2^6 = 0.031 (five rounds cannot reach 0.05)
+    recs = runs("A", [1.0, 1.1, 1.05, 0.95, 1.02, 1.01], [0.10, 0.12, 0.11, 0.09, 0.10, 0.11]) + runs(
+        "B", [2.0, 2.1, 2.05, 1.95, 2.02, 2.03], [0.11, 0.09, 0.12, 0.10, 0.10, 0.105]
     )
     s = boottiming.summarize(arm, recs, rules, ["A", "B"])
     s["path"] = "direct"
     t = boottiming.render_table(s, rules)
     login = next(line for line in t.splitlines() if "login" in line and line.startswith("|"))
     version = next(line for line in t.splitlines() if "Linux version" in line and line.startswith("|"))
-    assert login.rstrip(" |").endswith("+ 98 % *")
+    assert login.rstrip(" |").endswith("+ 100 % *")
     assert "(n.s.)" in version
-    assert s["kernels"]["A"]["milestones"]["login"]["values"] == [1.0, 1.1, 1.05, 0.95, 1.02]
+    assert s["kernels"]["A"]["milestones"]["login"]["values"] == [1.0, 1.1, 1.05, 0.95, 1.02, 1.01]
+    assert s["kernels"]["A"]["milestones"]["login"]["rounds"] == [1, 2, 3, 4, 5, 6]
 
 
 # --- the Target protocol and the BootSession --------------------------------

@@ -262,8 +262,11 @@ def test_sigkill_of_bringup_keeps_the_good_record_and_leaves_no_make(env):
     while time.monotonic() < deadline and not (log.exists() and "slow.o" in log.read_text()):
         time.sleep(0.05)
     assert "slow.o" in log.read_text(), "the slow step never started"
-    slow = subprocess.run(["pgrep", "-f", "sleep 60"], capture_output=True, text=True).stdout.split()
-    assert slow, "the fake build's slow step should be running"
+    # make's process group (the keeper's): make, its shell and the slow step, and only ours
+    keeper = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
+    assert len(keeper) == 1, keeper
+    slow = subprocess.run(["pgrep", "-g", keeper[0]], capture_output=True, text=True).stdout.split()
+    assert len(slow) >= 3, "the keeper, make and the slow step should be running"
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=10)
     deadline = time.monotonic() + 5
@@ -271,7 +274,7 @@ def test_sigkill_of_bringup_keeps_the_good_record_and_leaves_no_make(env):
     while time.monotonic() < deadline and alive:
         alive = [pid for pid in slow if os.path.exists(f"/proc/{pid}")]
         time.sleep(0.05)
-    assert not alive, "make's children must not outlive a SIGKILLed bringup"
+    assert not alive, "make and its children must not outlive a SIGKILLed bringup"
     assert (recdir / "build.json").read_bytes() == before
 
 

@@ -42,6 +42,7 @@ def test_footprint_rejects_zero_lmbench_runs(empty_logs, capsys):
 
 
 def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
+    monkeypatch.delenv("BRINGUP_HOST_GUARD", raising=False)
     from bringup import study
 
     seen = {}
@@ -85,6 +86,7 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
         "lmbench_runs": 4,
         "root": "nfs",
         "say": cli._say,
+        "guard": True,  # BRINGUP_HOST_GUARD unset: the host-load guard is on
     }
 
 

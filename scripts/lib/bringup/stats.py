@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from itertools import combinations_with_replacement
 from typing import Any, Literal
 
@@ -26,10 +27,12 @@ from scipy import stats as sps
 ALPHA = 0.05
 BOOTSTRAP_RESAMPLES = 2000
 SEED = 20021  # a fixed seed: the same records give the same report
-EXACT_LIMIT = 200_000  # splits of the pooled values enumerated for an exact Mann-Whitney p
+# resamples of a permutation test: at least every split (Mann-Whitney within EXACT_LIMIT splits) or
+# sign pattern (signed-rank with up to 16 rounds: 65,536), so scipy enumerates them all: an exact p
+EXACT_LIMIT = 200_000
 
 
-def _clean(values: list[float | None]) -> list[float]:
+def _clean(values: Sequence[float | None]) -> list[float]:
     return [float(x) for x in values if x is not None and math.isfinite(x)]
 
 
@@ -38,7 +41,7 @@ def t95(df: int) -> float:
     return math.inf if df <= 0 else float(sps.t.ppf(0.975, df))
 
 
-def summarize(values: list[float | None]) -> dict[str, Any] | None:
+def summarize(values: Sequence[float | None]) -> dict[str, Any] | None:
     """Median, mean, min, max, standard deviation and the 95 % confidence
     interval of the mean (Student's t) of repeated values."""
     v = _clean(values)
@@ -60,7 +63,7 @@ def summarize(values: list[float | None]) -> dict[str, Any] | None:
     }
 
 
-def mann_whitney(a: list[float | None], b: list[float | None]) -> dict[str, Any] | None:
+def mann_whitney(a: Sequence[float | None], b: Sequence[float | None]) -> dict[str, Any] | None:
     """Two-sided Mann-Whitney U test, U of the first sample: exact for small samples
     (with ties, by enumerating every split of the pooled values), else the normal
     approximation with tie correction.  None below 2 values a side."""
@@ -70,7 +73,7 @@ def mann_whitney(a: list[float | None], b: list[float | None]) -> dict[str, Any]
     ties = len(set(x + y)) < len(x) + len(y)
     small = math.comb(len(x) + len(y), len(x)) <= EXACT_LIMIT
     if small and ties:
-        r = sps.mannwhitneyu(x, y, alternative="two-sided", method=sps.PermutationMethod(n_resamples=np.inf))
+        r = sps.mannwhitneyu(x, y, alternative="two-sided", method=sps.PermutationMethod(n_resamples=EXACT_LIMIT))
         method = "exact, ties"
     else:
         m: Literal["asymptotic", "exact"] = "exact" if small else "asymptotic"
@@ -86,7 +89,7 @@ def mann_whitney(a: list[float | None], b: list[float | None]) -> dict[str, Any]
     }
 
 
-def wilcoxon_paired(a: list[float | None], b: list[float | None]) -> dict[str, Any] | None:
+def wilcoxon_paired(a: Sequence[float | None], b: Sequence[float | None]) -> dict[str, Any] | None:
     """Two-sided Wilcoxon signed-rank test of the per-round differences b - a
     (pairs where either value is missing are dropped; zero differences follow
     Pratt): exact for up to 16 rounds (with ties or zeros, by enumerating every
@@ -102,7 +105,7 @@ def wilcoxon_paired(a: list[float | None], b: list[float | None]) -> dict[str, A
     zeros: Literal["pratt", "wilcox"] = "pratt" if 0 in d else "wilcox"
     if len(d) <= 16 and not clean:
         r = sps.wilcoxon(
-            d, alternative="two-sided", method=sps.PermutationMethod(n_resamples=np.inf), zero_method=zeros
+            d, alternative="two-sided", method=sps.PermutationMethod(n_resamples=EXACT_LIMIT), zero_method=zeros
         )
         method = "exact, ties"
     else:

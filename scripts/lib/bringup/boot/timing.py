@@ -15,18 +15,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from bringup import records
+from bringup import records, stats
+from bringup.boot import rounds
 from bringup.boot.session import PATHS, ROOTS, boot_once
 from bringup.boot.target import Target
 from bringup.errors import BringupError
 from bringup.model.board import Board
 from bringup.model.milestones import load_rules
 from bringup.parse import milestones as ms
-from bringup import stats
-from bringup.boot import rounds
 from bringup.util import clock, hostload
-
 
 # --- runs, statistics, summary ---------------------------------------------
 
@@ -51,7 +50,7 @@ def _disturbed(r: dict) -> str | None:
 def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str]) -> dict:
     """Statistics per kernel and milestone over the runs that count: runs redone
     because the host was disturbed are listed apart (`disturbed`), not used."""
-    out = {"board": board.name, "created": clock.now(), "kernels": {}}
+    out: dict[str, Any] = {"board": board.name, "created": clock.now(), "kernels": {}}
     for kid in kernels:
         mine = [r for r in recs if r["kernel"] == kid]
         runs = [r for r in mine if not r.get("redone")]
@@ -59,7 +58,9 @@ def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str
         per = {}
         refs = {reference(r, rules)[0] for r in ok}
         for m in rules.milestones:
-            vals, rnds, pk = [], [], []
+            vals: list[float] = []
+            rnds: list[int] = []
+            pk: list[float] = []
             for r in ok:
                 f = r["milestones"].get(m.name)
                 if f and f["host_s"] is not None:
@@ -244,6 +245,27 @@ def _run_line(r: dict, rnd: int, limit: int, rules: ms.Rules) -> str:
     return f"  run {rnd}/{limit} {r['kernel']}: ok ({', '.join(parts)}; from {ref_name})"
 
 
+def _delta_cell(summary: dict, base: str, k: str, name: str, med0: float | None, med: float | None) -> str:
+    """One delta of the boot table: percent against the base kernel and the test's mark
+    (paired by round when both kernels' runs carry their rounds)."""
+    if med is None or med0 in (None, 0):
+        return "n/a"
+    assert med0 is not None
+    d = (med - med0) / med0 * 100
+    a = summary["kernels"][base]["milestones"].get(name, {})
+    b = summary["kernels"][k]["milestones"].get(name, {})
+    ra, rb = a.get("rounds"), b.get("rounds")
+    va, vb = a.get("values") or [], b.get("values") or []
+    if ra and rb and len(ra) == len(va) and len(rb) == len(vb):
+        bmap = dict(zip(rb, vb, strict=True))
+        pairs = [(x, bmap[r]) for r, x in zip(ra, va, strict=True) if r in bmap]
+        test = stats.wilcoxon_paired([x for x, _ in pairs], [y for _, y in pairs])
+    else:
+        test = stats.mann_whitney(va, vb)
+    mark = "" if test is None else " *" if test["p"] < 0.05 else " (n.s.)"
+    return f"{'+' if d >= 0 else '-'} {abs(d):.0f} %{mark}"
+
+
 def render_table(summary: dict, rules: ms.Rules) -> str:
     kern = list(summary["kernels"])
     refs = {v["reference"] for v in summary["kernels"].values() if v["reference"]}
@@ -273,31 +295,25 @@ def render_table(summary: dict, rules: ms.Rules) -> str:
                 meds.append(None)
         if all(c == "-" for c in cells):
             continue
-        deltas = []
-        base = summary["kernels"][kern[0]]["milestones"].get(m.name, {}).get("values")
-        for k, v in zip(kern[1:], meds[1:]):
-            if v is None or meds[0] in (None, 0):
-                deltas.append("n/a")
-                continue
-            d = (v - meds[0]) / meds[0] * 100
-            test = stats.mann_whitney(base or [], summary["kernels"][k]["milestones"][m.name].get("values") or [])
-            mark = "" if test is None else " *" if test["p"] < 0.05 else " (n.s.)"
-            deltas.append(f"{'+' if d >= 0 else '-'} {abs(d):.0f} %{mark}")
+        deltas = [_delta_cell(summary, kern[0], k, m.name, meds[0], v) for k, v in zip(kern[1:], meds[1:], strict=True)]
         rows.append([f"... until {m.label}", *cells, *deltas])
     widths = [max(len(r[i]) for r in [heads, *rows]) for i in range(len(heads))]
     out = [
         f"Boot timing for {summary['board']} ({summary.get('path')}): medians of "
         + ", ".join(f"{k} n={summary['kernels'][k]['ok']}" for k in kern)
         + "; ± is the 95 % confidence half-width; * marks a delta significant at p < 0.05 "
-        "(Mann-Whitney U, two-sided, over the runs), (n.s.) one that is not",
+        "(Wilcoxon signed-rank over the rounds, else Mann-Whitney U; uncorrected: the report "
+        "corrects for the number of tests), (n.s.) one that is not",
         f"Time from the {ref_label}:",
         "",
     ]
-    out.append("| " + " | ".join(h.ljust(w) for h, w in zip(heads, widths)) + " |")
+    out.append("| " + " | ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)) + " |")
     out.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in rows:
         out.append(
-            "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) + " |"
+            "| "
+            + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+            + " |"
         )
     out.append("")
     for k in kern:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pexpect
 
 from bringup import records, targets
+from bringup.boot import rounds
 from bringup.boot.session import BootSession
 from bringup.build import lmbench as lmbench_build
 from bringup.build import rootfs
@@ -25,7 +26,6 @@ from bringup.model.board import Board
 from bringup.model.milestones import load_rules
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
-from bringup.boot import rounds
 from bringup.util import clock, cpio, debs, hostload, paths
 from bringup.util.aptprivate import PrivateApt
 
@@ -489,9 +489,9 @@ def render_lmbench(results: dict) -> str:
     measured = [k for k in kern if lms[k]["measured"]]
     if not measured:
         return "\n".join(out) + "\n"
-    table = {}
+    table: dict[str, dict[str, dict]] = {}
     for k in measured:
-        for bname, b in lms[k]["benchmarks"].items():
+        for b in lms[k]["benchmarks"].values():
             for m in b["metrics"]:
                 table.setdefault(b["group"], {}).setdefault(m["name"], {"unit": m["unit"], "better": m["better"]})[
                     k

@@ -23,11 +23,10 @@ significant (bool or None when not tested), and the numbers behind it.
 
 from __future__ import annotations
 
-from bringup import records
+from bringup import records, stats
 from bringup.records import BootTiming, Build, Footprint, Lmbench
 from bringup.records.boot import MilestoneStats
 from bringup.records.measure import Metric
-from bringup import stats
 from bringup.report.tables import pct
 
 ALPHA = 0.05
@@ -463,7 +462,7 @@ def lmbench_groups(metrics: list[dict], k: str) -> list[dict]:
             fs = sig
         worst = max((f for f in fs if f.get("worse")), key=lambda f: abs(f["delta_pct"]), default=None)
         best = max((f for f in fs if not f.get("worse")), key=lambda f: abs(f["delta_pct"]), default=None)
-        for f in (worst, best):
-            if f is not None:
-                out.append({**f, "claim": f"{group}: up to {f['verdict']} ({f['what']}: {f['detail']})"})
+        for top in (worst, best):
+            if top is not None:
+                out.append({**top, "claim": f"{group}: up to {top['verdict']} ({top['what']}: {top['detail']})"})
     return out

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import jinja2
 
-from bringup import records
+from bringup import records, stats
 from bringup.errors import BringupError
 from bringup.model.board import Board
 from bringup.model.milestones import load_rules
@@ -33,7 +33,6 @@ from bringup.parse import sizediff
 from bringup.records import Boot, BootTiming, Build, Footprint, Lmbench
 from bringup.records.boot import KernelTiming
 from bringup.report import buildtable as buildreport
-from bringup import stats
 from bringup.report import charts, compare, findings
 from bringup.report.tables import fmt_delta, pct
 from bringup.util import clock, paths
