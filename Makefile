@@ -32,7 +32,7 @@ KOPT := $(KSEL) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(if $(CROSS_COM
 LMSRC := --lmbench-runs $(LMBENCH_RUNS) $(if $(LMBENCH_SRC),--lmbench-source $(LMBENCH_SRC)) $(if $(LMBENCH_SHA256),--lmbench-sha256 $(LMBENCH_SHA256))
 DEPS_STAMP := .venv/.requirements.sha256
 
-.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report report boards test test-unit test-integration bench bench-boot clean
+.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report report boards test test-unit test-integration bench bench-aa bench-boot clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -96,6 +96,9 @@ aa: $(DEPS_STAMP) ## A/A check: KERNEL (default the board's last) as two arms; t
 
 bench: $(DEPS_STAMP) ## build benchmarks: bringup vs bare make, no-op rerun, ccache warm vs cold
 	@.venv/bin/python bench/build_bench.py --board $(BOARD) $(KSEL)
+
+bench-aa: $(DEPS_STAMP) ## the A/A check on a quiet host and with CPU hogs from halfway, side by side
+	@.venv/bin/python bench/aa_bench.py --board $(BOARD) $(KSEL)
 
 bench-boot: $(DEPS_STAMP) ## boot benchmark: printk lag, overhead against bare QEMU
 	@.venv/bin/python bench/boot_bench.py --board $(BOARD) $(KSEL)
