@@ -182,3 +182,12 @@ def test_study_prints_the_summary_from_the_report_model(empty_logs, monkeypatch,
     err = capsys.readouterr().err
     assert "Management summary: 6.12 against 5.10\nBuild:\n- build time: 25 % slower\n" in err
     assert not (tmp_path / "report.md").exists(), "the summary comes from the model, not from report.md"
+
+
+@pytest.mark.parametrize("flag", ["--csv", "--json"])
+@pytest.mark.parametrize("where, words", [("dir", "is a directory"), ("missing", "does not exist")])
+def test_compare_output_that_cannot_be_a_file_is_one_line_before_work(tmp_path, flag, where, words):
+    out = tmp_path if where == "dir" else tmp_path / "nowhere" / "x.out"
+    p = run_cli("compare", "a", "b", flag, str(out), env_extra={"BRINGUP_LOGS": str(tmp_path / "logs")})
+    assert p.returncode == 2 and words in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert not (tmp_path / "nowhere").exists() and not list(tmp_path.glob(".*"))

@@ -9,6 +9,7 @@ import math
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 from bringup import __version__
@@ -215,6 +216,9 @@ def cmd_compare(a) -> int:
     from bringup import records
     from bringup.report import compare
 
+    for out in (a.csv, a.json):  # refused before any work
+        if out:
+            _check_output_file(Path(out))
     logs = paths.logs_dir()
     c = compare.compare(compare.resolve(a.a, logs), compare.resolve(a.b, logs))
     sys.stdout.write(compare.render(c, a.top))
@@ -223,6 +227,16 @@ def cmd_compare(a) -> int:
             records.write_text(path, text)
             _say(f"wrote {path}")
     return 0
+
+
+def _check_output_file(p: Path) -> None:
+    """A file the user names to write: its directory exists, and it is not a directory."""
+    if p.is_dir():
+        raise BringupError(f"{p}: is a directory; name a file to write")
+    if not p.parent.is_dir():
+        raise BringupError(f"{p}: its directory {p.parent} does not exist")
+    if p.exists() and not p.is_file():
+        raise BringupError(f"{p}: not a regular file; name a file to write")
 
 
 def _check_input_file(p) -> None:
