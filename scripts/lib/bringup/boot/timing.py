@@ -168,11 +168,9 @@ def boot_timing(
         order.append(rounds.order(kernels, rnd - 1))  # A B, B A, ...: no kernel always boots first
         for kid in order[-1]:
             rec_b, recdir = builds[kid]
-            for attempt in range(1 + (MAX_REDO if guard else 0)):
-                suffix = f"-redo{attempt}" if attempt else ""
-                run_dir = recdir / "boot" / f"{stamp}-{path}{'-nfs' if root == 'nfs' else ''}-r{rnd:02d}{suffix}"
-                before = hostload.snapshot() if guard else None
-                r = boot_once(
+            prefix = recdir / "boot" / f"{stamp}-{path}{'-nfs' if root == 'nfs' else ''}-r{rnd:02d}"
+            recs += _boot_guarded(
+                lambda run_dir, kid=kid, rec_b=rec_b, recdir=recdir, rnd=rnd: boot_once(
                     board,
                     kid,
                     rec_b,
@@ -185,17 +183,13 @@ def boot_timing(
                     root=root,
                     timeout_factor=timeout_factor,
                     run_index=rnd,
-                )
-                r["round"] = rnd
-                if before is not None:
-                    r["host"] = hostload.judge(before, hostload.snapshot(), baseline)
-                records.write(run_dir / "boot.json", r, records.Boot)
-                recs.append(r)
-                say(_run_line(r, rnd, limit, rules))
-                if not (_disturbed(r) and r["status"] == "ok" and attempt < MAX_REDO):
-                    break
-                r["redone"] = True  # not in the statistics; listed as disturbed
-                say(f"  run {rnd}/{limit} {kid}: host disturbed ({_disturbed(r)}): booting it again")
+                ),
+                prefix,
+                rnd,
+                baseline if guard else None,
+                lambda r, rnd=rnd: say(_run_line(r, rnd, limit, rules)),
+                say,
+            )
         if until_ci and rnd >= max(runs, 3) and _precise_enough(recs, kernels, rules, until_ci):
             say(f"95 % confidence intervals within ±{until_ci}% after {rnd} rounds")
             stopped = f"95 % confidence intervals within ±{until_ci} % after {rnd} rounds"
@@ -217,6 +211,28 @@ def boot_timing(
         Path(logs) / board.name / records.boot_timing_name(root, failed=failed > 0), summary, records.BootTiming
     )
     return summary
+
+
+def _boot_guarded(boot, prefix: Path, rnd: int, baseline: float | None, report, say) -> list[dict]:
+    """One kernel's boot of a round, judged by the host-load guard when a baseline is
+    given: done again (at most MAX_REDO times) while the host is disturbed; every
+    attempt's record, the redone ones marked `redone` (kept out of the statistics)."""
+    out: list[dict] = []
+    for attempt in range(1 + (MAX_REDO if baseline is not None else 0)):
+        run_dir = prefix.with_name(prefix.name + (f"-redo{attempt}" if attempt else ""))
+        before = hostload.snapshot() if baseline is not None else None
+        r = boot(run_dir)
+        r["round"] = rnd
+        if before is not None:
+            r["host"] = hostload.judge(before, hostload.snapshot(), baseline)
+        records.write(run_dir / "boot.json", r, records.Boot)
+        out.append(r)
+        report(r)
+        if not (_disturbed(r) and r["status"] == "ok" and attempt < MAX_REDO):
+            break
+        r["redone"] = True  # not in the statistics; listed as disturbed
+        say(f"  round {rnd} {r['kernel']}: host disturbed ({_disturbed(r)}): booting it again")
+    return out
 
 
 def _precise_enough(recs, kernels, rules, pct) -> bool:
