@@ -116,7 +116,7 @@ def test_wordings(line, name):
 
 def test_board_override_and_bad_override():
     rules = load_rules({"login": r"^# $"})
-    assert rules.milestones[-1].regex.pattern == "^# $"
+    assert {m.name: m for m in rules.milestones}["login"].regex.pattern == "^# $"
     with pytest.raises(DataError, match=r"field 'milestones.nope': no such milestone"):
         load_rules({"nope": "x"})
     with pytest.raises(DataError, match=r"field 'milestones.login': '\(unclosed': not a valid regular expression"):
