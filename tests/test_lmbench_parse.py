@@ -107,8 +107,10 @@ def test_runner_blocks_and_unfinished_block():
 
 def test_classic_results_file():
     r = lp.parse_any((DATA.parent / "lmbench-results-classic.txt").read_text())
-    assert r["format"] == "lmbench-results" and r["host"].startswith("Linux tqm860l 2.6.11.7")
-    m = {x["name"]: x for x in r["metrics"]}
+    assert r["format"] == "results-file" and r["lmbench_version"] == "3alpha4"
+    (rs,) = r["results"]
+    assert rs["host"].startswith("Linux tqm860l 2.6.11.7")
+    m = {x["name"]: x for b in rs["benchmarks"].values() for x in b["metrics"]}
     assert m["Simple syscall"]["value"] == 2.5841
     assert m["ctx 16p/0K"]["value"] == 96.09
     assert m["0K file create"]["value"] == pytest.approx(1e6 / 1563, abs=1e-3)
@@ -122,4 +124,7 @@ def test_cli_parse_lmbench():
 
     p = run_cli("parse", "lmbench", str(DATA / "lat_ctx.txt"), check=True)
     r = json.loads(p.stdout)
-    assert r["format"] == "output" and r["metrics"][0]["name"] == "ctx 2p/16K"
+    assert r["format"] == "raw" and r["text"]["assumed"] == "plain text"
+    (rs,) = r["results"]
+    first = rs["benchmarks"]["lat_ctx_16k"]["metrics"][0]
+    assert first["name"] == "ctx 2p/16K" and first["line"] == 3 and rs["benchmarks"]["lat_ctx_16k"]["group"]
