@@ -141,8 +141,10 @@ def _physical_lines(f: BinaryIO, stats: TextStats) -> Iterator[bytes]:
     """Lines as bytes (UTF-16 recoded to UTF-8), each cut at MAX_LINE, in bounded memory."""
     first = f.read(4096)
     stream = io.BufferedReader(_Prefixed(first, f))
-    odd_nuls = first[1::2].count(0)
-    if first.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(first) >= 64 and odd_nuls > len(first) // 4):
+    half = len(first) // 2
+    # UTF-16 without a byte order mark: ASCII text has every other byte NUL, and only those
+    utf16le = half >= 32 and first[1::2].count(0) > 0.4 * half and first[0::2].count(0) < 0.05 * half
+    if first.startswith((b"\xff\xfe", b"\xfe\xff")) or utf16le:
         enc = "utf-16" if first.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-16-le"
         stats.encoding = enc
         text = io.TextIOWrapper(stream, encoding=enc, errors="replace", newline="\n")
@@ -206,8 +208,10 @@ def _non_text(raw: bytes, text: str) -> tuple[int, int]:
 class LogText:
     """Read a log once: `info()` says what it was taken to be, `lines()` yields its lines."""
 
-    def __init__(self, f: BinaryIO, name: str = "input"):
-        self.name = name
+    def __init__(self, f: BinaryIO, name: str = "input", what: str = "a boot log", console: bool = True):
+        """what: what the input is not, when it is not text ("a boot log"); console: a console or kernel
+        log (line prefixes, '<N>' levels); else plain text (lmbench output)."""
+        self.name, self.console = name, console
         self.stats = TextStats()
         self._raw = _physical_lines(f, self.stats)
         head: list[str] = []
@@ -221,14 +225,14 @@ class LogText:
             if nonblank >= HEAD_LINES or len(head) >= HEAD_MAX:
                 break
         if total == 0 or not any(line.strip() for line in head):
-            raise ParseError(f"{name}: not a boot log (empty)")
+            raise ParseError(f"{name}: not {what} (empty)")
         if bad > BINARY_SHARE * total:
             raise ParseError(
-                f"{name}: not a boot log (binary data: {100 * bad // total} % of its first {total} bytes are not text)"
+                f"{name}: not {what} (binary data: {100 * bad // total} % of its first {total} bytes are not text)"
             )
         self._head = head
         self.quote, self.indent = _quote_and_indent(head)
-        self.stamps = _stamps([self._unwrap(line) for line in head])
+        self.stamps = _stamps([self._unwrap(line) for line in head]) if console else "raw"
         self._t0: float | None = None
 
     def _unwrap(self, s: str) -> str:
@@ -241,7 +245,7 @@ class LogText:
     def info(self) -> dict:
         """What the text was taken to be, and what was taken off it."""
         st = asdict(self.stats)
-        words = [DESCRIBE[self.stamps]]
+        words = [DESCRIBE[self.stamps] if self.console else "plain text"]
         if st["encoding"] != "utf-8":
             words.append(f"decoded from {st['encoding'].upper()}")
         if self.quote:
@@ -276,7 +280,7 @@ class LogText:
             yield from self._split(n, *self._line(clean(raw, self.stats)))
 
     def _split(self, n: int, host: float | None, text: str) -> Iterator[tuple[int, float | None, str]]:
-        if "<" in text and MID_LEVEL_RE.search(text):
+        if self.console and "<" in text and MID_LEVEL_RE.search(text):
             parts = MID_LEVEL_RE.split(text)
             self.stats.split_lines += 1
             for part in parts:
@@ -286,7 +290,7 @@ class LogText:
 
     def _line(self, text: str) -> tuple[float | None, str]:
         text = self._unwrap(text)
-        m = LEVEL_RE.match(text)
+        m = LEVEL_RE.match(text) if self.console else None
         if m:
             text = text[m.end() :]
             self.stats.level_prefixes += 1
