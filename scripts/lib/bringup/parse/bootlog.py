@@ -32,11 +32,11 @@ from bringup.parse.milestones import PRINTK_RE, Rules, Scan
 VERSION_RE = re.compile(r"Linux version (\d+\.\d+[^\s(]*)")
 TAINT_RE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]{1,40}?) +(\d+\.\d+[^\s]*) #\d+")
 WARNING_RE = re.compile(r"^WARNING: ")
-INITCALL_RAN = re.compile(r"^initcall 0x[0-9a-f]+ ran for (\d+) msecs: (\S+?)(?:\(\))?\s*$")
+INITCALL_RAN = re.compile(r"^initcall 0x[0-9a-f]+ ran for (\d+) msecs: (\S+?)(?:\(\))?(?:\s.*)?$")
 INITCALL_RET = re.compile(
     r"^initcall (?:0x[0-9a-f]+: )?(\S+?)(?:\(\))? returned (-?\d+)(?:\.| after (\d+) (msecs|usecs))"
 )
-INITCALL_CALL = re.compile(r"^[Cc]alling +(?:initcall 0x[0-9a-f]+: )?(\S+?)(?:\(\))?(?: @ \d+)?\s*$")
+INITCALL_CALL = re.compile(r"^[Cc]alling +(?:initcall 0x[0-9a-f]+: )?(\S+?)(?:\(\))?(?: @ \d+)?(?:\s.*)?$")
 
 MAX_FREEING = 32
 MAX_LATER_FAULTS = 10

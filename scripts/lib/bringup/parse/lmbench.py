@@ -99,7 +99,7 @@ BENCHES = [
     (r"^\d+K file (?:create|delete)$", "lat_fs", "File & VM system latencies"),
     (r"^(?:mappings|lat_mmap|Mmap latency)(?: |$)", "lat_mmap", "File & VM system latencies"),
     (r"^Pagefaults on ", "lat_pagefault", "File & VM system latencies"),
-    (r"^Select on \d+ tcp fd's$", "lat_select_tcp", "File & VM system latencies"),
+    (r"^Select on \d+ tcp fd's$", "lat_select_tcp", "Processor, Processes"),
     (r"^Select on \d+ fd's$", "lat_select", "File & VM system latencies"),
     (r"^Pipe bandwidth$", "bw_pipe", "Local communication bandwidths"),
     (r"^AF_UNIX sock stream bandwidth$", "bw_unix", "Local communication bandwidths"),

@@ -113,8 +113,18 @@ METRICS: dict[tuple[str, str], tuple[str, str]] = {
     ("mem", "rand mem"): ("lat_mem_rd", "Random memory latency"),
     ("mem", "tlb"): ("lat_mem_rd", "TLB miss latency"),
 }
-# the bandwidths the summary puts under local communication are memory bandwidths in bringup's set
-GROUP_OF = {"bw_mem_bcopy": "Memory", "bw_mem_fcp": "Memory", "bw_mem_rd": "Memory", "bw_mem_wr": "Memory"}
+# the group of a benchmark wherever a summary shows it: that of bringup's own set
+# (configs/lmbench.toml) and of raw output (lmbench.py); the bandwidths the summary puts
+# under local communication are memory bandwidths there
+GROUP_OF = {
+    "bw_mem_bcopy": "Memory",
+    "bw_mem_fcp": "Memory",
+    "bw_mem_rd": "Memory",
+    "bw_mem_wr": "Memory",
+    "lat_mmap": "File & VM system latencies",
+    "lat_ctx": "Context switching",
+    "lat_select": "File & VM system latencies",
+}
 OPS_WORDS = {"intgr": "integer", "bogo": "bogomflops"}
 CTX_RE = re.compile(r"^(\d+)p/(\d+)k ctxsw$")
 
