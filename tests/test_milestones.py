@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from bringup.parse import milestones as ms
 from bringup.model.base import DataError
 from bringup.model.milestones import load_rules
+from bringup.parse import milestones as ms
 from conftest import run_cli
 
 DATA = Path(__file__).parent / "data"
