@@ -213,3 +213,67 @@ def test_lmbench_parser_takes_any_text(lines):
 def test_a_loader_error_is_a_bringup_error():
     """The property above accepts DataError only; DataError is what the CLI prints in one line."""
     assert issubclass(DataError, BringupError)
+
+
+def one_line_error(e: ParseError, noun: str) -> None:
+    msg = str(e)
+    assert "\n" not in msg and msg.startswith(f"input: not {noun} ("), msg
+
+
+@SETTINGS
+@given(data=st.binary(max_size=3000))
+def test_bootlog_parser_takes_any_bytes(data):
+    try:
+        res = ms.parse_bootlog(data, RULES)
+    except ParseError as e:
+        one_line_error(e, "a boot log")
+        return
+    assert res["format"] and res["lines"] >= 1
+
+
+@SETTINGS
+@given(data=st.binary(max_size=3000))
+def test_lmbench_file_parser_takes_any_bytes(data):
+    try:
+        res = lmbench.parse_lmbench(data)
+    except ParseError as e:
+        one_line_error(e, "lmbench output")
+        return
+    assert any(r["measured"] or r["not_measured"] for r in res["results"])
+
+
+def _core(res: dict) -> tuple:
+    mem = res["memory"] or {}
+    return (
+        res["kernel_version"],
+        {k: v for k, v in mem.items() if k.endswith("_kb")},
+        res["fault"] and (res["fault"]["kind"], res["fault"]["line"]),
+        sorted((k, v["line"]) for k, v in res["milestones"].items()),
+        res["lines"],
+    )
+
+
+TRANSFORMS = {
+    "quote": lambda line: "> " + line,
+    "indent": lambda line: "    " + line,
+    "ansi": lambda line: "\x1b[0;32m" + line + "\x1b[0m",
+    "level": lambda line: "<6>" + line,
+}
+
+
+@SETTINGS
+@given(lines=st.lists(st.sampled_from(REAL_LINES), min_size=1, max_size=40), how=st.sampled_from(sorted(TRANSFORMS)))
+def test_text_as_it_reaches_people_gives_the_same_values(lines, how):
+    """Real log lines, and the same lines quoted, indented, coloured or with <N>
+    prefixes (all of them, as a mailer or a terminal does): the same values."""
+    plain = "\n".join(lines).encode("utf-8", errors="replace")
+    dressed = "\r\n".join(TRANSFORMS[how](x) if x else x for x in lines).encode("utf-8", errors="replace")
+    try:
+        want = _core(ms.parse_bootlog(plain, RULES))
+    except ParseError:
+        want = None
+    try:
+        got = _core(ms.parse_bootlog(dressed, RULES))
+    except ParseError:
+        got = None
+    assert got == want

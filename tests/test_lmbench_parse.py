@@ -128,3 +128,45 @@ def test_cli_parse_lmbench():
     (rs,) = r["results"]
     first = rs["benchmarks"]["lat_ctx_16k"]["metrics"][0]
     assert first["name"] == "ctx 2p/16K" and first["line"] == 3 and rs["benchmarks"]["lat_ctx_16k"]["group"]
+
+
+# lmbench's summary layout (printf "%-9.9s %13.13s ..."), written here to try the
+# shapes that people's copies take: a host name longer than its column, rows
+# annotated or commented in between, a blank line inside a table.
+HEAD = (
+    "                 L M B E N C H  3 . 0   S U M M A R Y\n"
+    "                 ------------------------------------\n"
+    "\n"
+    "Processor, Processes - times in microseconds - smaller is better\n"
+    "------------------------------------------------------------------------------\n"
+    "Host                 OS  Mhz null null      open slct sig  sig  fork exec sh\n"
+    "                             call  I/O stat clos TCP  inst hndl proc proc proc\n"
+    "--------- ------------- ---- ---- ---- ---- ---- ---- ---- ---- ---- ---- ----\n"
+)
+
+
+def test_summary_host_longer_than_its_column():
+    r = lp.parse_any(HEAD + "example-vm Linux 3.10.0- 2881 0.08 0.12 0.70 1.51 2.45 0.18 1.12 117. 341. 1183\n")
+    (rs,) = r["results"]
+    assert (rs["host"], rs["os"], rs["params"]) == ("example-vm", "Linux 3.10.0-", {"mhz": 2881})
+    b = rs["benchmarks"]
+    assert b["lat_syscall_null"]["metrics"][0]["value"] == 0.08 and b["lat_proc_shell"]["metrics"][0]["value"] == 1183
+
+
+def test_summary_rows_past_a_comment_and_an_annotation():
+    rows = (
+        "syzkaller Linux 6.8.0-g 1494 1.88 2.43 101. 212. 46.6 3.15 45.0 11.K 28.K 60.K\n"
+        "# a remark someone added\n"
+        "\n"
+        "syzkaller Linux 6.8.0-g 2964 1.33 1.72 72.0 134. 32.6 2.15 32.0 14.K 33.K 62.K\n"
+        "                        ~~~~~~~~~~~~~~~~~~~~~~~~~~~??\n"
+    )
+    r = lp.parse_any(HEAD + rows)
+    assert [(x["run"], x["line"]) for x in r["results"]] == [(1, 9), (2, 12)]
+    assert r["results"][1]["benchmarks"]["lat_proc_fork"]["metrics"][0]["value"] == 14000
+    assert r["results"][0]["params"]["mhz"] == 1494
+
+
+def test_summary_unknown_mhz_is_not_a_parameter():
+    r = lp.parse_any(HEAD + "fedora-th Linux 5.15.3-   -1 0.46 0.60 1.50 2.76 5.61 0.54 1.26 400. 1853 2851\n")
+    assert r["results"][0]["params"] == {} and r["results"][0]["measured"]

@@ -290,10 +290,14 @@ def _read_section(lines: list[str], u: int, sets: dict) -> int:
     kind, group, unit, better = _section(title)
     seen: dict[tuple[str, str], int] = {}
     k = j + 1
-    while k < len(lines) and lines[k].strip():
-        row = _row(lines[k], cols, names)
+    while k < len(lines):
+        row = _row(lines[k], cols, names) if lines[k].strip() else None
         if row is None:
-            break
+            nxt = _next_row(lines, k, cols, names)
+            if nxt is None or nxt == k:
+                break
+            k = nxt
+            continue
         host, os_, cells = row
         seen[(host, os_)] = seen.get((host, os_), 0) + 1
         key = (host, os_, seen[(host, os_)])
@@ -304,15 +308,21 @@ def _read_section(lines: list[str], u: int, sets: dict) -> int:
 
 
 def _row(line: str, cols: list[Column], names: list[str]) -> tuple[str, str, dict[int, str]] | None:
-    """(host, OS, column index -> token) of a data row, or None when it is not one."""
-    host = line[cols[0].start : cols[0].end + 1].strip()
-    os_ = line[cols[1].start : cols[1].end + 1].strip()
+    """(host, OS, column index -> token) of a data row, or None when it is not one.
+    A host name longer than its column (`example-vm`) pushes the whole row right."""
+    first = re.match(r"\s*(\S+)", line)
+    if not first:
+        return None
+    shift = max(0, first.end() - 1 - cols[0].end)
+    host = first.group(1) if shift else line[cols[0].start : cols[0].end + 1].strip()
+    os_ = line[cols[1].start + shift : cols[1].end + 1 + shift].strip()
     if not host or not os_:
         return None
     cells: dict[int, str] = {}
     text_from = next((i for i in range(2, len(cols)) if names[i].lower() in TEXT_COLUMNS), None)
-    for m in re.finditer(r"\S+", line[cols[1].end + 1 :]):
-        a, b = m.start() + cols[1].end + 1, m.end() + cols[1].end
+    start = cols[1].end + 1 + shift
+    for m in re.finditer(r"\S+", line[start:]):
+        a, b = m.start() + start - shift, m.end() - 1 + start - shift
         i = _assign(cols, a, b, first=2) if len(cols) > 2 else 1
         if names[i].lower() in TEXT_COLUMNS or (text_from is not None and i > text_from and i == len(cols) - 1):
             cells[i] = f"{cells[i]} {m.group()}" if i in cells else m.group()
@@ -331,6 +341,15 @@ def _row(line: str, cols: list[Column], names: list[str]) -> tuple[str, str, dic
     return host, os_, cells
 
 
+def _next_row(lines: list[str], k: int, cols: list[Column], names: list[str]) -> int | None:
+    """The index of the next data row from k on, past a blank line or a '#' comment
+    someone added inside the table; None when the table has ended."""
+    for j in range(k, min(k + 4, len(lines))):
+        if lines[j].strip() and not lines[j].lstrip().startswith("#"):
+            return j if _row(lines[j], cols, names) is not None else None
+    return None
+
+
 def _fill(s: _Set, names: list[str], cells: dict[int, str], n: int, sec: tuple[str, str, str, str, str]) -> None:
     """One row's cells into its result set: host properties, values, not-measured ones."""
     kind, group, unit, better, title = sec
@@ -340,8 +359,9 @@ def _fill(s: _Set, names: list[str], cells: dict[int, str], n: int, sec: tuple[s
         if not key:
             continue
         if key in PARAMS or kind == "params":
-            if tok:
-                s.params.setdefault(PARAMS.get(key, key.replace(" ", "_")), _param(tok))
+            value = _param(tok) if tok else None
+            if value is not None:  # "-1": not known
+                s.params.setdefault(PARAMS.get(key, key.replace(" ", "_")), value)
             continue
         bench, name = _metric(kind, head)
         b = s.benchmarks.get(bench)
@@ -358,9 +378,9 @@ def _fill(s: _Set, names: list[str], cells: dict[int, str], n: int, sec: tuple[s
         )
 
 
-def _param(tok: str) -> float | str:
+def _param(tok: str) -> float | str | None:
     try:
         v = parse_value(tok)
     except ValueError:
         return tok
-    return tok if v is None else int(v) if v == int(v) else v
+    return None if v is None else int(v) if v == int(v) else v

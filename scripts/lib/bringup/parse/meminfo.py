@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 
-MEMORY_RE = re.compile(r"Memory: *(\d+) ?([kKM])B?(?:/(\d+) ?([kKM])B?)? available\b(.*)$")
+MEMORY_RE = re.compile(
+    r"Memory(?: available)?: *(\d+) ?([kKM])B?(?:/(\d+) ?([kKM])B?)? (?:available|usable|RAM)\b(.*)$"
+)
 MEMORY_HEAD_RE = re.compile(r"Memory: *\d+ ?[kKM]B?(?:/(?:\d+ ?[kKM]?B?)?)?\s*$")  # wrapped before "available"
 TOTAL_RE = re.compile(r"Memory: *((?:\d+MB\s*)+)= *(\d+)MB total")  # ARM: "Memory: 64MB = 64MB total"
 PART_RE = re.compile(r"(\d+) ?([kKM])B? ([a-z][a-z-]*(?: code)?)")
@@ -24,6 +26,7 @@ MEM_EAT_RE = re.compile(r"(?:mem_eat: total|Got total) = (\d+) = (\d+)kB")
 PART_FIELDS = {
     "kernel code": "kernel_code_kb",
     "code": "kernel_code_kb",
+    "init code": "init_kb",
     "data": "data_kb",
     "rwdata": "rwdata_kb",
     "rodata": "rodata_kb",
@@ -53,6 +56,8 @@ def memory_parts(line: str) -> dict | None:
       3.15-6.x    "Memory: 449408K/622592K available (18432K kernel code, 2459K rwdata,
                   6288K rodata, 1024K init, 6735K bss, 42112K reserved, 131072K
                   cma-reserved[, 0K highmem])" (mem_init_print_info)
+      others      s390's "usable" for "available"; m68knommu/blackfin's "Memory available:
+                  7032k/8192k RAM, (1164k kernel code, 222k data)"
     """
     m = MEMORY_RE.search(line)
     if not m:
@@ -95,7 +100,7 @@ class MemoryLines:
     def feed(self, n: int, body: str) -> None:
         if self._pending is not None and self._continue(n, body):
             return
-        if "Memory:" in body:
+        if "Memory" in body:
             self._memory(n, body)
         elif "kB)" in body and len(self.sections) < 4:
             s = SECTION_RE.match(body)
