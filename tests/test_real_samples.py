@@ -7,6 +7,7 @@ truncated), generated here from the real samples, giving the same values."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import tomllib
@@ -598,3 +599,39 @@ def test_text_that_is_no_log_says_so():
         parse_log(b"Dear list,\nmy board does not boot.\nThanks\n")
     with pytest.raises(ParseError, match=r"^input: not lmbench output \(no summary table"):
         lmbench.parse_lmbench(b"Dear list,\nmy board is slow.\n")
+
+
+class Endless(io.RawIOBase):
+    """A log of `size` bytes made on the fly: a real boot's head, its middle repeated."""
+
+    def __init__(self, size: int):
+        lines = physical_lines((REAL / "bootlogs/dmesg-6.8.6-armv7-imx6-riotboard.log").read_bytes())
+        self.head, self.middle = b"\n".join(lines[:60]) + b"\n", b"\n".join(lines[60:330]) + b"\n"
+        self.left, self.buf = size, self.head
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if not self.buf:
+            if self.left <= 0:
+                return 0
+            self.buf = self.middle
+        n = min(len(b), len(self.buf))
+        b[:n] = self.buf[:n]
+        self.buf, self.left = self.buf[n:], self.left - n
+        return n
+
+
+def test_a_long_log_parses_in_bounded_memory():
+    import tracemalloc
+
+    size = 3 * 1024 * 1024
+    tracemalloc.start()
+    try:
+        res = bootlog.parse_bootlog(io.BufferedReader(Endless(size)), RULES)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert res["lines"] > 40_000 and res["memory"]["available_kb"] == 449408
+    assert peak < size / 4, f"{peak} bytes at the peak for a {size}-byte log"

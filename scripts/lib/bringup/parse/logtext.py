@@ -43,6 +43,7 @@ from bringup.parse.errors import ParseError
 MAX_LINE = 64 * 1024  # longer lines are cut (the rest of the line is read and dropped)
 HEAD_LINES = 200  # non-blank lines read ahead to tell the format
 HEAD_MAX = 2000  # ... looking at no more lines than this
+HEAD_BYTES = 1 << 20  # ... nor more bytes
 BINARY_SHARE = 0.25  # more non-text than this in the head: not a log
 
 ANSI_RE = re.compile(
@@ -222,7 +223,7 @@ class LogText:
             bad, total = bad + b, total + t
             head.append(text)
             nonblank += bool(text.strip())
-            if nonblank >= HEAD_LINES or len(head) >= HEAD_MAX:
+            if nonblank >= HEAD_LINES or len(head) >= HEAD_MAX or total >= HEAD_BYTES:
                 break
         if total == 0 or not any(line.strip() for line in head):
             raise ParseError(f"{name}: not {what} (empty)")

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
+MAX_LAGS = 100_000  # printk lag statistics come from the first lines with both times (bounded memory)
 PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\]\s?")
 
 
@@ -56,6 +57,8 @@ class Milestone:
 
     def match(self, body: str, text: str) -> str | None:
         """Who prints the wording this line matches ("" when unnamed), or None."""
+        if not (self.regex.search(body) or (self.match_partial and self.regex.search(text))):
+            return None  # one search of all the wordings first: most lines match none
         for who, rx in self.variants or (("", self.regex),):
             if rx.search(body) or (self.match_partial and rx.search(text)):
                 return who
@@ -141,13 +144,19 @@ class Scan:
             who = next((w for w, rx in self.rules.prompts if rx.search(body)), None)
             if who is not None:
                 self.prompt = (who, n, text)
+        started = self.kernel_started
         for m in self.rules.milestones:
-            if not (m.phase == "kernel" and not self.kernel_started):
-                who = m.match(body, text)
-                if who is not None and not self._milestone(m, who, n, host, pk, text):
-                    return
+            if not m.reset_if_repeated and (
+                m.name in self.found or (m.phase == "before_kernel" and started)
+            ):  # nothing more to learn from it (a milestone's time is its first line)
+                continue
+            if m.phase == "kernel" and not started:
+                continue
+            who = m.match(body, text)
+            if who is not None and not self._milestone(m, who, n, host, pk, text):
+                return
         for kind, rx in self.rules.faults.items():
-            if self.fault is None and (rx.search(text) or rx.search(body)):
+            if self.fault is None and (rx.search(body) or (body is not text and rx.search(text))):
                 self.fault = {
                     "kind": kind,
                     "line": n,
@@ -164,7 +173,8 @@ class Scan:
         if pk > 0 and host is not None:
             if self.first_clock is None:
                 self.first_clock = (host, pk)
-            self.lags.append(host - pk)
+            if len(self.lags) < MAX_LAGS:
+                self.lags.append(host - pk)
 
     def _milestone(self, m: Milestone, who: str, n: int, host: float | None, pk: float | None, text: str) -> bool:
         """Record a line that matched m; False when it is an unexpected reset (the line
