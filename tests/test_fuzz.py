@@ -191,7 +191,13 @@ RULES = load_rules()
 @SETTINGS
 @given(text=st.one_of(st.text(max_size=300), st.lists(log_lines, max_size=20).map("\n".join)))
 def test_meminfo_parsers_take_any_text(text):
-    for fn in (meminfo.parse_memory_line, meminfo.parse_free, meminfo.parse_meminfo, meminfo.parse_mem_eat):
+    for fn in (
+        meminfo.parse_memory_line,
+        meminfo.parse_memory,
+        meminfo.parse_free,
+        meminfo.parse_meminfo,
+        meminfo.parse_mem_eat,
+    ):
         fn(text)
 
 

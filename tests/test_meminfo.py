@@ -155,7 +155,7 @@ def test_mem_eat(text, kb, completed):
     ],
 )
 def test_memory_line_of_every_era(line, want):
-    m = meminfo.parse_memory_line(line)
+    m = meminfo.parse_memory(line)
     assert {k: m.get(k) for k in want} == want
 
 
@@ -167,11 +167,11 @@ def test_arm_total_line_and_virtual_layout():
         "      .init : 0xc0008000 - 0xc0020000   (  96 kB)\n"
         "      .text : 0xc0020000 - 0xc0406000   (3992 kB)\n"
     )
-    m = meminfo.parse_memory_line(text)
+    m = meminfo.parse_memory(text)
     assert m["mb_total_kb"] == 40960 and m["total_line_no"] == 1 and m["line_no"] == 2
     assert m["total_kb"] == 36132, "the available line's own total comes first"
     assert m["sections_kb"] == {"init": 96, "text": 3992}
-    m = meminfo.parse_memory_line(
+    m = meminfo.parse_memory(
         "Memory: 32MB 32MB = 64MB total\nMemory: 63228KB available (1198K code, 290K data, 76K init)"
     )
     assert m["total_kb"] == 65536 and m["available_kb"] == 63228
@@ -190,13 +190,13 @@ def test_arm_total_line_and_virtual_layout():
     ],
 )
 def test_wrapped_memory_line_is_joined(lines):
-    m = meminfo.parse_memory_line("\n".join(["Calibrating delay loop... 395.67 BogoMIPS", *lines, "Dentry cache hash"]))
+    m = meminfo.parse_memory("\n".join(["Calibrating delay loop... 395.67 BogoMIPS", *lines, "Dentry cache hash"]))
     assert (m["available_kb"], m["reserved_kb"], m["init_kb"], m["highmem_kb"]) == (126304, 4768, 276, 0)
     assert m["lines"] == list(range(2, 2 + len(lines)))
 
 
 def test_a_truncated_memory_line_joins_no_kernel_line():
-    m = meminfo.parse_memory_line(
+    m = meminfo.parse_memory(
         "Memory: 126304k/131072k available (1684k kernel code, 4768k reserved, 216k data,\n"
         "Dentry cache hash table entries: 16384 (order: 5, 131072 bytes)\n"
     )
@@ -225,3 +225,18 @@ def test_a_truncated_memory_line_joins_no_kernel_line():
 def test_freeing_lines(line, want):
     f = meminfo.freeing_line(line)
     assert (f["what"], f["kind"], f["kb"]) == want
+
+
+def test_footprint_record_keeps_its_fields():
+    """footprint.json's memory_line (docs/records.md) has the same fields as before;
+    a line's total is its own ("NNk/NNk available"), not ARM's separate total line."""
+    m = meminfo.parse_memory_line(
+        "Memory: 64MB = 64MB total\nMemory: 63228KB available (1198K code, 290K data, 76K init)"
+    )
+    assert set(m) == set(meminfo.RECORD_KEYS)
+    assert m["total_kb"] is None and m["kernel_code_data_kb"] == 1198 + 290
+    m = meminfo.parse_memory_line(
+        "Memory: 40MB = 40MB total\nMemory: 36132k/36132k available, 4828k reserved, 0K highmem"
+    )
+    assert m["total_kb"] == 36132 and m["kernel_code_data_kb"] is None
+    assert meminfo.parse_memory_line("Memory: 64MB = 64MB total") is None

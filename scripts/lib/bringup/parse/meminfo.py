@@ -171,13 +171,46 @@ class MemoryLines:
         return out
 
 
-def parse_memory_line(text: str) -> dict | None:
-    """The first `Memory:` line in text (with ARM's separate total line, and joined when
-    a mailer wrapped it) -> kB values, or None."""
+def parse_memory(text: str) -> dict | None:
+    """Every number of the kernel's `Memory:` line(s) in text (the first `available`
+    line, joined when a mailer wrapped it; ARM's separate total line; the virtual
+    layout's section sizes) -> kB values, or None.  The model `parse bootlog` reports."""
     mem = MemoryLines()
     for n, line in enumerate(text.replace("\r", "").split("\n"), 1):
         mem.feed(n, line)
     return mem.result()
+
+
+RECORD_KEYS = (
+    "wording",
+    "line",
+    "available_kb",
+    "total_kb",
+    "kernel_code_kb",
+    "data_kb",
+    "init_kb",
+    "bss_kb",
+    "reserved_kb",
+    "parts_kb",
+    "kernel_code_data_kb",
+)
+
+
+def parse_memory_line(text: str) -> dict | None:
+    """The first `Memory: ... available` line in text -> the fields footprint.json's
+    `memory_line` has (docs/records.md), or None.  `total_kb` is the line's own total
+    ("NNk/NNk available"); parse_memory has everything else."""
+    full = parse_memory(text)
+    if full is None or full["line"] is None:
+        return None
+    out = {k: full.get(k) for k in RECORD_KEYS}
+    out["total_kb"] = full["total_kb"] if full.get("mb_total_kb") is None or "/" in _head(full["line"]) else None
+    return out
+
+
+def _head(line: str) -> str:
+    m = MEMORY_RE.search(line)
+    return line[m.start() : m.start(5)] if m else ""
 
 
 def freeing_line(body: str) -> dict | None:
