@@ -300,3 +300,18 @@ def test_faults_of_every_era(line, kind):
 )
 def test_not_faults(line):
     assert scan_lines(line).fault is None
+
+
+def test_printk_caller_ids_are_part_of_the_time():
+    """CONFIG_PRINTK_CALLER: "[   36.7][    T1] text"; anchored wordings still match."""
+    s = scan_lines(
+        "[   36.0][    T1] Linux version 6.0.0 (a@b) #1", "[   46.0][  T268] BUG: unable to handle page fault"
+    )
+    assert s.found["linux_version"].printk == 36.0 and s.fault["kind"] == "bug"
+
+
+def test_a_bootloader_prelude_longer_than_the_head_is_still_a_printk_log():
+    log = "\n".join(["U-Boot 2017.05 (x)", *["Loading: ####"] * 400, "[    0.000000] Linux version 4.9.33 (a@b) #1"])
+    r = ms.parse_bootlog(log.encode(), load_rules())
+    assert r["format"] == "printk" and r["text"]["assumed"].endswith("on 1 of its 402 lines")
+    assert r["milestones"]["linux_version"]["printk_s"] == 0.0

@@ -26,7 +26,7 @@ from typing import BinaryIO
 
 from bringup.parse import meminfo
 from bringup.parse.errors import ParseError
-from bringup.parse.logtext import LogText
+from bringup.parse.logtext import DESCRIBE, LogText
 from bringup.parse.milestones import PRINTK_RE, Rules, Scan
 
 VERSION_RE = re.compile(r"Linux version (\d+\.\d+[^\s(]*)")
@@ -188,6 +188,12 @@ def parse_bootlog(data: bytes | BinaryIO, rules: Rules, name: str = "input") -> 
         raise ParseError(f"{name}: not a boot log (no kernel, bootloader or init line in its {log.lines} lines)")
     res = log.result()
     info = text.info()
+    if log.printk_lines and info["stamps"] in ("raw", "printk"):
+        # the head may be all bootloader: what the whole log turned out to be
+        info["stamps"] = "printk"
+        info["assumed"] = info["assumed"].replace(DESCRIBE["raw"], DESCRIBE["printk"], 1)
+        info["assumed"] += f" on {log.printk_lines} of its {log.lines} lines"
+    info["printk_lines"] = log.printk_lines
     res["format"] = info["stamps"]
     res["text"] = info
     if res["memory"] and len(res["memory"].get("lines", ())) > 1:

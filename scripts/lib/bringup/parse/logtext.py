@@ -54,7 +54,8 @@ BS_RE = re.compile(r"[^\x08]\x08")
 QUOTE_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
 LEVEL_RE = re.compile(r"^<(\d{1,3})>")
 MID_LEVEL_RE = re.compile(r"(?<=\S)<[0-7]>(?=\S)")
-PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\]\s?")
+# "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER)
+PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
 
 MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 DAYS = "Mon|Tue|Wed|Thu|Fri|Sat|Sun"

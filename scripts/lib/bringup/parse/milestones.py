@@ -26,7 +26,8 @@ from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
 MAX_LAGS = 100_000  # printk lag statistics come from the first lines with both times (bounded memory)
-PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\]\s?")
+# "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER)
+PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
 
 
 @dataclass(frozen=True)
