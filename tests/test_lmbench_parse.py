@@ -170,3 +170,9 @@ def test_summary_rows_past_a_comment_and_an_annotation():
 def test_summary_unknown_mhz_is_not_a_parameter():
     r = lp.parse_any(HEAD + "fedora-th Linux 5.15.3-   -1 0.46 0.60 1.50 2.76 5.61 0.54 1.26 400. 1853 2851\n")
     assert r["results"][0]["params"] == {} and r["results"][0]["measured"]
+
+
+def test_pairs_without_a_known_unit_are_left_out():
+    """lmbench 3's "Memory load parallelism" pairs are counts, not MB/s: no value rather than a wrong unit."""
+    m = lp.parse_text('"Memory load parallelism\n0.000512 2.79\n\n"read bandwidth\n0.000512 18.87\n', first_line=1)
+    assert [(x["name"], x["unit"], x["line"]) for x in m] == [("read bandwidth 512B", "MB/s", 5)]

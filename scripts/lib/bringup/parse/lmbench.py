@@ -169,7 +169,9 @@ def parse_text(text: str, source: str = "", first_line: int | None = None) -> li
             continue
         m = PAIR.match(line)
         if m:
-            out.append(_pair(float(m.group(1)), float(m.group(2)), block, ctx_size, stride, source, n))
+            pair = _pair(float(m.group(1)), float(m.group(2)), block, ctx_size, stride, source, n)
+            if pair is not None:
+                out.append(pair)
             continue
         m = QUOTED.match(line)
         if m:
@@ -185,14 +187,26 @@ def _pair_follows(lines: list[str], i: int) -> bool:
     return i + 1 < len(lines) and PAIR.match(lines[i + 1].strip()) is not None
 
 
-def _pair(x: float, y: float, block: str, ctx_size, stride, source: str, n: int | None) -> dict:
+def _pair(x: float, y: float, block: str, ctx_size, stride, source: str, n: int | None) -> dict | None:
     if ctx_size is not None:
         return _m(f"ctx {int(x)}p/{ctx_size}K", y, "us", source or "lat_ctx", n, processes=int(x), size_kb=ctx_size)
     if stride is not None:
         return _m(f"mem read stride={stride} {_size_mib(x)}", y, "ns", source or "lat_mem_rd", n, size_mb=x)
     name = block or "pairs"
-    unit = "us" if name.startswith(("lat_mmap", "mappings", "Mmap latency")) else "MB/s"
+    unit = pair_unit(name)
+    if unit is None:
+        return None
     return _m(f"{name} {_size(x)}", y, unit, source or name, n, block=name, size_mb=x)
+
+
+def pair_unit(block: str) -> str | None:
+    """The unit of the values in a block of "size value" pairs, from its title: None
+    for a block whose values bringup cannot name (lmbench's "Memory load parallelism")."""
+    if block.startswith(("lat_mmap", "mappings", "Mmap latency")):
+        return "us"
+    if block == "pairs" or re.search(r"^bw_|bandwidth|bcopy|bzero|\bread\b|\bwrite\b", block):
+        return "MB/s"
+    return None
 
 
 def _fs_row(m: re.Match, source: str, n: int | None) -> list[dict]:
