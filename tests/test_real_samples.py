@@ -197,6 +197,62 @@ def test_real_boot_log(name):
     assert n >= 8, f"only {n} values checked"
     last = physical_lines(data)[-1].decode("utf-8", errors="replace")
     assert last == e["last_line_text"], "EXPECTED's last line is the file's"
+    if "first_line_text" in e:
+        assert physical_lines(data)[0].decode() == e["first_line_text"]
+
+
+# what each key of EXPECTED.toml is: checked above, or words for the reader
+CHECKED_BOOT = {
+    "kernel_version",
+    "linux_version_line",
+    "first_timestamp",
+    "bootloader",
+    "bootloader_line",
+    "bootloader_banner",
+    "spl_line",
+    "spl_banner",
+    "starting_kernel_line",
+    "memory_line",
+    "memory_total_line",
+    *MEMORY_FIELDS,
+    "freeing_init_line",
+    "freeing_init_kb",
+    "freeing_initrd_line",
+    "fault",
+    "fault_line",
+    "panic_text",
+    "panic_line",
+    "login_prompt_line",
+    "login_hostname",
+    "warning_line",
+    "initcall_ran_for_lines",
+    "initcall_returned_lines",
+    "initcall_calling_lines",
+    "first_initcall_line",
+    "initcall_examples",
+    "last_line_text",
+    "first_line_text",
+    "arch",
+}
+CHECKED_LMBENCH = {
+    "format",
+    "lmbench_version",
+    "title_line",
+    "hosts",
+    "oses",
+    "metrics",
+    "lat_ctx_headers",
+    "memory_read_block_line",
+    "first_lat_ctx_line",
+    "last_line_text",
+}
+WORDS_ONLY = {"notes", "initcall_format", "segfault_line"}  # a description, or noise that is no value
+
+
+def test_every_hand_read_value_is_checked():
+    for name in BOOTLOGS + LMBENCH:
+        known = (CHECKED_BOOT if name in BOOTLOGS else CHECKED_LMBENCH) | WORDS_ONLY
+        assert set(EXPECTED[name]) <= known, f"{name}: {set(EXPECTED[name]) - known} not checked"
 
 
 def test_every_real_sample_is_expected_and_sourced():
@@ -324,11 +380,21 @@ def test_lmbench_lat_fs_keeps_what_it_printed():
     assert fs["0K file create"]["value"] == pytest.approx(1e6 / 36770, abs=1e-3)
     assert fs["10K file delete"]["per_second"] == 51972 and fs["10K file delete"]["line"] == 10
     assert "lat_ctx_0k" not in res["results"][0]["benchmarks"], "headers without rows are no values"
+    heads = EXPECTED["lmbench/lmbench2alpha8-raw-2.4.10-ac10-preempt.txt"]["lat_ctx_headers"]
+    lines = physical_lines((REAL / "lmbench/lmbench2alpha8-raw-2.4.10-ac10-preempt.txt").read_bytes())
+    assert [lines[h["line"] - 1].decode() for h in heads] == [h["text"] for h in heads]
 
 
 def test_lmbench3_raw_blocks():
-    res = lmbench.parse_lmbench((REAL / "lmbench/lmbench3-raw-x86_64-2025-bw_mem-lat_ctx.txt").read_bytes())
+    name = "lmbench/lmbench3-raw-x86_64-2025-bw_mem-lat_ctx.txt"
+    data, e = (REAL / name).read_bytes(), EXPECTED[name]
+    res = lmbench.parse_lmbench(data)
     b = res["results"][0]["benchmarks"]
+    assert min(m["line"] for m in b["bw_mem_rd"]["metrics"]) == e["memory_read_block_line"] + 1
+    assert min(m["line"] for k, v in b.items() if k.startswith("lat_ctx") for m in v["metrics"]) == (
+        e["first_lat_ctx_line"] + 1
+    )
+    assert physical_lines(data)[-1].decode() == e["last_line_text"]
     rd = {m["size_mb"]: m for m in b["bw_mem_rd"]["metrics"]}
     assert rd[1.05]["line"] == 313 and rd[1.05]["block"] == "Memory read bandwidth"
     assert b["bw_mmap_rd"]["metrics"][0]["name"] == "Mmap read bandwidth 512B"
