@@ -315,3 +315,10 @@ def test_a_bootloader_prelude_longer_than_the_head_is_still_a_printk_log():
     r = ms.parse_bootlog(log.encode(), load_rules())
     assert r["format"] == "printk" and r["text"]["assumed"].endswith("on 1 of its 402 lines")
     assert r["milestones"]["linux_version"]["printk_s"] == 0.0
+
+
+def test_a_log_copied_from_a_web_page():
+    log = b"&lt;6&gt;[    0.0] Linux version 5.10.0 (a@b) #1\n&lt;0&gt;[    1.0] Kernel panic - not syncing: VFS\n"
+    r = ms.parse_bootlog(log, load_rules())
+    assert r["kernel_version"] == "5.10.0" and r["fault"]["kind"] == "panic" and r["fault"]["line"] == 2
+    assert "2 lines with HTML entities (decoded" in r["text"]["assumed"]

@@ -191,8 +191,9 @@ def parse_bootlog(data: bytes | BinaryIO, rules: Rules, name: str = "input") -> 
     if log.printk_lines and info["stamps"] in ("raw", "printk"):
         # the head may be all bootloader: what the whole log turned out to be
         info["stamps"] = "printk"
-        info["assumed"] = info["assumed"].replace(DESCRIBE["raw"], DESCRIBE["printk"], 1)
-        info["assumed"] += f" on {log.printk_lines} of its {log.lines} lines"
+        first, _, rest = info["assumed"].partition("; ")
+        first = f"{DESCRIBE['printk']} on {log.printk_lines} of its {log.lines} lines"
+        info["assumed"] = f"{first}; {rest}" if rest else first
     info["printk_lines"] = log.printk_lines
     res["format"] = info["stamps"]
     res["text"] = info

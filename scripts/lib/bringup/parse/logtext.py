@@ -31,6 +31,7 @@ backspaces and ANSI escapes are removed; undecodable bytes become U+FFFD.
 
 from __future__ import annotations
 
+import html
 import io
 import re
 from collections.abc import Iterator
@@ -52,6 +53,7 @@ ANSI_RE = re.compile(
 CTRL_RE = re.compile(r"[\x00-\x07\x0b-\x1f\x7f]")  # what is left after escapes and backspaces (tab kept)
 BS_RE = re.compile(r"[^\x08]\x08")
 QUOTE_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
+ENTITY_RE = re.compile(r"&(?:lt|gt|amp|quot|apos|nbsp|#\d{1,5}|#x[0-9a-fA-F]{1,4});")  # a log copied from a web page
 LEVEL_RE = re.compile(r"^<(\d{1,3})>")
 MID_LEVEL_RE = re.compile(r"(?<=\S)<[0-7]>(?=\S)")
 # "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER)
@@ -137,6 +139,7 @@ class TextStats:
     level_prefixes: int = 0
     split_lines: int = 0
     stamped_lines: int = 0
+    html_lines: int = 0
 
 
 def _physical_lines(f: BinaryIO, stats: TextStats) -> Iterator[bytes]:
@@ -232,10 +235,19 @@ class LogText:
             raise ParseError(
                 f"{name}: not {what} (binary data: {100 * bad // total} % of its first {total} bytes are not text)"
             )
+        self.html = any(ENTITY_RE.search(line) for line in head)
+        if self.html:
+            head = [self._unescape(line) for line in head]
         self._head = head
         self.quote, self.indent = _quote_and_indent(head)
         self.stamps = _stamps([self._unwrap(line) for line in head]) if console else "raw"
         self._t0: float | None = None
+
+    def _unescape(self, s: str) -> str:
+        if "&" in s and ENTITY_RE.search(s):
+            self.stats.html_lines += 1
+            return html.unescape(s).replace("\xa0", " ")
+        return s
 
     def _unwrap(self, s: str) -> str:
         if self.quote:
@@ -261,6 +273,7 @@ class LogText:
             ("level_prefixes", "'<N>' printk level prefixes (taken off)"),
             ("split_lines", "lines split where a '<N>' level began a new message"),
             ("control_chars", "control bytes (removed)"),
+            ("html_lines", "lines with HTML entities (decoded: a copy from a web page)"),
         ):
             if st[key]:
                 words.append(f"{st[key]} {what}")
@@ -279,7 +292,8 @@ class LogText:
             yield from self._split(n, *self._line(text))
         for raw in self._raw:
             n += 1
-            yield from self._split(n, *self._line(clean(raw, self.stats)))
+            text = clean(raw, self.stats)
+            yield from self._split(n, *self._line(self._unescape(text) if self.html else text))
 
     def _split(self, n: int, host: float | None, text: str) -> Iterator[tuple[int, float | None, str]]:
         if self.console and "<" in text and MID_LEVEL_RE.search(text):
