@@ -322,3 +322,11 @@ def test_a_log_copied_from_a_web_page():
     r = ms.parse_bootlog(log, load_rules())
     assert r["kernel_version"] == "5.10.0" and r["fault"]["kind"] == "panic" and r["fault"]["line"] == 2
     assert "2 lines with HTML entities (decoded" in r["text"]["assumed"]
+
+
+def test_a_mail_with_a_little_quoted_log_in_much_prose():
+    prose = [f"Some prose line {i} of the mail, without any log in it." for i in range(20)]
+    quoted = ["> [    0.0] Linux version 2.6.28 (a@b) #1", ">> [    1.5] Oops[#1]:", "> Kernel panic - not syncing: x"]
+    r = ms.parse_bootlog("\n".join(prose + quoted).encode(), load_rules())
+    assert r["kernel_version"] == "2.6.28" and r["fault"]["kind"] == "oops" and r["fault"]["line"] == 22
+    assert r["later_faults"][0]["line"] == 23 and "3 mail-quoted lines" in r["text"]["assumed"]

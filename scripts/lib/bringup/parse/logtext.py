@@ -140,6 +140,7 @@ class TextStats:
     split_lines: int = 0
     stamped_lines: int = 0
     html_lines: int = 0
+    quoted_lines: int = 0
 
 
 def _physical_lines(f: BinaryIO, stats: TextStats) -> Iterator[bytes]:
@@ -239,8 +240,9 @@ class LogText:
         if self.html:
             head = [self._unescape(line) for line in head]
         self._head = head
-        self.quote, self.indent = _quote_and_indent(head)
+        self.indent = _indent(head)
         self.stamps = _stamps([self._unwrap(line) for line in head]) if console else "raw"
+        self.stats.quoted_lines = 0  # counted again as the lines are read
         self._t0: float | None = None
 
     def _unescape(self, s: str) -> str:
@@ -250,8 +252,9 @@ class LogText:
         return s
 
     def _unwrap(self, s: str) -> str:
-        if self.quote:
-            s = QUOTE_RE.sub("", s, count=1)
+        if s[:1] in (">", " ", "\t"):  # a mail quote, on any line: logs never begin a line with '>'
+            s, k = QUOTE_RE.subn("", s, count=1)
+            self.stats.quoted_lines += k
         if self.indent and s.startswith(self.indent):
             s = s[len(self.indent) :]
         return s
@@ -262,8 +265,8 @@ class LogText:
         words = [DESCRIBE[self.stamps] if self.console else "plain text"]
         if st["encoding"] != "utf-8":
             words.append(f"decoded from {st['encoding'].upper()}")
-        if self.quote:
-            words.append("mail-quoted ('>' taken off)")
+        if st["quoted_lines"]:
+            words.append(f"{st['quoted_lines']} mail-quoted lines ('>' taken off)")
         if self.indent:
             words.append(f"indented by {self.indent!r} (taken off)")
         for key, what in (
@@ -279,7 +282,7 @@ class LogText:
                 words.append(f"{st[key]} {what}")
         return {
             "stamps": self.stamps,
-            "quoted": self.quote,
+            "quoted": bool(st["quoted_lines"]),
             "indent": self.indent,
             **st,
             "assumed": "; ".join(words),
@@ -327,19 +330,14 @@ class LogText:
         return host, text
 
 
-def _quote_and_indent(head: list[str]) -> tuple[str | None, str | None]:
-    lines = [s for s in head if s.strip()]
-    quoted = sum(1 for s in lines if QUOTE_RE.match(s))
-    quote = ">" if lines and quoted >= 0.3 * len(lines) else None
-    if quote:
-        lines = [QUOTE_RE.sub("", s, count=1) for s in lines]
-        lines = [s for s in lines if s.strip()]
-    indent = None
+def _indent(head: list[str]) -> str | None:
+    """The indentation 90 % of the (unquoted) non-blank lines share, if any."""
+    lines = [QUOTE_RE.sub("", s, count=1) for s in head]
+    lines = [s for s in lines if s.strip()]
     for cand in ("\t", " " * 8, " " * 4, " " * 3, " " * 2, " "):
         if lines and sum(1 for s in lines if s.startswith(cand)) >= 0.9 * len(lines):
-            indent = cand
-            break
-    return quote, indent
+            return cand
+    return None
 
 
 def _stamps(head: list[str]) -> str:
