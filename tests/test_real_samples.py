@@ -616,6 +616,8 @@ def test_utf16_log(encoding):
 LMBENCH_VARIANTS = {k: BOOT_VARIANTS[k] for k in ("quoted", "quoted-nested", "indented", "tab-indented", "crlf")}
 LMBENCH_VARIANTS["ansi"] = lambda e: per_line(lambda i, x: ESC + b"[0m" + x + ESC + b"[K")
 LMBENCH_VARIANTS["non-utf8"] = lambda e: per_line(lambda i, x: x if x.strip() else b"\xe9\xff")
+LMBENCH_VARIANTS["wrapped-72"] = lambda e: wrapped(72)
+LMBENCH_VARIANTS["mail"] = lambda e: wrapped(76, prefix=b"> ", sep=b"\r\n")
 
 
 @pytest.mark.parametrize("name", LMBENCH)

@@ -283,15 +283,26 @@ def _read_section(lines: list[str], u: int, sets: dict) -> int:
         return u
     if j >= len(lines) or not heads:
         return u
-    cols = _columns(lines[j])
+    rule = lines[j]
+    if j + 1 < len(lines) and _wrapped(lines[j + 1]) and DASHES_RE.match(lines[j + 1]):
+        j, rule = j + 1, f"{rule} {lines[j + 1]}"  # a mailer wrapped the column rule
+    cols = _columns(rule)
     if len(cols) < 3:
         return u
-    names = _headers(cols, heads)
+    names = _headers(cols, _unwrap_heads(heads, len(rule)))
     kind, group, unit, better = _section(title)
     seen: dict[tuple[str, str], int] = {}
     k = j + 1
+    rest_of_row = False
     while k < len(lines):
+        if rest_of_row:  # the line after a wrapped row was its end
+            rest_of_row, k = False, k + 1
+            continue
         row = _row(lines[k], cols, names) if lines[k].strip() else None
+        if row is not None and k + 1 < len(lines) and _wrapped(lines[k + 1]) and len(lines[k]) < cols[-1].end:
+            longer = _row(f"{lines[k]} {lines[k + 1]}", cols, names)  # the rest of a wrapped row
+            if longer is not None and len(longer[2]) >= len(row[2]):
+                row, rest_of_row = longer, True
         if row is None:
             nxt = _next_row(lines, k, cols, names)
             if nxt is None or nxt == k:
@@ -305,6 +316,27 @@ def _read_section(lines: list[str], u: int, sets: dict) -> int:
         _fill(s, names, cells, k + 1, (kind, group, unit, better, " ".join(title.split())))
         k += 1
     return k - 1
+
+
+DASHES_RE = re.compile(r"^-+(?:\s+-+)*\s*$")
+
+
+def _wrapped(line: str) -> bool:
+    """Whether a line looks like the rest of a table line a mailer wrapped (at 72-80
+    columns): short, at the margin, a few words or values."""
+    lead = len(line) - len(line.lstrip())
+    return 0 < len(line.strip()) <= 30 and lead <= 8 and len(line.split()) <= 4
+
+
+def _unwrap_heads(heads: list[str], width: int) -> list[str]:
+    """Header lines with a wrapped tail ("sh" of "... exec sh") joined back."""
+    out: list[str] = []
+    for h in heads:
+        if out and _wrapped(h) and len(out[-1]) < width - 1 and not DASHES_RE.match(h):
+            out[-1] = f"{out[-1]} {h}"
+        else:
+            out.append(h)
+    return out
 
 
 def _row(line: str, cols: list[Column], names: list[str]) -> tuple[str, str, dict[int, str]] | None:
