@@ -25,6 +25,7 @@ their own name.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 TITLE_RE = re.compile(r"L M B E N C H\s+((?:\d\s*\.\s*)*\d)\s+S U M M A R Y")
@@ -267,22 +268,10 @@ def parse_summary(lines: list[str]) -> dict | None:
 def _read_section(lines: list[str], u: int, sets: dict) -> int:
     """The section whose title underline is lines[u]; returns the index of its last line."""
     title = next((lines[j] for j in (u - 1, u - 2) if j >= 0 and lines[j].strip() and "WARNING" not in lines[j]), "")
-    heads: list[str] = []
-    j = u + 1
-    while j < len(lines) and len(heads) < 6:
-        if COLUMNS_RE.match(lines[j]):
-            break
-        if UNDERLINE_RE.match(lines[j]):
-            return u  # another section's title: this underline was a banner's
-        if "WARNING" not in lines[j] and lines[j].strip():
-            heads.append(lines[j])
-        elif not lines[j].strip() and heads:
-            return u  # a blank line before any column rule: not a table
-        j += 1
-    else:
+    found = _head_lines(lines, u)
+    if found is None:
         return u
-    if j >= len(lines) or not heads:
-        return u
+    heads, j = found
     rule = lines[j]
     if j + 1 < len(lines) and _wrapped(lines[j + 1]) and DASHES_RE.match(lines[j + 1]):
         j, rule = j + 1, f"{rule} {lines[j + 1]}"  # a mailer wrapped the column rule
@@ -291,31 +280,57 @@ def _read_section(lines: list[str], u: int, sets: dict) -> int:
         return u
     names = _headers(cols, _unwrap_heads(heads, len(rule)))
     kind, group, unit, better = _section(title)
+    section = (kind, group, unit, better, " ".join(title.split()))
     seen: dict[tuple[str, str], int] = {}
     k = j + 1
-    rest_of_row = False
-    while k < len(lines):
-        if rest_of_row:  # the line after a wrapped row was its end
-            rest_of_row, k = False, k + 1
-            continue
-        row = _row(lines[k], cols, names) if lines[k].strip() else None
-        if row is not None and k + 1 < len(lines) and _wrapped(lines[k + 1]) and len(lines[k]) < cols[-1].end:
-            longer = _row(f"{lines[k]} {lines[k + 1]}", cols, names)  # the rest of a wrapped row
-            if longer is not None and len(longer[2]) >= len(row[2]):
-                row, rest_of_row = longer, True
-        if row is None:
-            nxt = _next_row(lines, k, cols, names)
-            if nxt is None or nxt == k:
-                break
-            k = nxt
-            continue
+    for k, row in _rows(lines, j + 1, cols, names):
         host, os_, cells = row
         seen[(host, os_)] = seen.get((host, os_), 0) + 1
         key = (host, os_, seen[(host, os_)])
         s = sets.setdefault(key, _Set(host, os_, seen[(host, os_)], k + 1))
-        _fill(s, names, cells, k + 1, (kind, group, unit, better, " ".join(title.split())))
-        k += 1
-    return k - 1
+        _fill(s, names, cells, k + 1, section)
+    return k
+
+
+def _head_lines(lines: list[str], u: int) -> tuple[list[str], int] | None:
+    """The header lines after a title's underline and the index of the column rule
+    under them, or None when no table follows."""
+    heads: list[str] = []
+    j = u + 1
+    while j < len(lines) and len(heads) < 6:
+        if COLUMNS_RE.match(lines[j]):
+            return (heads, j) if heads else None
+        if UNDERLINE_RE.match(lines[j]):
+            return None  # another section's title: this underline was a banner's
+        if "WARNING" not in lines[j] and lines[j].strip():
+            heads.append(lines[j])
+        elif not lines[j].strip() and heads:
+            return None  # a blank line before any column rule: not a table
+        j += 1
+    return None
+
+
+Row = tuple[str, str, dict[int, str]]
+
+
+def _rows(lines: list[str], k: int, cols: list[Column], names: list[str]) -> Iterator[tuple[int, Row]]:
+    """(index, (host, OS, cells)) of each data row from lines[k] on, a wrapped row's
+    end joined back, past comments and blank lines inside the table."""
+    while k < len(lines):
+        row = _row(lines[k], cols, names) if lines[k].strip() else None
+        step = 1
+        if row is not None and k + 1 < len(lines) and _wrapped(lines[k + 1]) and len(lines[k]) < cols[-1].end:
+            longer = _row(f"{lines[k]} {lines[k + 1]}", cols, names)  # the rest of a wrapped row
+            if longer is not None and len(longer[2]) >= len(row[2]):
+                row, step = longer, 2
+        if row is None:
+            nxt = _next_row(lines, k, cols, names)
+            if nxt is None or nxt == k:
+                return
+            k = nxt
+            continue
+        yield k, row
+        k += step
 
 
 DASHES_RE = re.compile(r"^-+(?:\s+-+)*\s*$")
