@@ -330,3 +330,22 @@ def test_a_mail_with_a_little_quoted_log_in_much_prose():
     r = ms.parse_bootlog("\n".join(prose + quoted).encode(), load_rules())
     assert r["kernel_version"] == "2.6.28" and r["fault"]["kind"] == "oops" and r["fault"]["line"] == 22
     assert r["later_faults"][0]["line"] == 23 and "3 mail-quoted lines" in r["text"]["assumed"]
+
+
+def test_a_boot_that_goes_on_after_a_bug_is_read_to_its_end():
+    log = "\n".join(
+        [
+            "[    0.0] Linux version 5.10.0 (a@b) #1",
+            "[    0.5] BUG: sleeping function called from invalid context at mm/slab.h:497",
+            "[    0.6] Memory: 1001620K/1048576K available (10240K kernel code, 1240K rwdata, 2948K rodata, "
+            "1024K init, 245K bss, 46956K reserved, 0K cma-reserved)",
+            "[    1.0] Freeing unused kernel memory: 1024K",
+            "[    1.1] Unable to handle kernel NULL pointer dereference at virtual address 00000000",
+            "[    2.0] Linux version 5.10.0 (a@b) #1",
+            "[    2.5] Kernel panic - not syncing: second boot",
+        ]
+    )
+    r = ms.parse_bootlog(log.encode(), load_rules())
+    assert r["fault"]["kind"] == "bug" and r["fault"]["line"] == 2
+    assert r["memory"]["kernel_code_kb"] == 10240 and r["init_freed_kb"] == 1024
+    assert [(f["kind"], f["line"]) for f in r["later_faults"]] == [("oops", 5), ("reset", 6), ("panic", 7)]

@@ -9,7 +9,8 @@ the milestone scanner of a live boot) and keeps, in bounded memory:
   - the `Memory:` line(s) as kB fields (parse/meminfo.py: every wording since 2.2)
     and the sizes of the `Freeing ... memory` lines;
   - the milestones with their host and printk times, and the first fault quoted
-    with its line number (faults after it are listed too, a few);
+    with its line number (faults after it are listed too, a few; the log is read
+    on after a fault, up to an unexpected reset);
   - WARNINGs (not faults) and initcall_debug timings.
 
 `parse_bootlog` reads a file or bytes through parse/logtext.py (quoting, CRLF,
@@ -66,16 +67,27 @@ class BootLog:
         self.printk_lines = 0
 
     def feed(self, n: int, host: float | None, text: str) -> None:
+        """One line.  After the first fault the log is still read (a boot often goes on
+        after a BUG or an Oops; faults after the first are listed in later_faults);
+        after an unexpected reset only faults are: the lines are another boot's."""
         self.lines = n
-        if self.scan.fault is not None:
+        if self.scan.reset is not None:
             self._later_fault(n, text)
             return
+        had_fault = self.scan.fault is not None
         self.scan.feed(n, host, text)
-        m = PRINTK_RE.match(text)
-        body = text[m.end() :] if m else text
-        self.printk_lines += m is not None
-        if self.scan.fault is not None and self.scan.fault["kind"] == "reset":
+        if self.scan.reset is not None:
+            if had_fault and len(self.later_faults) < MAX_LATER_FAULTS:
+                self.later_faults.append(self.scan.reset)
             return  # the line begins another boot
+        if had_fault:
+            self._later_fault(n, text)
+        m = PRINTK_RE.match(text)
+        self.printk_lines += m is not None
+        self._values(n, text[m.end() :] if m else text, text)
+
+    def _values(self, n: int, body: str, text: str) -> None:
+        """What a line (its body: the text after the printk time) tells besides milestones."""
         self.memory.feed(n, body)
         if self.version is None and "Linux version" in body:
             v = VERSION_RE.search(body)

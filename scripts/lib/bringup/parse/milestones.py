@@ -136,6 +136,7 @@ class Scan:
     kernel_started: bool = False
     variants: dict = field(default_factory=dict)  # milestone -> who printed the wording found
     prompt: tuple | None = None  # (bootloader, line, text) of the first bootloader prompt
+    reset: dict | None = None  # the first unexpected reset, also when another fault came first
 
     def feed(self, n: int, host: float | None, text: str) -> None:
         pk = printk_time(text)
@@ -181,16 +182,18 @@ class Scan:
         """Record a line that matched m; False when it is an unexpected reset (the line
         begins another boot: nothing more of it counts)."""
         late = m.phase == "before_kernel" and self.kernel_started
-        if m.reset_if_repeated and self.fault is None:
+        if m.reset_if_repeated and self.reset is None:
             self.seen[m.name] = self.seen.get(m.name, 0) + 1
             if self.seen[m.name] > 1 or late:
                 again = "seen a second time" if self.seen[m.name] > 1 else "after the kernel started"
-                self.fault = {
+                self.reset = {
                     "kind": "reset",
                     "line": n,
                     "text": text,
                     "message": f"unexpected reset: {m.label} {again}",
                 }
+                if self.fault is None:
+                    self.fault = self.reset
                 return False
         if late:
             return True
