@@ -349,3 +349,13 @@ def test_a_boot_that_goes_on_after_a_bug_is_read_to_its_end():
     assert r["fault"]["kind"] == "bug" and r["fault"]["line"] == 2
     assert r["memory"]["kernel_code_kb"] == 10240 and r["init_freed_kb"] == 1024
     assert [(f["kind"], f["line"]) for f in r["later_faults"]] == [("oops", 5), ("reset", 6), ("panic", 7)]
+
+
+def test_cr_only_lines_with_an_overlong_one():
+    import io
+
+    log = b"U-Boot 2017.05 (x)\r" + b"y" * (ms.MAX_LINE * 3) + b"\rLinux version 2.6.32 (a@b) #1\rlast"
+    fmt, lines = ms.read_log_stream(io.BytesIO(log))
+    got = list(lines)
+    assert [n for n, _, _ in got] == [1, 2, 3, 4] and len(got[1][2]) == ms.MAX_LINE
+    assert got[2][2] == "Linux version 2.6.32 (a@b) #1" and got[3][2] == "last"

@@ -141,6 +141,7 @@ class TextStats:
     stamped_lines: int = 0
     html_lines: int = 0
     quoted_lines: int = 0
+    cr_lines: int = 0  # 1 when CR alone ends the lines
 
 
 def _physical_lines(f: BinaryIO, stats: TextStats) -> Iterator[bytes]:
@@ -165,6 +166,10 @@ def _physical_lines(f: BinaryIO, stats: TextStats) -> Iterator[bytes]:
             yield line.encode("utf-8")
     if first.startswith(b"\xef\xbb\xbf"):
         stream.read(3)
+    if b"\r" in first and b"\n" not in first:  # CR alone ends the lines (some terminal captures)
+        stats.cr_lines = 1
+        yield from _cr_lines(stream)
+        return
     while True:
         chunk = stream.readline(MAX_LINE)
         if not chunk:
@@ -174,6 +179,27 @@ def _physical_lines(f: BinaryIO, stats: TextStats) -> Iterator[bytes]:
             while rest and not rest.endswith(b"\n"):
                 rest = stream.readline(MAX_LINE)
         yield chunk
+
+
+def _cr_lines(stream: BinaryIO) -> Iterator[bytes]:
+    """Lines ended by CR alone (or CR LF), each cut at MAX_LINE."""
+    buf, skipping = b"", False  # skipping: the rest of a line longer than MAX_LINE
+    while True:
+        chunk = stream.read(MAX_LINE)
+        *lines, buf = (buf + chunk.replace(b"\r\n", b"\r")).split(b"\r")
+        for line in lines:
+            if skipping:
+                skipping = False
+                continue
+            yield line.lstrip(b"\n")[:MAX_LINE] + b"\n"
+        if len(buf) > MAX_LINE:
+            if not skipping:
+                yield buf[:MAX_LINE] + b"\n"
+            buf, skipping = b"", True
+        if not chunk:
+            break
+    if buf and not skipping:
+        yield buf[:MAX_LINE]
 
 
 def clean(raw: bytes, stats: TextStats) -> str:
@@ -265,6 +291,8 @@ class LogText:
         words = [DESCRIBE[self.stamps] if self.console else "plain text"]
         if st["encoding"] != "utf-8":
             words.append(f"decoded from {st['encoding'].upper()}")
+        if st["cr_lines"]:
+            words.append("lines ended by CR alone")
         if st["quoted_lines"]:
             words.append(f"{st['quoted_lines']} mail-quoted lines ('>' taken off)")
         if self.indent:
