@@ -359,3 +359,15 @@ def test_cr_only_lines_with_an_overlong_one():
     got = list(lines)
     assert [n for n, _, _ in got] == [1, 2, 3, 4] and len(got[1][2]) == ms.MAX_LINE
     assert got[2][2] == "Linux version 2.6.32 (a@b) #1" and got[3][2] == "last"
+
+
+def test_kernel_version_without_a_linux_version_line():
+    rules = load_rules()
+    r = ms.parse_bootlog(b"U-Boot 2010.06 (x)\n   Image Name:   Linux-3.0.8\nStarting kernel ...\n", rules)
+    assert (r["kernel_version"], r["kernel_version_from"], r["kernel_version_line"]) == (
+        "3.0.8",
+        "U-Boot image name",
+        2,
+    )
+    r = ms.parse_bootlog(b"[    1.8] Pid: 1, comm: swapper Not tainted 2.6.26-rc9 #89\n", rules)
+    assert (r["kernel_version"], r["kernel_version_from"]) == ("2.6.26-rc9", "Oops/WARNING header")

@@ -4,7 +4,8 @@
 the milestone scanner of a live boot) and keeps, in bounded memory:
 
   - the kernel release of the `Linux version` line (or, without one, of an Oops
-    or WARNING header: `Not tainted 2.6.26-rc9 #89`);
+    or WARNING header: `Not tainted 2.6.26-rc9 #89`, or of U-Boot's `Image Name:
+    Linux-3.0.8`);
   - the bootloader (banner, prompt or load command; configs/milestones.toml);
   - the `Memory:` line(s) as kB fields (parse/meminfo.py: every wording since 2.2)
     and the sizes of the `Freeing ... memory` lines;
@@ -31,6 +32,7 @@ from bringup.parse.logtext import DESCRIBE, LogText
 from bringup.parse.milestones import PRINTK_RE, Rules, Scan
 
 VERSION_RE = re.compile(r"Linux version (\d+\.\d+[^\s(]*)")
+IMAGE_RE = re.compile(r"^\s*Image Name:\s+Linux-(\d+\.\d+\S*)")  # U-Boot's header of a uImage
 TAINT_RE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]{1,40}?) +(\d+\.\d+[^\s]*) #\d+")
 WARNING_RE = re.compile(r"^WARNING: ")
 INITCALL_RAN = re.compile(r"^initcall 0x[0-9a-f]+ ran for (\d+) msecs: (\S+?)(?:\(\))?(?:\s.*)?$")
@@ -55,6 +57,7 @@ class BootLog:
         self.memory = meminfo.MemoryLines()
         self.version: dict | None = None
         self.taint_version: dict | None = None
+        self.image_version: dict | None = None
         self.freeing: list[dict] = []
         self.later_faults: list[dict] = []
         self.warnings: list[dict] = []
@@ -93,6 +96,10 @@ class BootLog:
             v = VERSION_RE.search(body)
             if v:
                 self.version = {"release": v.group(1), "line": n, "from": "Linux version"}
+        if self.image_version is None and "Image Name:" in body:
+            i = IMAGE_RE.match(body)
+            if i:
+                self.image_version = {"release": i.group(1), "line": n, "from": "U-Boot image name"}
         if self.taint_version is None and "ainted" in body:
             t = TAINT_RE.search(body)
             if t:
@@ -161,7 +168,7 @@ class BootLog:
 
     def result(self) -> dict:
         res = self.scan.result()
-        version = self.version or self.taint_version
+        version = self.version or self.taint_version or self.image_version
         counts = self.initcall_counts
         init = next((f for f in self.freeing if f["kind"] == "init"), None)
         res.update(
