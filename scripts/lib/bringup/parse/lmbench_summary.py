@@ -113,6 +113,7 @@ METRICS: dict[tuple[str, str], tuple[str, str]] = {
     ("mem", "main mem"): ("lat_mem_rd", "Main memory latency"),
     ("mem", "rand mem"): ("lat_mem_rd", "Random memory latency"),
     ("mem", "tlb"): ("lat_mem_rd", "TLB miss latency"),
+    ("ops", "int64 add"): ("lat_ops", "uint64 add"),  # lat_ops prints "uint64 add", the summary "int64 add"
 }
 # the group of a benchmark wherever a summary shows it: that of bringup's own set
 # (configs/lmbench.toml) and of raw output (lmbench.py); the bandwidths the summary puts
