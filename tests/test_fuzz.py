@@ -16,6 +16,7 @@ from bringup.model.board import load_arch, load_board, load_era
 from bringup.model.milestones import load_file, load_rules
 from bringup.parse import lmbench, meminfo
 from bringup.parse import milestones as ms
+from bringup.parse.errors import ParseError
 from bringup.util import paths
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -173,10 +174,15 @@ log_lines = st.one_of(st.sampled_from(REAL_LINES), st.text(max_size=120))
 @given(lines=st.lists(log_lines, max_size=60), crlf=st.booleans())
 def test_bootlog_parser_takes_any_log(lines, crlf):
     data = ("\r\n" if crlf else "\n").join(lines).encode("utf-8", errors="replace")
-    res = ms.parse_bootlog(data, RULES)
-    assert res["lines"] == len(data.split(b"\n")) - (1 if data.endswith(b"\n") else 0) or not data
+    try:
+        res = ms.parse_bootlog(data, RULES)
+    except ParseError as e:  # what is not a boot log says so, in one line
+        assert "\n" not in str(e) and str(e).startswith("input: not a boot log (")
+        return
+    assert res["lines"] == len(data.split(b"\n")) - (1 if data.endswith(b"\n") else 0)
     for found in res["milestones"].values():
         assert 1 <= found["line"] <= max(res["lines"], 1)
+    assert res["text"]["assumed"] and "\n" not in res["text"]["assumed"]
 
 
 RULES = load_rules()
@@ -185,7 +191,13 @@ RULES = load_rules()
 @SETTINGS
 @given(text=st.one_of(st.text(max_size=300), st.lists(log_lines, max_size=20).map("\n".join)))
 def test_meminfo_parsers_take_any_text(text):
-    for fn in (meminfo.parse_memory_line, meminfo.parse_free, meminfo.parse_meminfo, meminfo.parse_mem_eat):
+    for fn in (
+        meminfo.parse_memory_line,
+        meminfo.parse_memory,
+        meminfo.parse_free,
+        meminfo.parse_meminfo,
+        meminfo.parse_mem_eat,
+    ):
         fn(text)
 
 
@@ -207,3 +219,67 @@ def test_lmbench_parser_takes_any_text(lines):
 def test_a_loader_error_is_a_bringup_error():
     """The property above accepts DataError only; DataError is what the CLI prints in one line."""
     assert issubclass(DataError, BringupError)
+
+
+def one_line_error(e: ParseError, noun: str) -> None:
+    msg = str(e)
+    assert "\n" not in msg and msg.startswith(f"input: not {noun} ("), msg
+
+
+@SETTINGS
+@given(data=st.binary(max_size=3000))
+def test_bootlog_parser_takes_any_bytes(data):
+    try:
+        res = ms.parse_bootlog(data, RULES)
+    except ParseError as e:
+        one_line_error(e, "a boot log")
+        return
+    assert res["format"] and res["lines"] >= 1
+
+
+@SETTINGS
+@given(data=st.binary(max_size=3000))
+def test_lmbench_file_parser_takes_any_bytes(data):
+    try:
+        res = lmbench.parse_lmbench(data)
+    except ParseError as e:
+        one_line_error(e, "lmbench output")
+        return
+    assert any(r["measured"] or r["not_measured"] for r in res["results"])
+
+
+def _core(res: dict) -> tuple:
+    mem = res["memory"] or {}
+    return (
+        res["kernel_version"],
+        {k: v for k, v in mem.items() if k.endswith("_kb")},
+        res["fault"] and (res["fault"]["kind"], res["fault"]["line"]),
+        sorted((k, v["line"]) for k, v in res["milestones"].items()),
+        res["lines"],
+    )
+
+
+TRANSFORMS = {
+    "quote": lambda line: "> " + line,
+    "indent": lambda line: "    " + line,
+    "ansi": lambda line: "\x1b[0;32m" + line + "\x1b[0m",
+    "level": lambda line: "<6>" + line,
+}
+
+
+@SETTINGS
+@given(lines=st.lists(st.sampled_from(REAL_LINES), min_size=1, max_size=40), how=st.sampled_from(sorted(TRANSFORMS)))
+def test_text_as_it_reaches_people_gives_the_same_values(lines, how):
+    """Real log lines, and the same lines quoted, indented, coloured or with <N>
+    prefixes (all of them, as a mailer or a terminal does): the same values."""
+    plain = "\n".join(lines).encode("utf-8", errors="replace")
+    dressed = "\r\n".join(TRANSFORMS[how](x) if x else x for x in lines).encode("utf-8", errors="replace")
+    try:
+        want = _core(ms.parse_bootlog(plain, RULES))
+    except ParseError:
+        want = None
+    try:
+        got = _core(ms.parse_bootlog(dressed, RULES))
+    except ParseError:
+        got = None
+    assert got == want

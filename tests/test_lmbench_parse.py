@@ -107,8 +107,10 @@ def test_runner_blocks_and_unfinished_block():
 
 def test_classic_results_file():
     r = lp.parse_any((DATA.parent / "lmbench-results-classic.txt").read_text())
-    assert r["format"] == "lmbench-results" and r["host"].startswith("Linux tqm860l 2.6.11.7")
-    m = {x["name"]: x for x in r["metrics"]}
+    assert r["format"] == "results-file" and r["lmbench_version"] == "3alpha4"
+    (rs,) = r["results"]
+    assert rs["host"].startswith("Linux tqm860l 2.6.11.7")
+    m = {x["name"]: x for b in rs["benchmarks"].values() for x in b["metrics"]}
     assert m["Simple syscall"]["value"] == 2.5841
     assert m["ctx 16p/0K"]["value"] == 96.09
     assert m["0K file create"]["value"] == pytest.approx(1e6 / 1563, abs=1e-3)
@@ -122,7 +124,10 @@ def test_cli_parse_lmbench():
 
     p = run_cli("parse", "lmbench", str(DATA / "lat_ctx.txt"), check=True)
     r = json.loads(p.stdout)
-    assert r["format"] == "output" and r["metrics"][0]["name"] == "ctx 2p/16K"
+    assert r["format"] == "raw" and r["text"]["assumed"] == "plain text"
+    (rs,) = r["results"]
+    first = rs["benchmarks"]["lat_ctx_16k"]["metrics"][0]
+    assert first["name"] == "ctx 2p/16K" and first["line"] == 3 and rs["benchmarks"]["lat_ctx_16k"]["group"]
 
 
 def test_block_lines_number_each_pass():
@@ -134,3 +139,51 @@ def test_block_lines_number_each_pass():
     assert lp.block_lines(text) == {"lat_pipe": [2, 8], "lat_ctx_0k": [5]}
     lines = text.split("\n")
     assert all(lines[n - 1].startswith("@@@ BEGIN lat_pipe") for n in lp.block_lines(text)["lat_pipe"])
+
+
+# lmbench's summary layout (printf "%-9.9s %13.13s ..."), written here to try the
+# shapes that people's copies take: a host name longer than its column, rows
+# annotated or commented in between, a blank line inside a table.
+HEAD = (
+    "                 L M B E N C H  3 . 0   S U M M A R Y\n"
+    "                 ------------------------------------\n"
+    "\n"
+    "Processor, Processes - times in microseconds - smaller is better\n"
+    "------------------------------------------------------------------------------\n"
+    "Host                 OS  Mhz null null      open slct sig  sig  fork exec sh\n"
+    "                             call  I/O stat clos TCP  inst hndl proc proc proc\n"
+    "--------- ------------- ---- ---- ---- ---- ---- ---- ---- ---- ---- ---- ----\n"
+)
+
+
+def test_summary_host_longer_than_its_column():
+    r = lp.parse_any(HEAD + "example-vm Linux 3.10.0- 2881 0.08 0.12 0.70 1.51 2.45 0.18 1.12 117. 341. 1183\n")
+    (rs,) = r["results"]
+    assert (rs["host"], rs["os"], rs["params"]) == ("example-vm", "Linux 3.10.0-", {"mhz": 2881})
+    b = rs["benchmarks"]
+    assert b["lat_syscall_null"]["metrics"][0]["value"] == 0.08 and b["lat_proc_shell"]["metrics"][0]["value"] == 1183
+
+
+def test_summary_rows_past_a_comment_and_an_annotation():
+    rows = (
+        "syzkaller Linux 6.8.0-g 1494 1.88 2.43 101. 212. 46.6 3.15 45.0 11.K 28.K 60.K\n"
+        "# a remark someone added\n"
+        "\n"
+        "syzkaller Linux 6.8.0-g 2964 1.33 1.72 72.0 134. 32.6 2.15 32.0 14.K 33.K 62.K\n"
+        "                        ~~~~~~~~~~~~~~~~~~~~~~~~~~~??\n"
+    )
+    r = lp.parse_any(HEAD + rows)
+    assert [(x["run"], x["line"]) for x in r["results"]] == [(1, 9), (2, 12)]
+    assert r["results"][1]["benchmarks"]["lat_proc_fork"]["metrics"][0]["value"] == 14000
+    assert r["results"][0]["params"]["mhz"] == 1494
+
+
+def test_summary_unknown_mhz_is_not_a_parameter():
+    r = lp.parse_any(HEAD + "fedora-th Linux 5.15.3-   -1 0.46 0.60 1.50 2.76 5.61 0.54 1.26 400. 1853 2851\n")
+    assert r["results"][0]["params"] == {} and r["results"][0]["measured"]
+
+
+def test_pairs_without_a_known_unit_are_left_out():
+    """lmbench 3's "Memory load parallelism" pairs are counts, not MB/s: no value rather than a wrong unit."""
+    m = lp.parse_text('"Memory load parallelism\n0.000512 2.79\n\n"read bandwidth\n0.000512 18.87\n', first_line=1)
+    assert [(x["name"], x["unit"], x["line"]) for x in m] == [("read bandwidth 512B", "MB/s", 5)]

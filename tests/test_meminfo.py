@@ -86,3 +86,159 @@ def test_mem_eat(text, kb, completed):
     r = meminfo.parse_mem_eat(text)
     assert r["kb"] == kb and r["completed"] is completed
     assert meminfo.parse_mem_eat("nothing") is None
+
+
+# Every wording of mem_init()'s line, one per printk format in the kernel's history
+# (arch/*/mm/init.c before 3.15, mm/page_alloc.c's mem_init_print_info() after).
+@pytest.mark.parametrize(
+    "line,want",
+    [
+        (  # 2.4/2.6 i386 (and MIPS, alpha, cris): total, reserved, highmem
+            "Memory: 255300k/262080k available (1227k kernel code, 6396k reserved, 1040k data, 84k init, 0k highmem)",
+            {
+                "available_kb": 255300,
+                "total_kb": 262080,
+                "kernel_code_kb": 1227,
+                "reserved_kb": 6396,
+                "data_kb": 1040,
+                "init_kb": 84,
+                "highmem_kb": 0,
+                "format": "kernel-code-data",
+            },
+        ),
+        (  # 2.4 PowerPC: no total
+            "Memory: 63264k available (1068k kernel code, 368k data, 60k init, 0k highmem)",
+            {"available_kb": 63264, "total_kb": None, "kernel_code_kb": 1068, "data_kb": 368, "init_kb": 60},
+        ),
+        (  # 2.6 PowerPC: bss
+            "Memory: 254484k/262144k available (3852k kernel code, 7412k reserved, 148k data, 146k bss, 188k init)",
+            {"bss_kb": 146, "kernel_code_data_kb": 3852 + 148},
+        ),
+        (  # 2.6 x86_64: absent
+            "Memory: 3460316k/4456448k available (5708k kernel code, 788356k absent, 207776k reserved, "
+            "5382k data, 908k init)",
+            {"absent_kb": 788356, "reserved_kb": 207776, "data_kb": 5382},
+        ),
+        (  # ARM 2.4-2.6.2x: KB, "code"
+            "Memory: 63228KB available (1198K code, 290K data, 76K init)",
+            {"available_kb": 63228, "kernel_code_kb": 1198, "data_kb": 290, "init_kb": 76, "format": "arm-code-data"},
+        ),
+        (  # ARM 2.6.3x-3.x: no code or data
+            "Memory: 36132k/36132k available, 4828k reserved, 0K highmem",
+            {"total_kb": 36132, "reserved_kb": 4828, "highmem_kb": 0, "kernel_code_kb": None, "format": "arm-reserved"},
+        ),
+        (  # sparc64: an address range after it
+            "Memory: 1023104k available (2416k kernel code, 744k data, 160k init) [fffff80000000000,000000003fe8e000]",
+            {"available_kb": 1023104, "kernel_code_data_kb": 2416 + 744},
+        ),
+        (  # s390: usable
+            "Memory: 2055736k/2097152k usable (4290k kernel code, 0k reserved, 1468k data, 212k init)",
+            {"available_kb": 2055736, "reserved_kb": 0},
+        ),
+        (  # m68knommu: "Memory available:", RAM and ROM
+            "Memory available: 7032k/8192k RAM, 0k/0k ROM (1164k kernel code, 222k data)",
+            {"available_kb": 7032, "total_kb": 8192, "kernel_code_kb": 1164, "data_kb": 222},
+        ),
+        (  # 4.x with highmem at the end, printk time
+            "[    0.000000] Memory: 484508K/524288K available (6144K kernel code, 387K rwdata, 1972K rodata, "
+            "1024K init, 8008K bss, 23396K reserved, 16384K cma-reserved, 0K highmem)",
+            {
+                "rwdata_kb": 387,
+                "rodata_kb": 1972,
+                "data_kb": 387 + 1972,
+                "cma_reserved_kb": 16384,
+                "highmem_kb": 0,
+                "kernel_code_data_kb": 6144 + 387 + 1972,
+                "format": "rwdata-rodata",
+                "wording": "modern",
+            },
+        ),
+    ],
+)
+def test_memory_line_of_every_era(line, want):
+    m = meminfo.parse_memory(line)
+    assert {k: m.get(k) for k in want} == want
+
+
+def test_arm_total_line_and_virtual_layout():
+    text = (
+        "Memory: 40MB = 40MB total\n"
+        "Memory: 36132k/36132k available, 4828k reserved, 0K highmem\n"
+        "Virtual kernel memory layout:\n"
+        "      .init : 0xc0008000 - 0xc0020000   (  96 kB)\n"
+        "      .text : 0xc0020000 - 0xc0406000   (3992 kB)\n"
+    )
+    m = meminfo.parse_memory(text)
+    assert m["mb_total_kb"] == 40960 and m["total_line_no"] == 1 and m["line_no"] == 2
+    assert m["total_kb"] == 36132, "the available line's own total comes first"
+    assert m["sections_kb"] == {"init": 96, "text": 3992}
+    m = meminfo.parse_memory(
+        "Memory: 32MB 32MB = 64MB total\nMemory: 63228KB available (1198K code, 290K data, 76K init)"
+    )
+    assert m["total_kb"] == 65536 and m["available_kb"] == 63228
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["Memory: 126304k/131072k available (1684k kernel code, 4768k reserved, 216k data,", " 276k init, 0k highmem)"],
+        [
+            "Memory: 126304k/131072k available (1684k kernel code,",
+            "4768k reserved,",
+            "216k data, 276k init, 0k highmem)",
+        ],
+        ["Memory: 126304k/131072k", "available (1684k kernel code, 4768k reserved, 216k data, 276k init, 0k highmem)"],
+    ],
+)
+def test_wrapped_memory_line_is_joined(lines):
+    m = meminfo.parse_memory("\n".join(["Calibrating delay loop... 395.67 BogoMIPS", *lines, "Dentry cache hash"]))
+    assert (m["available_kb"], m["reserved_kb"], m["init_kb"], m["highmem_kb"]) == (126304, 4768, 276, 0)
+    assert m["lines"] == list(range(2, 2 + len(lines)))
+
+
+def test_a_truncated_memory_line_joins_no_kernel_line():
+    m = meminfo.parse_memory(
+        "Memory: 126304k/131072k available (1684k kernel code, 4768k reserved, 216k data,\n"
+        "Dentry cache hash table entries: 16384 (order: 5, 131072 bytes)\n"
+    )
+    assert m["lines"] == [1] and m["data_kb"] == 216 and m["init_kb"] is None
+
+
+@pytest.mark.parametrize(
+    "line,want",
+    [
+        ("Freeing unused kernel memory: 1024K (c0a00000 - c0b00000)", ("unused kernel", "init", 1024)),
+        ("Freeing init memory: 76K", ("init", "init", 76)),
+        ("Freeing unused kernel memory: 168k freed", ("unused kernel", "init", 168)),
+        ("Freeing unused kernel memory: 60k init", ("unused kernel", "init", 60)),
+        (
+            "[    5.5] Freeing unused kernel image (initmem) memory: 1024K",
+            ("unused kernel image (initmem)", "init", 1024),
+        ),
+        ("Freeing initrd memory: 3696k freed", ("initrd", "initrd", 3696)),
+        ("Freeing SMP alternatives: 24k freed", ("SMP alternatives", "other", 24)),
+        (
+            "Freeing unused kernel image (text/rodata gap) memory: 2040K",
+            ("unused kernel image (text/rodata gap)", "other", 2040),
+        ),
+    ],
+)
+def test_freeing_lines(line, want):
+    f = meminfo.freeing_line(line)
+    assert (f["what"], f["kind"], f["kb"]) == want
+
+
+def test_footprint_record_keeps_its_fields():
+    """footprint.json's memory_line (docs/records.md) has the same fields as before;
+    a line's total is its own ("NNk/NNk available"), not ARM's separate total line."""
+    m = meminfo.parse_memory_line(
+        "Memory: 64MB = 64MB total\nMemory: 63228KB available (1198K code, 290K data, 76K init)"
+    )
+    assert set(m) == set(meminfo.RECORD_KEYS) | {"text"}
+    assert m["line"] == 2 and m["text"].startswith("Memory: 63228KB available")  # line number and text in the log
+    assert m["total_kb"] is None and m["kernel_code_data_kb"] == 1198 + 290
+    m = meminfo.parse_memory_line(
+        "Memory: 40MB = 40MB total\nMemory: 36132k/36132k available, 4828k reserved, 0K highmem"
+    )
+    assert m["total_kb"] == 36132 and m["kernel_code_data_kb"] is None
+    assert meminfo.parse_memory_line("Memory: 64MB = 64MB total") is None

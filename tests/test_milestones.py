@@ -116,7 +116,7 @@ def test_wordings(line, name):
 
 def test_board_override_and_bad_override():
     rules = load_rules({"login": r"^# $"})
-    assert rules.milestones[-1].regex.pattern == "^# $"
+    assert {m.name: m for m in rules.milestones}["login"].regex.pattern == "^# $"
     with pytest.raises(DataError, match=r"field 'milestones.nope': no such milestone"):
         load_rules({"nope": "x"})
     with pytest.raises(DataError, match=r"field 'milestones.login': '\(unclosed': not a valid regular expression"):
@@ -160,3 +160,214 @@ def test_parse_refuses_what_is_not_a_regular_file_in_one_line(tmp_path, kind):
     r = run_cli("parse", "bootlog", str(p))
     words = {"missing": "no such file", "directory": "is a directory", "fifo": "not a regular file"}[kind]
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and words in r.stderr and "Traceback" not in r.stderr
+
+
+def scan_lines(*lines):
+    s = ms.Scan(load_rules())
+    for n, line in enumerate(lines, 1):
+        s.feed(n, None, line)
+    return s
+
+
+@pytest.mark.parametrize(
+    "line,name,who",
+    [
+        ("U-Boot 2017.05-jumpnow (Jun 22 2017 - 19:16:50 +0200)", "bootloader", "U-Boot"),
+        ("U-Boot 2010.12-rc2-svn3205-Dji (Nov 02 2015 - 19:07:26)", "bootloader", "U-Boot"),
+        ("U-Boot 1.1.4 (Oct 10 2007 - 10:00:00)", "bootloader", "U-Boot"),
+        ("PHYTEC U-Boot 2021.04 (Jan 01 2022)", "bootloader", "U-Boot"),  # a vendor word before it
+        ("U-Boot SPL 2017.05-jumpnow (Jun 22 2017 - 19:16:50)", "first_stage", "U-Boot"),
+        ("U-Boot TPL 2019.07 (Aug 01 2019)", "first_stage", "U-Boot"),
+        ("Dji UBL Version: 1.51(Nov  2 2015 - 15:45:39)", "first_stage", "TI UBL"),
+        ("PPCBoot 2.0.0 (Apr 10 2003 - 10:41:19)", "bootloader", "PPCBoot"),
+        ("YAMON ROM Monitor, Revision 02.15DB1500.", "bootloader", "YAMON"),
+        ("RedBoot(tm) bootstrap and debug environment [ROMRAM]", "bootloader", "RedBoot"),
+        ("CFE version 1.0.37 for BCM947XX (32bit,SP,LE)", "bootloader", "CFE"),
+        ("barebox 2022.02.0-phy1 #1 Thu Mar 3 2022", "bootloader", "barebox"),
+        ("                             GNU GRUB  version 2.06", "bootloader", "GRUB"),
+        ("=> tftpboot 0x42000000 uImage", "kernel_load", "U-Boot"),
+        ("reading /zImage", "kernel_load", "U-Boot"),
+        ("## Booting kernel from Legacy Image at 82000000 ...", "kernel_load", "U-Boot"),
+        ("TFTP from server 192.168.3.1; our IP address is 192.168.3.80", "kernel_load", "U-Boot"),
+        ("RedBoot> fis load -l vmlinux.bin.l7", "kernel_load", "RedBoot"),
+        ("YAMON> load -r tftp://10.145.2.248/zImage.srec", "kernel_load", "YAMON"),
+        ("CFE> boot -elf 10.0.1.184:vmlinux.47xx", "kernel_load", "CFE"),
+        ("barebox@PHYTEC phyCORE-i.MX6 ULL SOM with eMMC:/ bootm", "kernel_load", "barebox"),
+        ("  Loading Linux 6.1.0-18-amd64 ...", "kernel_load", "GRUB"),
+        ("Starting kernel ...", "starting_kernel", "U-Boot"),
+        ("Starting program at 0x80005590", "starting_kernel", "CFE"),
+        ("Uncompressing Linux... done, booting the kernel.", "starting_kernel", ""),
+    ],
+)
+def test_bootloader_lines_name_the_bootloader(line, name, who):
+    s = scan_lines(line)
+    assert name in s.found and s.variants.get(name, "") == who
+
+
+def test_reading_the_device_tree_is_not_the_kernel_load():
+    assert "kernel_load" not in scan_lines("reading /zImage-bbb-nohdmi.dtb").found
+
+
+@pytest.mark.parametrize(
+    "first,who",
+    [("CFE> setenv LINUX_CMDLINE x", "CFE"), ("barebox@board:/ bootm", "barebox"), ("=> printenv", "U-Boot")],
+)
+def test_a_prompt_names_the_bootloader_of_a_capture_without_banner(first, who):
+    s = scan_lines(first, "Linux version 2.6.28 (x@y) #1")
+    assert s.bootloader()["name"] == who and s.bootloader()["from"] == "prompt"
+
+
+def test_a_banner_names_it_before_the_prompt():
+    s = scan_lines("=> reset", "U-Boot 2017.05 (Jun 22 2017)")
+    assert s.bootloader() == {"name": "U-Boot", "from": "banner", "line": 2, "text": "U-Boot 2017.05 (Jun 22 2017)"}
+
+
+def test_milestones_are_order_aware():
+    # a module loading after the kernel started is not the bootloader's load command
+    s = scan_lines("Linux version 2.6.32 (a@b) #1", "load module stos_core", "tftp 0x1000 x", "Starting kernel ...")
+    assert "kernel_load" not in s.found and "starting_kernel" not in s.found and s.fault is None
+    # a printk time starts the kernel too (a log that begins after "Linux version")
+    s = scan_lines("[    0.1] CPU: ARMv7", "=> tftpboot 0x1000 uImage")
+    assert "kernel_load" not in s.found
+
+
+def test_spl_then_uboot_is_one_boot_but_a_banner_after_the_kernel_is_a_reset():
+    s = scan_lines("U-Boot SPL 2017.05 (x)", "U-Boot 2017.05 (x)", "Linux version 4.9.33 (a@b) #1")
+    assert s.fault is None and {"first_stage", "bootloader", "linux_version"} <= set(s.found)
+    s = scan_lines("Linux version 4.9.33 (a@b) #1", "[    9.1] random: crng init", "U-Boot 2017.05 (x)")
+    assert s.fault["kind"] == "reset" and s.fault["line"] == 3
+    assert s.fault["message"] == "unexpected reset: bootloader banner after the kernel started"
+
+
+@pytest.mark.parametrize(
+    "line,found",
+    [
+        ("beaglebone login:", True),  # the last bytes of a capture: no trailing space
+        ("WILIBOX login: [17179585.588000] ip_tables: (C) 2000-2006 Netfilter Core Team", True),
+        ("IPCAM login: ==> rtl8188e_iol_efuse_patch ", True),
+        ("(none) login: ", True),
+        ("my-board.example.org login: ", True),
+        ("login: ", True),
+        ("Last login: Tue Mar  5 10:11:12 on ttyS0", False),
+        ("login[453]: root login on 'ttyS0'", False),
+        ("sulogin: no password entry for root", False),
+    ],
+)
+def test_login_prompts_of_any_shape(line, found):
+    assert ("login" in scan_lines(line).found) is found
+
+
+@pytest.mark.parametrize("line", ["root@Dji-Pro:~#", "/ # ", "~ # ", "# ", "$ ", "sh-4.4# ", "[root@host ~]# "])
+def test_a_shell_prompt_after_the_kernel(line):
+    assert "shell" in scan_lines("Linux version 6.1.0 (a@b) #1", line).found
+    assert "shell" not in scan_lines(line).found, "before the kernel it is a bootloader's"
+
+
+def test_busybox_console_prompt():
+    s = scan_lines("Linux version 2.4.19 (a@b) #1", "Please press Enter to activate this console. ")
+    assert "console_prompt" in s.found and s.found["console_prompt"].line == 2
+
+
+@pytest.mark.parametrize(
+    "line,kind",
+    [
+        ("Kernel panic: VFS: Unable to mount root fs on 03:41", "panic"),  # 2.4
+        ("Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)", "panic"),
+        ("[    1.2] Kernel panic - not syncing: Attempted to kill init! exitcode=0x0000000b", "panic"),
+        ("Attempted to kill init!", "panic"),
+        ("Oops[#1]:", "oops"),
+        ("[   12.3] Internal error: Oops: 17 [#1] PREEMPT ARM", "oops"),
+        ("Unable to handle kernel paging request at virtual address c8830000", "oops"),
+        ("[    3.0] Unable to handle kernel NULL pointer dereference at virtual address 00000000", "oops"),
+        ("[    4.0] BUG: scheduling while atomic: init/1/0x10000002", "bug"),
+        ("kernel BUG at mm/slab.c:1234!", "bug"),
+        ("general protection fault: 0000 [#1] SMP", "oops"),
+    ],
+)
+def test_faults_of_every_era(line, kind):
+    s = scan_lines(line)
+    assert s.fault["kind"] == kind and s.fault["line"] == 1 and s.fault["text"] == line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Kernel command line: root=/dev/nfs panic=1 console=ttyS0",
+        "All bugs added by David S. Miller <davem@redhat.com>",
+        "[    1.8] WARNING: at drivers/media/video/saa7134/saa7134-cards.c:5659 saa7134_tuner_setup+0xc3/0x17a()",
+        "stm-nand-bch stm-nand-bch.0: WARNING: bit-flips threshold not specified.",
+    ],
+)
+def test_not_faults(line):
+    assert scan_lines(line).fault is None
+
+
+def test_printk_caller_ids_are_part_of_the_time():
+    """CONFIG_PRINTK_CALLER: "[   36.7][    T1] text"; anchored wordings still match."""
+    s = scan_lines(
+        "[   36.0][    T1] Linux version 6.0.0 (a@b) #1", "[   46.0][  T268] BUG: unable to handle page fault"
+    )
+    assert s.found["linux_version"].printk == 36.0 and s.fault["kind"] == "bug"
+
+
+def test_a_bootloader_prelude_longer_than_the_head_is_still_a_printk_log():
+    log = "\n".join(["U-Boot 2017.05 (x)", *["Loading: ####"] * 400, "[    0.000000] Linux version 4.9.33 (a@b) #1"])
+    r = ms.parse_bootlog(log.encode(), load_rules())
+    assert r["format"] == "printk" and r["text"]["assumed"].endswith("on 1 of its 402 lines")
+    assert r["milestones"]["linux_version"]["printk_s"] == 0.0
+
+
+def test_a_log_copied_from_a_web_page():
+    log = b"&lt;6&gt;[    0.0] Linux version 5.10.0 (a@b) #1\n&lt;0&gt;[    1.0] Kernel panic - not syncing: VFS\n"
+    r = ms.parse_bootlog(log, load_rules())
+    assert r["kernel_version"] == "5.10.0" and r["fault"]["kind"] == "panic" and r["fault"]["line"] == 2
+    assert "2 lines with HTML entities (decoded" in r["text"]["assumed"]
+
+
+def test_a_mail_with_a_little_quoted_log_in_much_prose():
+    prose = [f"Some prose line {i} of the mail, without any log in it." for i in range(20)]
+    quoted = ["> [    0.0] Linux version 2.6.28 (a@b) #1", ">> [    1.5] Oops[#1]:", "> Kernel panic - not syncing: x"]
+    r = ms.parse_bootlog("\n".join(prose + quoted).encode(), load_rules())
+    assert r["kernel_version"] == "2.6.28" and r["fault"]["kind"] == "oops" and r["fault"]["line"] == 22
+    assert r["later_faults"][0]["line"] == 23 and "3 mail-quoted lines" in r["text"]["assumed"]
+
+
+def test_a_boot_that_goes_on_after_a_bug_is_read_to_its_end():
+    log = "\n".join(
+        [
+            "[    0.0] Linux version 5.10.0 (a@b) #1",
+            "[    0.5] BUG: sleeping function called from invalid context at mm/slab.h:497",
+            "[    0.6] Memory: 1001620K/1048576K available (10240K kernel code, 1240K rwdata, 2948K rodata, "
+            "1024K init, 245K bss, 46956K reserved, 0K cma-reserved)",
+            "[    1.0] Freeing unused kernel memory: 1024K",
+            "[    1.1] Unable to handle kernel NULL pointer dereference at virtual address 00000000",
+            "[    2.0] Linux version 5.10.0 (a@b) #1",
+            "[    2.5] Kernel panic - not syncing: second boot",
+        ]
+    )
+    r = ms.parse_bootlog(log.encode(), load_rules())
+    assert r["fault"]["kind"] == "bug" and r["fault"]["line"] == 2
+    assert r["memory"]["kernel_code_kb"] == 10240 and r["init_freed_kb"] == 1024
+    assert [(f["kind"], f["line"]) for f in r["later_faults"]] == [("oops", 5), ("reset", 6), ("panic", 7)]
+
+
+def test_cr_only_lines_with_an_overlong_one():
+    import io
+
+    log = b"U-Boot 2017.05 (x)\r" + b"y" * (ms.MAX_LINE * 3) + b"\rLinux version 2.6.32 (a@b) #1\rlast"
+    fmt, lines = ms.read_log_stream(io.BytesIO(log))
+    got = list(lines)
+    assert [n for n, _, _ in got] == [1, 2, 3, 4] and len(got[1][2]) == ms.MAX_LINE
+    assert got[2][2] == "Linux version 2.6.32 (a@b) #1" and got[3][2] == "last"
+
+
+def test_kernel_version_without_a_linux_version_line():
+    rules = load_rules()
+    r = ms.parse_bootlog(b"U-Boot 2010.06 (x)\n   Image Name:   Linux-3.0.8\nStarting kernel ...\n", rules)
+    assert (r["kernel_version"], r["kernel_version_from"], r["kernel_version_line"]) == (
+        "3.0.8",
+        "U-Boot image name",
+        2,
+    )
+    r = ms.parse_bootlog(b"[    1.8] Pid: 1, comm: swapper Not tainted 2.6.26-rc9 #89\n", rules)
+    assert (r["kernel_version"], r["kernel_version_from"]) == ("2.6.26-rc9", "Oops/WARNING header")

@@ -262,26 +262,29 @@ def cmd_parse(a) -> int:
     from pathlib import Path
 
     from bringup.model.milestones import load_rules
-    from bringup.parse import milestones as ms
+    from bringup.parse import bootlog, lmbench
 
     if a.file != "-":
         _check_input_file(Path(a.file))
-    if a.what == "bootlog":
-        rules = load_rules()
-        if a.board:
-            from bringup.model.board import load_board
+    name = "standard input" if a.file == "-" else a.file
+    with contextlib.ExitStack() as stack:  # streamed: bounded memory for any size of input
+        f = sys.stdin.buffer if a.file == "-" else stack.enter_context(open(a.file, "rb"))
+        if a.what == "bootlog":
+            rules = load_rules()
+            if a.board:
+                from bringup.model.board import load_board
 
-            rules = load_rules(load_board(a.board).milestones)
-        if a.file == "-":
-            res = ms.parse_bootlog(sys.stdin.buffer, rules)
+                rules = load_rules(load_board(a.board).milestones)
+            res = bootlog.parse_bootlog(f, rules, name)
         else:
-            with open(a.file, "rb") as f:  # streamed: bounded memory for any size of log
-                res = ms.parse_bootlog(f, rules)
-    else:
-        from bringup.parse import lmbench as lmbench_parse
+            res = lmbench.parse_lmbench(f, name)
+            if res["format"] == "runner":  # the runner's blocks are bringup's benchmarks: their groups
+                from bringup.model.benchset import load_set
 
-        data = sys.stdin.buffer.read() if a.file == "-" else Path(a.file).read_bytes()
-        res = lmbench_parse.parse_any(data.decode("utf-8", errors="replace"))
+                groups = {b.name: b.group for b in load_set().bench}
+                for r in res["results"]:
+                    for bname, b in r["benchmarks"].items():
+                        b["group"] = groups.get(bname, b["group"])
     print(json.dumps(res, indent=2))
     return 0
 
@@ -513,14 +516,18 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "parse",
         help="parse a log made elsewhere and print JSON",
-        description="parse bootlog FILE: the milestones of a raw console log, a dmesg "
-        "with printk times, or a grabserial/bringup timestamped log. "
-        "parse lmbench FILE: the values (with units) of lmbench output, the "
-        "footprint runner's blocks, or a classic lmbench results file.",
+        description="parse bootlog FILE: kernel version, bootloader, Memory: and Freeing lines, "
+        "milestones with their times and the first fault of any boot log (raw console, dmesg, "
+        "syslog/journalctl, dmesg -T, grabserial/bringup stamps; mail-quoted, wrapped, CRLF, "
+        "ANSI: the format assumed is in the output). "
+        "parse lmbench FILE: the values (with units and the better direction) of lmbench "
+        "1.x-3.x summary tables, results files, raw tool output or the footprint runner's "
+        "blocks, in lmbench.json's structure. See docs/formats.md.",
     )
     s.add_argument("what", choices=("bootlog", "lmbench"))
     s.add_argument("file", help="the log file, or - for standard input")
     s.add_argument("--board", "-b", help="use this board's milestone overrides")
+    s.add_argument("--json", action="store_true", help="print JSON (the default, and so far the only output)")
     s.set_defaults(fn=cmd_parse)
 
     s = sub.add_parser(

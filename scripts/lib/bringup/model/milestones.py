@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from bringup.model.base import DataError, Strict, field_path, load_toml, validate_as
 from bringup.parse.milestones import Milestone, Rules
@@ -33,10 +33,15 @@ def check_regex(v: str) -> str:
 Regex = Annotated[str, Field(min_length=1, max_length=1000), AfterValidator(check_regex)]
 
 
+BootloaderField = Literal["banner", "first_stage", "kernel_load", "starting"]
+
+
 class MilestoneSpec(Strict):
     name: Annotated[str, Field(pattern=NAME_RE, max_length=40)]
     label: Annotated[str, Field(max_length=120)] = ""
-    regex: Regex
+    regex: Regex | None = None
+    from_bootloaders: BootloaderField | None = None
+    phase: Literal["before_kernel", "kernel", "any"] = "any"
     required: bool = False
     timeout: Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)] = 60.0
     end: bool = False
@@ -45,12 +50,40 @@ class MilestoneSpec(Strict):
     match_partial: bool = False
     progress: bool = False
     summary: bool = False
+    prompt: bool = False
     required_for: list[Literal["ramdisk", "nfs"]] = []
+
+    @model_validator(mode="after")
+    def _some_regex(self) -> MilestoneSpec:
+        if self.regex is None and self.from_bootloaders is None:
+            raise ValueError(f"milestone {self.name!r} has neither regex nor from_bootloaders")
+        return self
+
+
+class BootloaderSpec(Strict):
+    """What one bootloader prints; milestones with from_bootloaders match these."""
+
+    name: Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._+-]*$")]
+    banner: Regex | None = None
+    first_stage: Regex | None = None
+    prompt: Regex | None = None
+    kernel_load: Regex | None = None
+    starting: Regex | None = None
 
 
 class MilestonesFile(Strict):
     milestone: Annotated[list[MilestoneSpec], Field(min_length=1, max_length=100)]
     faults: dict[Annotated[str, Field(pattern=NAME_RE, max_length=40)], Regex] = {}
+    bootloader: Annotated[list[BootloaderSpec], Field(max_length=100)] = []
+
+    @field_validator("bootloader")
+    @classmethod
+    def _one_bootloader_each(cls, v: list[BootloaderSpec]) -> list[BootloaderSpec]:
+        names = [b.name for b in v]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup:
+            raise ValueError(f"bootloader {dup!r} is defined twice")
+        return v
 
     @field_validator("milestone")
     @classmethod
@@ -89,25 +122,55 @@ def check_overrides(overrides: dict[str, str], where: str, file: Path | None = N
             raise DataError(f"{where}: field 'milestones.{field_path((name,))}': {rx!r}: {e}") from None
 
 
+def _variants(m: MilestoneSpec, spec: MilestonesFile) -> list[tuple[str, str]]:
+    """(who prints it, regex) of a milestone: its bootloaders' field, then its own regex."""
+    out = []
+    if m.from_bootloaders is not None:
+        out += [(b.name, rx) for b in spec.bootloader if (rx := getattr(b, m.from_bootloaders)) is not None]
+    if m.regex is not None:
+        out.append(("", m.regex))
+    return out
+
+
 def load_rules(overrides: dict[str, str] | None = None, file: Path | None = None) -> Rules:
     spec = load_file(file)
     overrides = dict(overrides or {})
     check_overrides(overrides, "board", file)
     ms = [
-        Milestone(
-            name=m.name,
-            label=m.label or m.name,
-            regex=re.compile(overrides.get(m.name, m.regex)),
-            required=m.required,
-            timeout=m.timeout,
-            end=m.end,
-            reference=m.reference,
-            reset_if_repeated=m.reset_if_repeated,
-            match_partial=m.match_partial,
-            progress=m.progress,
-            summary=m.summary,
-            required_for=tuple(m.required_for),
-        )
+        _milestone(m, [("", overrides[m.name])] if m.name in overrides else _variants(m, spec), file)
         for m in spec.milestone
     ]
-    return Rules(ms, {k: re.compile(v) for k, v in spec.faults.items()})
+    prompts = tuple((b.name, re.compile(b.prompt)) for b in spec.bootloader if b.prompt is not None)
+    return Rules(ms, {k: re.compile(v) for k, v in spec.faults.items()}, prompts)
+
+
+def _milestone(m: MilestoneSpec, variants: list[tuple[str, str]], file: Path | None) -> Milestone:
+    if not variants:  # from_bootloaders names a field no bootloader has: it never matches
+        combined = r"(?!x)x"
+    elif len(variants) == 1:
+        combined = variants[0][1]
+    else:
+        combined = "|".join(f"(?:{rx})" for _, rx in variants)
+    try:
+        regex = re.compile(combined)
+    except re.error as e:  # e.g. a bootloader regex with a global flag such as (?i) inside
+        where = paths.rel(file or default_file())
+        raise DataError(f"{where}: milestone {m.name!r}: its bootloaders' regexes do not combine: {e}") from None
+    return Milestone(
+        name=m.name,
+        label=m.label or m.name,
+        regex=regex,
+        variants=tuple((who, re.compile(rx)) for who, rx in variants) if any(who for who, _ in variants) else (),
+        phase=m.phase,
+        source=m.from_bootloaders,
+        required=m.required,
+        timeout=m.timeout,
+        end=m.end,
+        reference=m.reference,
+        reset_if_repeated=m.reset_if_repeated,
+        match_partial=m.match_partial,
+        progress=m.progress,
+        summary=m.summary,
+        prompt=m.prompt,
+        required_for=tuple(m.required_for),
+    )

@@ -1,62 +1,158 @@
 """lmbench output -> values with units.  Pure functions.
 
-Reads the runner's blocks (`@@@ BEGIN name @@@ ... @@@ END name rc=N @@@`),
-bare tool output, and lmbench's own results files
-(`[lmbench3.0 results for ...]`), which are the tools' outputs one after the
-other with quoted block titles.
+Reads, in every published shape:
+  - the footprint runner's blocks (`@@@ BEGIN name @@@ ... @@@ END name rc=N @@@`);
+  - lmbench's summary tables of lmbench 1.x, 2.x, 3.x (parse/lmbench_summary.py);
+  - lmbench's results files (`[lmbench3.0 results for ...]`: the tools' outputs one
+    after the other with quoted block titles);
+  - the tools' raw outputs, as pasted in mails.
 
-Formats handled:
-  "Simple syscall: 0.1241 microseconds"          labeled value (also MB/sec, nanoseconds)
+Outputs of the tools:
+  "Simple syscall: 0.1241 microseconds"          labeled value, in microseconds, usecs,
+                                                 nanoseconds, MB/sec, KB/sec, seconds, ...
   "size=16k ovr=0.58 / "2 0.66" / "8 28.43"      lat_ctx block: processes, microseconds
   "0k  1107  75143  368409"                      lat_fs: size, files, creates/s, removes/s
-  "0.065536 106103.67" or "... MB/sec"           bw_* / lat_mmap pairs: MB, value
+                                                 (kept, and turned into microseconds per file)
+  "0.065536 106103.67" or "... MB/sec"           bw_* / lat_mmap pairs: MB, value; the block's
+                                                 title is the quoted line before them (or, in
+                                                 lmbench 3 raw output, the plain line)
   "stride=64 / "0.00049 1.275"                   lat_mem_rd: MB, nanoseconds
+
+`parse_any` returns every result set in the structure of lmbench.json
+(docs/records.md): per set, `benchmarks.<name>` = {group, rc, metrics: [{name,
+value, unit, better, source, ...}]}, so that an imported result can be put
+beside a live one.
 """
 
 from __future__ import annotations
 
+import io
 import re
+from typing import BinaryIO
+
+from bringup.parse.errors import ParseError
+from bringup.parse.lmbench_summary import parse_summary
 
 LABELED = re.compile(
-    r"^([A-Za-z][^:]{1,80}):\s+(-?[0-9.]+(?:[eE][-+]?\d+)?)\s+(microseconds|nanoseconds|"
-    r"MB/sec|MB/s|seconds)\s*$"
+    r"^([A-Za-z][^:]{1,80}):\s+(-?[0-9.]+(?:[eE][-+]?\d+)?)\s+(microseconds|usecs?|us|nanoseconds|nsecs?|ns|"
+    r"MB/sec|MB/s|KB/sec|KB/s|milliseconds|msecs?|ms|seconds|secs?)\s*$"
 )
 CTX_HEAD = re.compile(r'^"?size=(\d+)k\s+ovr=([0-9.]+)')
 STRIDE_HEAD = re.compile(r'^"?stride=(\d+)')
 QUOTED = re.compile(r'^"(.+)$')
 PAIR = re.compile(r"^(-?[0-9.]+)\s+(-?[0-9.]+)(?:\s+(MB/sec))?\s*$")
 FS_ROW = re.compile(r"^(\d+k)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
+TITLE = re.compile(r"^[A-Za-z][A-Za-z0-9 /_.,'()+-]{2,60}$")  # a plain block title (lmbench 3 raw output)
 BEGIN = re.compile(r"^@@@ BEGIN (\S+) @@@\s*$")
 END = re.compile(r"^@@@ END (\S+) rc=(-?\d+) @@@\s*$")
 RESULTS_HEAD = re.compile(r"^\[lmbench[0-9.]+ results for (.*)\]$")
+VERSION_HEAD = re.compile(r"^\[LMBENCH_VER: (?:lmbench-?)?(.*)\]$")
+MAX_LINES = 2_000_000
 
-UNITS = {"microseconds": "us", "nanoseconds": "ns", "MB/sec": "MB/s", "MB/s": "MB/s", "seconds": "s"}
+UNITS = {
+    "microseconds": "us",
+    "usecs": "us",
+    "usec": "us",
+    "us": "us",
+    "nanoseconds": "ns",
+    "nsecs": "ns",
+    "nsec": "ns",
+    "ns": "ns",
+    "MB/sec": "MB/s",
+    "MB/s": "MB/s",
+    "KB/sec": "KB/s",
+    "KB/s": "KB/s",
+    "milliseconds": "ms",
+    "msecs": "ms",
+    "msec": "ms",
+    "ms": "ms",
+    "seconds": "s",
+    "secs": "s",
+    "sec": "s",
+}
+
+# what a labeled line or a block title measures -> (benchmark of bringup's set or lmbench's tool, group)
+BENCHES = [
+    (r"^Simple syscall$", "lat_syscall_null", "Processor, Processes"),
+    (r"^Simple read$", "lat_syscall_read", "Processor, Processes"),
+    (r"^Simple write$", "lat_syscall_write", "Processor, Processes"),
+    (r"^Simple stat$", "lat_syscall_stat", "Processor, Processes"),
+    (r"^Simple fstat$", "lat_syscall_fstat", "Processor, Processes"),
+    (r"^Simple open/close$", "lat_syscall_open", "Processor, Processes"),
+    (r"^Signal handler installation$", "lat_sig_install", "Processor, Processes"),
+    (r"^Signal handler overhead$", "lat_sig_catch", "Processor, Processes"),
+    (r"^Protection fault$", "lat_sig_prot", "File & VM system latencies"),
+    (r"^Process fork\+exit$", "lat_proc_fork", "Processor, Processes"),
+    (r"^Process fork\+execve$", "lat_proc_exec", "Processor, Processes"),
+    (r"^Process fork\+/bin/sh -c$", "lat_proc_shell", "Processor, Processes"),
+    (r"^(?:integer|u?int64|float|double) ", "lat_ops", "Basic integer and float operations"),
+    (r"^ctx ", "lat_ctx", "Context switching"),
+    (r"^Pipe latency$", "lat_pipe", "Local communication latencies"),
+    (r"^FIFO latency$", "lat_fifo", "Local communication latencies"),
+    (r"^AF_UNIX sock stream latency$", "lat_unix", "Local communication latencies"),
+    (r"^UDP latency using", "lat_udp", "Local communication latencies"),
+    (r"^TCP latency using", "lat_tcp", "Local communication latencies"),
+    (r"^RPC/udp latency using", "lat_rpc_udp", "Local communication latencies"),
+    (r"^RPC/tcp latency using", "lat_rpc_tcp", "Local communication latencies"),
+    (r"^TCP/IP connection cost to", "lat_connect", "Local communication latencies"),
+    (r"^Fcntl lock latency$", "lat_fcntl", "Local communication latencies"),
+    (r"^\d+K file (?:create|delete)$", "lat_fs", "File & VM system latencies"),
+    (r"^(?:mappings|lat_mmap|Mmap latency)(?: |$)", "lat_mmap", "File & VM system latencies"),
+    (r"^Pagefaults on ", "lat_pagefault", "File & VM system latencies"),
+    (r"^Select on \d+ tcp fd's$", "lat_select_tcp", "Processor, Processes"),
+    (r"^Select on \d+ fd's$", "lat_select", "File & VM system latencies"),
+    (r"^Pipe bandwidth$", "bw_pipe", "Local communication bandwidths"),
+    (r"^AF_UNIX sock stream bandwidth$", "bw_unix", "Local communication bandwidths"),
+    (r"^Socket bandwidth using ", "bw_tcp", "Local communication bandwidths"),
+    (r"^read open2close bandwidth ", "bw_file_rd_open2close", "Local communication bandwidths"),
+    (r"^read bandwidth ", "bw_file_rd", "Local communication bandwidths"),
+    (r"^Mmap read open2close bandwidth ", "bw_mmap_rd_open2close", "Local communication bandwidths"),
+    (r"^Mmap read bandwidth ", "bw_mmap_rd", "Local communication bandwidths"),
+    (r"^File .* write bandwidth$", "lmdd_write", "Local communication bandwidths"),
+    (r"^libc bcopy ", "bw_mem_bcopy", "Memory"),
+    (r"^unrolled (?:partial )?bcopy ", "bw_mem_fcp", "Memory"),
+    (r"^Memory read bandwidth ", "bw_mem_rd", "Memory"),
+    (r"^Memory partial read bandwidth ", "bw_mem_prd", "Memory"),
+    (r"^Memory write bandwidth ", "bw_mem_wr", "Memory"),
+    (r"^Memory partial write bandwidth ", "bw_mem_pwr", "Memory"),
+    (r"^Memory partial read/write bandwidth ", "bw_mem_rdwr", "Memory"),
+    (r"^Memory bzero bandwidth ", "bw_mem_bzero", "Memory"),
+    (r"^mem read stride=", "lat_mem_rd", "Memory latencies"),
+]
+BENCH_RES = [(re.compile(rx), bench, group) for rx, bench, group in BENCHES]
+GROUPS = {bench: group for _, bench, group in BENCHES}
 
 
 def better(unit: str) -> str:
-    return "higher" if unit == "MB/s" else "lower"
+    return "higher" if unit in ("MB/s", "KB/s") else "lower"
 
 
-def _m(name, value, unit, source):
-    return {"name": name, "value": value, "unit": unit, "better": better(unit), "source": source}
+def _m(name, value, unit, source, line: int | None = None, **extra):
+    m = {"name": name, "value": value, "unit": unit, "better": better(unit), "source": source}
+    if line is not None:  # imports say where each value was read; live records stay as they were
+        m.update(line=line, **extra)
+    return m
 
 
-def parse_text(text: str, source: str = "") -> list[dict]:
-    """Every value in a tool's (or a results file's) output."""
-    out = []
+def parse_text(text: str, source: str = "", first_line: int | None = None) -> list[dict]:
+    """Every value in a tool's (or a results file's) output.  With first_line (the
+    number of text's first line in its file), each value also says its line, and
+    plain (unquoted) block titles of lmbench 3's raw output are read."""
+    out: list[dict] = []
     block = source  # title of the current pair block
     ctx_size = None
     stride = None
-    for raw in text.replace("\r", "").split("\n"):
+    lines = text.replace("\r", "").split("\n")
+    for i, raw in enumerate(lines):
         line = raw.strip()
+        n = None if first_line is None else first_line + i
         if not line:
-            ctx_size = None
-            stride = None
+            ctx_size = stride = None
             continue
         m = LABELED.match(line)
         if m:
             unit = UNITS[m.group(3)]
-            out.append(_m(m.group(1).strip(), float(m.group(2)), unit, source or m.group(1).strip()))
+            out.append(_m(m.group(1).strip(), float(m.group(2)), unit, source or m.group(1).strip(), n))
             ctx_size = stride = None
             continue
         m = CTX_HEAD.match(line)
@@ -69,36 +165,79 @@ def parse_text(text: str, source: str = "") -> list[dict]:
             continue
         m = FS_ROW.match(line)
         if m:
-            out.extend(_fs_row(m, source))
+            out.extend(_fs_row(m, source, n))
             continue
         m = PAIR.match(line)
         if m:
-            x, y = float(m.group(1)), float(m.group(2))
-            if ctx_size is not None:
-                out.append(_m(f"ctx {int(x)}p/{ctx_size}K", y, "us", source or "lat_ctx"))
-            elif stride is not None:
-                out.append(_m(f"mem read stride={stride} {_size_mib(x)}", y, "ns", source or "lat_mem_rd"))
-            else:
-                name = block or "pairs"
-                unit = "us" if name.startswith(("lat_mmap", "mappings", "Mmap")) else "MB/s"
-                out.append(_m(f"{name} {_size(x)}", y, unit, source or name))
+            pair = _pair(float(m.group(1)), float(m.group(2)), block, ctx_size, stride, source, n)
+            if pair is not None:
+                out.append(pair)
             continue
         m = QUOTED.match(line)
         if m:
             block = m.group(1).strip().strip('"')
             ctx_size = stride = None
             continue
+        if first_line is not None and not source and TITLE.match(line) and _pair_follows(lines, i):
+            block, ctx_size, stride = line, None, None
     return out
 
 
-def _fs_row(m: re.Match, source: str) -> list[dict]:
-    """lat_fs: size, files, creations/s, removals/s -> microseconds per file."""
-    size, creates, removes = m.group(1).upper(), int(m.group(3)), int(m.group(4))
+def _pair_follows(lines: list[str], i: int) -> bool:
+    return i + 1 < len(lines) and PAIR.match(lines[i + 1].strip()) is not None
+
+
+def _pair(x: float, y: float, block: str, ctx_size, stride, source: str, n: int | None) -> dict | None:
+    if ctx_size is not None:
+        return _m(f"ctx {int(x)}p/{ctx_size}K", y, "us", source or "lat_ctx", n, processes=int(x), size_kb=ctx_size)
+    if stride is not None:
+        return _m(f"mem read stride={stride} {_size_mib(x)}", y, "ns", source or "lat_mem_rd", n, size_mb=x)
+    name = block or "pairs"
+    unit = pair_unit(name)
+    if unit is None:
+        return None
+    return _m(f"{name} {_size(x)}", y, unit, source or name, n, block=name, size_mb=x)
+
+
+def pair_unit(block: str) -> str | None:
+    """The unit of the values in a block of "size value" pairs, from its title: None
+    for a block whose values bringup cannot name (lmbench's "Memory load parallelism")."""
+    if block.startswith(("lat_mmap", "mappings", "Mmap latency")):
+        return "us"
+    if block == "pairs" or re.search(r"^bw_|bandwidth|bcopy|bzero|\bread\b|\bwrite\b", block):
+        return "MB/s"
+    return None
+
+
+def _fs_row(m: re.Match, source: str, n: int | None) -> list[dict]:
+    """lat_fs: size, files, creations/s, removals/s -> microseconds per file (what the
+    report compares); imports keep the numbers as printed too."""
+    size, files, creates, removes = m.group(1).upper(), int(m.group(2)), int(m.group(3)), int(m.group(4))
     out = []
     if creates:
-        out.append(_m(f"{size} file create", round(1e6 / creates, 3), "us", source or "lat_fs"))
+        out.append(
+            _m(
+                f"{size} file create",
+                round(1e6 / creates, 3),
+                "us",
+                source or "lat_fs",
+                n,
+                files=files,
+                per_second=creates,
+            )
+        )
     if removes:
-        out.append(_m(f"{size} file delete", round(1e6 / removes, 3), "us", source or "lat_fs"))
+        out.append(
+            _m(
+                f"{size} file delete",
+                round(1e6 / removes, 3),
+                "us",
+                source or "lat_fs",
+                n,
+                files=files,
+                per_second=removes,
+            )
+        )
     return out
 
 
@@ -126,26 +265,33 @@ def _size_mib(mb: float) -> str:
     return f"{m:.0f}M" if abs(m - round(m)) < 0.01 else f"{m:.2f}M"
 
 
-def parse_runner(text: str) -> dict:
-    """The runner's output: {benchmark: {rc, metrics, text}}; unfinished blocks have rc None."""
-    res = {}
-    cur, buf = None, []
-    for line in text.replace("\r", "").split("\n"):
+def parse_runner(text: str, lines: bool = False) -> dict:
+    """The runner's output: {benchmark: {rc, metrics, text}}; unfinished blocks have rc None.
+    With lines, each value says its line number in text."""
+    res: dict = {}
+    cur: str | None = None
+    buf: list[str] = []
+    start = 0
+    for i, line in enumerate(text.replace("\r", "").split("\n"), 1):
         b = BEGIN.match(line.strip())
         if b:
-            cur, buf = b.group(1), []
+            cur, buf, start = b.group(1), [], i + 1
             continue
         e = END.match(line.strip())
         if e and cur == e.group(1):
-            body = "\n".join(buf)
-            res[cur] = {"rc": int(e.group(2)), "metrics": parse_text(body, cur), "text": body}
+            body, name = "\n".join(buf), e.group(1)
+            res[name] = {
+                "rc": int(e.group(2)),
+                "metrics": parse_text(body, name, start if lines else None),
+                "text": body,
+            }
             cur = None
             continue
         if cur is not None:
             buf.append(line)
     if cur is not None:
         body = "\n".join(buf)
-        res[cur] = {"rc": None, "metrics": parse_text(body, cur), "text": body}
+        res[cur] = {"rc": None, "metrics": parse_text(body, cur, start if lines else None), "text": body}
     return res
 
 
@@ -159,12 +305,84 @@ def block_lines(text: str) -> dict[str, list[int]]:
     return out
 
 
+def bench_of(name: str) -> tuple[str, str]:
+    """(benchmark, group) of a metric read from raw output."""
+    for rx, bench, group in BENCH_RES:
+        if rx.search(name):
+            if bench == "lat_ctx":
+                size = re.search(r"/(\d+)K$", name)
+                bench = f"lat_ctx_{size.group(1)}k" if size else bench
+            return bench, group
+    return "other", ""
+
+
+def _grouped(metrics: list[dict]) -> dict:
+    out: dict = {}
+    for m in metrics:
+        bench, group = bench_of(m["name"])
+        out.setdefault(bench, {"group": group, "rc": None, "metrics": []})["metrics"].append(m)
+    return out
+
+
+def _one_set(benchmarks: dict, host: str | None = None, **extra) -> dict:
+    return {
+        "host": host,
+        "os": None,
+        "run": 1,
+        "params": {},
+        "measured": any(b["metrics"] for b in benchmarks.values()),
+        "benchmarks": benchmarks,
+        "not_measured": [],
+        **extra,
+    }
+
+
 def parse_any(text: str) -> dict:
-    """Runner output, a classic results file, or one tool's output."""
-    if BEGIN.search(text) or "@@@ BEGIN" in text:
-        return {"format": "runner", "benchmarks": parse_runner(text)}
-    first = text.lstrip().split("\n", 1)[0].strip()
-    m = RESULTS_HEAD.match(first)
+    """Runner output, summary tables, a classic results file, or tools' raw output ->
+    {format, lmbench_version, results: [result set, ...]}."""
+    lines = text.replace("\r", "").split("\n")
+    if any(BEGIN.match(line.strip()) for line in lines):
+        runs = parse_runner(text, lines=True)
+        benchmarks = {
+            name: {"group": GROUPS.get(name) or (bench_of(v["metrics"][0]["name"])[1] if v["metrics"] else ""), **v}
+            for name, v in runs.items()
+        }
+        for v in benchmarks.values():
+            v.pop("text", None)
+        return {"format": "runner", "lmbench_version": None, "results": [_one_set(benchmarks)]}
+    summary = parse_summary([line.expandtabs() for line in lines])
+    if summary is not None:
+        return summary
+    head = next((line.strip() for line in lines if line.strip()), "")
+    m = RESULTS_HEAD.match(head)
+    version = next((vh.group(1) for line in lines[:40] if (vh := VERSION_HEAD.match(line.strip()))), None)
+    metrics = parse_text(text, first_line=1)
     if m:
-        return {"format": "lmbench-results", "host": m.group(1), "metrics": parse_text(text)}
-    return {"format": "output", "metrics": parse_text(text)}
+        return {
+            "format": "results-file",
+            "lmbench_version": version,
+            "results": [_one_set(_grouped(metrics), host=m.group(1), line=1)],
+        }
+    return {"format": "raw", "lmbench_version": version, "results": [_one_set(_grouped(metrics))] if metrics else []}
+
+
+def parse_lmbench(data: bytes | BinaryIO, name: str = "input") -> dict:
+    """An lmbench file (bytes or a binary stream): its text made plain (mail quotes,
+    CRLF, escapes taken off; parse/logtext.py), then parse_any.  ParseError (one line)
+    when it holds no lmbench value at all."""
+    from bringup.parse.logtext import LogText
+
+    stream = io.BytesIO(data) if isinstance(data, bytes) else data
+    text = LogText(stream, name, what="lmbench output", console=False)
+    lines = []
+    for _, _, line in text.lines():
+        lines.append(line)
+        if len(lines) > MAX_LINES:
+            raise ParseError(f"{name}: not lmbench output (more than {MAX_LINES} lines)")
+    res = parse_any("\n".join(lines))
+    if not any(r["measured"] or r["not_measured"] for r in res["results"]):
+        raise ParseError(
+            f"{name}: not lmbench output (no summary table, runner block or benchmark value in its {len(lines)} lines)"
+        )
+    res["text"] = text.info()
+    return res

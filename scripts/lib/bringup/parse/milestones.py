@@ -23,20 +23,28 @@ import re
 import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from itertools import chain, islice
 from typing import BinaryIO
 
-PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\]\s?")
-STAMPED_RE = re.compile(r"^\[\s*(\d+\.\d+)\s+(-?\d+\.\d+)\]\s?(.*)$")  # [abs delta] text
+MAX_LAGS = 100_000  # printk lag statistics come from the first lines with both times (bounded memory)
+# "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER)
+PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
 
 
 @dataclass(frozen=True)
 class Milestone:
-    """One milestone with its roles (configs/milestones.toml says what each means)."""
+    """One milestone with its roles (configs/milestones.toml says what each means).
+
+    `regex` matches any of its wordings; `variants` are the same wordings one by one,
+    each with who prints it (a bootloader's name, or "" for the milestone's own regex),
+    when some are a bootloader's.  `phase` is "before_kernel" (only before the kernel
+    starts), "kernel" (only after) or "any"; `source` the bootloader field it came from."""
 
     name: str
     label: str
     regex: re.Pattern[str]
+    variants: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    phase: str = "any"
+    source: str | None = None
     required: bool = False
     timeout: float = 60.0
     end: bool = False
@@ -45,13 +53,24 @@ class Milestone:
     match_partial: bool = False
     progress: bool = False
     summary: bool = False
+    prompt: bool = False
     required_for: tuple[str, ...] = ()
+
+    def match(self, body: str, text: str) -> str | None:
+        """Who prints the wording this line matches ("" when unnamed), or None."""
+        if not (self.regex.search(body) or (self.match_partial and self.regex.search(text))):
+            return None  # one search of all the wordings first: most lines match none
+        for who, rx in self.variants or (("", self.regex),):
+            if rx.search(body) or (self.match_partial and rx.search(text)):
+                return who
+        return None
 
 
 @dataclass(frozen=True)
 class Rules:
     milestones: list[Milestone]
     faults: dict[str, re.Pattern[str]]  # fault kind -> regex
+    prompts: tuple[tuple[str, re.Pattern[str]], ...] = ()  # bootloader name -> its prompt
 
     def for_root(self, root: str) -> Rules:
         """The rules of a boot with this root file system: milestones required on it become required."""
@@ -99,7 +118,13 @@ class Found:
 
 @dataclass
 class Scan:
-    """Incremental scanner: feed lines in order; it records milestones and faults."""
+    """Incremental scanner: feed lines in order; it records milestones and faults.
+
+    Order-aware: the kernel has started at its first line with a printk time or at the
+    first milestone found that is not a bootloader's; after that, bootloader-phase
+    milestones no longer match (a module loading late is not the kernel load), and a
+    bootloader banner is an unexpected reset.  Kernel-phase milestones (a shell prompt)
+    match only after it."""
 
     rules: Rules
     found: dict = field(default_factory=dict)
@@ -108,38 +133,92 @@ class Scan:
     first_clock: tuple | None = None  # (host, printk) of the first line with printk > 0
     first_printk_host: float | None = None  # host time of the first line with a printk time
     lags: list = field(default_factory=list)  # host - printk, per printk line (for lag stats)
+    kernel_started: bool = False
+    variants: dict = field(default_factory=dict)  # milestone -> who printed the wording found
+    prompt: tuple | None = None  # (bootloader, line, text) of the first bootloader prompt
+    reset: dict | None = None  # the first unexpected reset, also when another fault came first
 
     def feed(self, n: int, host: float | None, text: str) -> None:
         pk = printk_time(text)
-        if pk is not None and host is not None and self.first_printk_host is None:
-            self.first_printk_host = host
-        if pk is not None and pk > 0 and host is not None:
-            if self.first_clock is None:
-                self.first_clock = (host, pk)
-            self.lags.append(host - pk)
+        self._clock(host, pk)
         body = PRINTK_RE.sub("", text, count=1) if pk is not None else text
+        if not self.kernel_started and self.prompt is None:
+            who = next((w for w, rx in self.rules.prompts if rx.search(body)), None)
+            if who is not None:
+                self.prompt = (who, n, text)
+        started = self.kernel_started
         for m in self.rules.milestones:
-            if m.regex.search(body) or (m.match_partial and m.regex.search(text)):
-                if m.reset_if_repeated and self.fault is None:
-                    self.seen[m.name] = self.seen.get(m.name, 0) + 1
-                    if self.seen[m.name] > 1:
-                        self.fault = {
-                            "kind": "reset",
-                            "line": n,
-                            "text": text,
-                            "message": f"unexpected reset: {m.label} seen a second time",
-                        }
-                        return
-                if m.name not in self.found:
-                    self.found[m.name] = Found(m.name, host, pk, n, text)
+            if not m.reset_if_repeated and (
+                m.name in self.found or (m.phase == "before_kernel" and started)
+            ):  # nothing more to learn from it (a milestone's time is its first line)
+                continue
+            if m.phase == "kernel" and not started:
+                continue
+            who = m.match(body, text)
+            if who is not None and not self._milestone(m, who, n, host, pk, text):
+                return
         for kind, rx in self.rules.faults.items():
-            if self.fault is None and rx.search(text):
+            if self.fault is None and (rx.search(body) or (body is not text and rx.search(text))):
                 self.fault = {
                     "kind": kind,
                     "line": n,
                     "text": text,
                     "message": f"kernel {kind}" if kind != "bug" else "kernel BUG",
                 }
+
+    def _clock(self, host: float | None, pk: float | None) -> None:
+        if pk is None:
+            return
+        self.kernel_started = True
+        if host is not None and self.first_printk_host is None:
+            self.first_printk_host = host
+        if pk > 0 and host is not None:
+            if self.first_clock is None:
+                self.first_clock = (host, pk)
+            if len(self.lags) < MAX_LAGS:
+                self.lags.append(host - pk)
+
+    def _milestone(self, m: Milestone, who: str, n: int, host: float | None, pk: float | None, text: str) -> bool:
+        """Record a line that matched m; False when it is an unexpected reset (the line
+        begins another boot: nothing more of it counts)."""
+        late = m.phase == "before_kernel" and self.kernel_started
+        if m.reset_if_repeated and self.reset is None:
+            self.seen[m.name] = self.seen.get(m.name, 0) + 1
+            if self.seen[m.name] > 1 or late:
+                again = "seen a second time" if self.seen[m.name] > 1 else "after the kernel started"
+                self.reset = {
+                    "kind": "reset",
+                    "line": n,
+                    "text": text,
+                    "message": f"unexpected reset: {m.label} {again}",
+                }
+                if self.fault is None:
+                    self.fault = self.reset
+                return False
+        if late:
+            return True
+        if m.phase != "before_kernel":
+            self.kernel_started = True
+        if m.name not in self.found:
+            self.found[m.name] = Found(m.name, host, pk, n, text)
+            if who:
+                self.variants[m.name] = who
+        return True
+
+    def bootloader(self) -> dict | None:
+        """The bootloader a log shows, by its first sign: its banner, else its prompt,
+        its load command, its first stage, its last words before the kernel."""
+        for source in ("banner", "prompt", "kernel_load", "first_stage", "starting"):
+            if source == "prompt":
+                if self.prompt is not None:
+                    who, n, text = self.prompt
+                    return {"name": who, "from": source, "line": n, "text": text}
+                continue
+            for m in self.rules.milestones:
+                if m.source == source and m.name in self.variants:
+                    f = self.found[m.name]
+                    return {"name": self.variants[m.name], "from": source, "line": f.line, "text": f.text}
+        return None
 
     def done(self) -> bool:
         return any(m.end and m.name in self.found for m in self.rules.milestones)
@@ -214,40 +293,17 @@ class Scan:
 MAX_LINE = 64 * 1024  # longer lines are cut (the rest of the line is read and dropped)
 
 
-def iter_lines(f: BinaryIO) -> Iterator[str]:
-    """The lines of a binary stream as text (UTF-8, bad bytes replaced, CRs removed),
-    in bounded memory whatever the size of the log or of one line."""
-    while True:
-        chunk = f.readline(MAX_LINE)
-        if not chunk:
-            return
-        if not chunk.endswith(b"\n"):
-            rest = chunk
-            while rest and not rest.endswith(b"\n"):
-                rest = f.readline(MAX_LINE)
-        yield chunk.decode("utf-8", errors="replace").replace("\r", "").removesuffix("\n")
-
-
 def read_log_stream(f: BinaryIO) -> tuple[str, Iterator[tuple[int, float | None, str]]]:
     """A log on a binary stream -> (format, iterator of (line_no, host_time_or_None, text)).
 
-    Formats: 'stamped' (grabserial/bringup: "[abs delta] text"), 'printk'
-    (dmesg-style), 'raw'; told from the first 200 lines."""
-    lines = iter_lines(f)
-    head = list(islice(lines, 200))
-    stamped = sum(1 for line in head[:50] if STAMPED_RE.match(line))
-    every = chain(head, lines)
-    if head and stamped >= max(1, len(head[:50]) // 2):
+    The text is made plain first (parse/logtext.py: quoting, CRLF, escapes and line
+    prefixes taken off); the format is told from the first lines: 'stamped'
+    (grabserial/bringup "[abs delta] text"), 'printk' (dmesg-style), 'raw', or one of
+    logtext's others (syslog, dmesg-T, ...).  ParseError when it is not text."""
+    from bringup.parse.logtext import LogText
 
-        def stamped_lines() -> Iterator[tuple[int, float | None, str]]:
-            for i, line in enumerate(every, 1):
-                m = STAMPED_RE.match(line)
-                yield (i, float(m.group(1)), m.group(3)) if m else (i, None, line)
-
-        return "stamped", stamped_lines()
-    printk = sum(1 for line in head if PRINTK_RE.match(line))
-    fmt = "printk" if printk >= max(1, len(head) // 3) else "raw"
-    return fmt, ((i, None, line) for i, line in enumerate(every, 1))
+    text = LogText(f)
+    return text.stamps, text.lines()
 
 
 def read_log(data: bytes) -> tuple[str, list[tuple[int, float | None, str]]]:
@@ -256,16 +312,8 @@ def read_log(data: bytes) -> tuple[str, list[tuple[int, float | None, str]]]:
     return fmt, list(lines)
 
 
-def parse_bootlog(data: bytes | BinaryIO, rules: Rules) -> dict:
-    """The milestones, intervals and fault of a log (bytes or a binary stream, read once)."""
-    fmt, lines = read_log_stream(io.BytesIO(data) if isinstance(data, bytes) else data)
-    scan = Scan(rules)
-    n = 0
-    for n, host, text in lines:
-        if scan.fault is None:
-            scan.feed(n, host, text)
-    res = scan.result()
-    res["format"] = fmt
-    res["lines"] = n
-    res["complete"] = scan.done()
-    return res
+def parse_bootlog(data: bytes | BinaryIO, rules: Rules, name: str = "input") -> dict:
+    """The milestones, intervals, fault, memory and the rest of a log (parse/bootlog.py)."""
+    from bringup.parse.bootlog import parse_bootlog as parse
+
+    return parse(data, rules, name)

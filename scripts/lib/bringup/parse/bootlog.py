@@ -1,0 +1,221 @@
+"""One model of a boot log, for every era: what `bringup parse bootlog` reports.
+
+`BootLog` is fed a log's lines in order (the same lines, with the same rules, as
+the milestone scanner of a live boot) and keeps, in bounded memory:
+
+  - the kernel release of the `Linux version` line (or, without one, of an Oops
+    or WARNING header: `Not tainted 2.6.26-rc9 #89`, or of U-Boot's `Image Name:
+    Linux-3.0.8`);
+  - the bootloader (banner, prompt or load command; configs/milestones.toml);
+  - the `Memory:` line(s) as kB fields (parse/meminfo.py: every wording since 2.2)
+    and the sizes of the `Freeing ... memory` lines;
+  - the milestones with their host and printk times, and the first fault quoted
+    with its line number (faults after it are listed too, a few; the log is read
+    on after a fault, up to an unexpected reset);
+  - WARNINGs (not faults) and initcall_debug timings.
+
+`parse_bootlog` reads a file or bytes through parse/logtext.py (quoting, CRLF,
+escapes, syslog and other prefixes taken off; the result says which format was
+assumed) and raises ParseError for what is not a boot log at all.
+"""
+
+from __future__ import annotations
+
+import heapq
+import io
+import re
+from typing import BinaryIO
+
+from bringup.parse import meminfo
+from bringup.parse.errors import ParseError
+from bringup.parse.logtext import DESCRIBE, LogText
+from bringup.parse.milestones import PRINTK_RE, Rules, Scan
+
+VERSION_RE = re.compile(r"Linux version (\d+\.\d+[^\s(]*)")
+IMAGE_RE = re.compile(r"^\s*Image Name:\s+Linux-(\d+\.\d+\S*)")  # U-Boot's header of a uImage
+TAINT_RE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]{1,40}?) +(\d+\.\d+[^\s]*) #\d+")
+WARNING_RE = re.compile(r"^WARNING: ")
+INITCALL_RAN = re.compile(r"^initcall 0x[0-9a-f]+ ran for (\d+) msecs: (\S+?)(?:\(\))?(?:\s.*)?$")
+INITCALL_RET = re.compile(
+    r"^initcall (?:0x[0-9a-f]+: )?(\S+?)(?:\(\))? returned (-?\d+)(?:\.| after (\d+) (msecs|usecs))"
+)
+INITCALL_CALL = re.compile(r"^[Cc]alling +(?:initcall 0x[0-9a-f]+: )?(\S+?)(?:\(\))?(?: @ \d+)?(?:\s.*)?$")
+
+MAX_FREEING = 32
+MAX_LATER_FAULTS = 10
+MAX_WARNINGS = 10
+MAX_INITCALLS = 5000
+SLOWEST = 10
+
+
+class BootLog:
+    """Everything `parse bootlog` reports, fed one line at a time."""
+
+    def __init__(self, rules: Rules):
+        self.rules = rules
+        self.scan = Scan(rules)
+        self.memory = meminfo.MemoryLines()
+        self.version: dict | None = None
+        self.taint_version: dict | None = None
+        self.image_version: dict | None = None
+        self.freeing: list[dict] = []
+        self.later_faults: list[dict] = []
+        self.warnings: list[dict] = []
+        self.warning_count = 0
+        self.initcalls: list[dict] = []
+        self.initcall_counts = {"calling": 0, "returned": 0, "ran_for": 0}
+        self.initcall_total_us = 0
+        self.slowest: list[tuple[int, int, dict]] = []  # a heap of (us, -line, entry)
+        self.lines = 0
+        self.printk_lines = 0
+
+    def feed(self, n: int, host: float | None, text: str) -> None:
+        """One line.  After the first fault the log is still read (a boot often goes on
+        after a BUG or an Oops; faults after the first are listed in later_faults);
+        after an unexpected reset only faults are: the lines are another boot's."""
+        self.lines = n
+        if self.scan.reset is not None:
+            self._later_fault(n, text)
+            return
+        had_fault = self.scan.fault is not None
+        self.scan.feed(n, host, text)
+        if self.scan.reset is not None:
+            if had_fault and len(self.later_faults) < MAX_LATER_FAULTS:
+                self.later_faults.append(self.scan.reset)
+            return  # the line begins another boot
+        if had_fault:
+            self._later_fault(n, text)
+        m = PRINTK_RE.match(text)
+        self.printk_lines += m is not None
+        self._values(n, text[m.end() :] if m else text, text)
+
+    def _values(self, n: int, body: str, text: str) -> None:
+        """What a line (its body: the text after the printk time) tells besides milestones."""
+        self.memory.feed(n, body)
+        if self.version is None and "Linux version" in body:
+            v = VERSION_RE.search(body)
+            if v:
+                self.version = {"release": v.group(1), "line": n, "from": "Linux version"}
+        if self.image_version is None and "Image Name:" in body:
+            i = IMAGE_RE.match(body)
+            if i:
+                self.image_version = {"release": i.group(1), "line": n, "from": "U-Boot image name"}
+        if self.taint_version is None and "ainted" in body:
+            t = TAINT_RE.search(body)
+            if t:
+                self.taint_version = {"release": t.group(1), "line": n, "from": "Oops/WARNING header"}
+        if "Freeing" in body and len(self.freeing) < MAX_FREEING:
+            f = meminfo.freeing_line(body)
+            if f:
+                self.freeing.append({**f, "line": n, "text": body.strip()})
+        if body.startswith("WARNING: "):
+            self.warning_count += 1
+            if len(self.warnings) < MAX_WARNINGS:
+                self.warnings.append({"line": n, "text": text})
+        if "initcall" in body or "alling" in body:
+            self._initcall(n, body)
+
+    def _later_fault(self, n: int, text: str) -> None:
+        if len(self.later_faults) >= MAX_LATER_FAULTS:
+            return
+        m = PRINTK_RE.match(text)
+        body = text[m.end() :] if m else text
+        for kind, rx in self.rules.faults.items():
+            if rx.search(text) or rx.search(body):
+                self.later_faults.append({"kind": kind, "line": n, "text": text})
+                return
+
+    def _initcall(self, n: int, body: str) -> None:
+        if INITCALL_CALL.match(body):
+            self.initcall_counts["calling"] += 1
+            return
+        ran = INITCALL_RAN.match(body)
+        ret = None if ran else INITCALL_RET.match(body)
+        if ran:
+            self.initcall_counts["ran_for"] += 1
+            fn, us, printed, rc = ran.group(2), int(ran.group(1)) * 1000, f"{ran.group(1)} msecs", None
+        elif ret:
+            self.initcall_counts["returned"] += 1
+            if ret.group(3) is None:
+                return  # 2.6.2x's "returned 0." line; its time is on the "ran for" line
+            unit = ret.group(4)
+            us = int(ret.group(3)) * (1000 if unit == "msecs" else 1)
+            fn, printed, rc = ret.group(1), f"{ret.group(3)} {unit}", int(ret.group(2))
+        else:
+            return
+        entry = {"line": n, "fn": fn, "us": us, "printed": printed, "rc": rc}
+        self.initcall_total_us += us
+        if len(self.initcalls) < MAX_INITCALLS:
+            self.initcalls.append(entry)
+        heapq.heappush(self.slowest, (us, -n, entry))
+        if len(self.slowest) > SLOWEST:
+            heapq.heappop(self.slowest)
+
+    def recognised(self) -> bool:
+        """Whether anything of a boot was seen (else the input is not a boot log)."""
+        s = self.scan
+        return bool(
+            s.found
+            or s.fault
+            or s.prompt
+            or self.printk_lines
+            or self.version
+            or self.memory.avail
+            or self.memory.total
+            or self.freeing
+            or sum(self.initcall_counts.values())
+        )
+
+    def result(self) -> dict:
+        res = self.scan.result()
+        version = self.version or self.taint_version or self.image_version
+        counts = self.initcall_counts
+        init = next((f for f in self.freeing if f["kind"] == "init"), None)
+        res.update(
+            kernel_version=version["release"] if version else None,
+            kernel_version_line=version["line"] if version else None,
+            kernel_version_from=version["from"] if version else None,
+            bootloader=self.scan.bootloader(),
+            memory=self.memory.result(),
+            freeing=self.freeing,
+            init_freed_kb=init["kb"] if init else None,
+            later_faults=self.later_faults,
+            warnings={"count": self.warning_count, "first": self.warnings},
+            initcalls=None
+            if not sum(counts.values())
+            else {
+                **counts,
+                "timed": len(self.initcalls),
+                "total_us": self.initcall_total_us,
+                "slowest": [e for _, _, e in sorted(self.slowest, reverse=True)],
+                "entries": self.initcalls,
+            },
+            lines=self.lines,
+            complete=self.scan.done() or any(m.prompt and m.name in self.scan.found for m in self.rules.milestones),
+        )
+        return res
+
+
+def parse_bootlog(data: bytes | BinaryIO, rules: Rules, name: str = "input") -> dict:
+    """Everything a boot log says (bytes or a binary stream, read once, in bounded
+    memory).  ParseError (one line naming the input) when it is not a boot log."""
+    text = LogText(io.BytesIO(data) if isinstance(data, bytes) else data, name)
+    log = BootLog(rules)
+    for n, host, line in text.lines():
+        log.feed(n, host, line)
+    if not log.recognised():
+        raise ParseError(f"{name}: not a boot log (no kernel, bootloader or init line in its {log.lines} lines)")
+    res = log.result()
+    info = text.info()
+    if log.printk_lines and info["stamps"] in ("raw", "printk"):
+        # the head may be all bootloader: what the whole log turned out to be
+        info["stamps"] = "printk"
+        first, _, rest = info["assumed"].partition("; ")
+        first = f"{DESCRIBE['printk']} on {log.printk_lines} of its {log.lines} lines"
+        info["assumed"] = f"{first}; {rest}" if rest else first
+    info["printk_lines"] = log.printk_lines
+    res["format"] = info["stamps"]
+    res["text"] = info
+    if res["memory"] and len(res["memory"].get("lines", ())) > 1:
+        info["assumed"] += "; a wrapped Memory: line joined"
+    return res

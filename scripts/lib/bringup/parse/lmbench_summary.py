@@ -1,0 +1,434 @@
+"""lmbench's summary tables (`make see`, `make summary`, getsummary) of lmbench
+1.x, 2.x and 3.x -> one result set per host row.  Pure functions.
+
+A summary is sections like
+
+    Processor, Processes - times in microseconds - smaller is better
+    ----------------------------------------------------------------
+    Host                 OS  Mhz null null      open selct sig  sig  fork exec sh
+                                 call  I/O stat clos TCP   inst hndl proc proc proc
+    --------- ------------- ---- ---- ---- ---- ---- ----- ---- ---- ---- ---- ----
+    frodo      Linux 2.4.18  797 0.40 0.56 3.18 3.97       1.00 3.18 115. 1231 13.K
+
+The dashed line under the headers gives the columns; a value belongs to the column
+it overlaps most (values overflow their column now and then: `2.9  10.0  88`), a
+header word that straddles two columns labels both (`0K File` over `Create
+Delete`).  `K` means x1000, `M` x1000000, `115.` is 115; `-1`, `-` and a blank
+are "not measured".  Rows with the same host and OS in one section are separate
+runs, numbered in order; the n-th row of a host in every section is its n-th run.
+Each column is mapped to the benchmark and metric name that bringup's own runs
+use (`null call` -> lat_syscall_null "Simple syscall"), so that an imported
+result lines up with a live one; columns without an equal live measurement keep
+their own name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+TITLE_RE = re.compile(r"L M B E N C H\s+((?:\d\s*\.\s*)*\d)\s+S U M M A R Y")
+UNDERLINE_RE = re.compile(r"^\s*-{8,}\s*$")
+COLUMNS_RE = re.compile(r"^\s*-+(?:\s+-+){2,}\s*$")
+VALUE_RE = re.compile(r"^(\d+\.?\d*|\.\d+)([KM]?)$")
+
+# section title (its start, lower case) -> (kind, group of bringup's lmbench set)
+SECTIONS = [
+    ("basic system parameters", "params", ""),
+    ("processor, processes", "proc", "Processor, Processes"),
+    ("basic integer operations", "ops", "Basic integer and float operations"),
+    ("basic uint64 operations", "ops", "Basic integer and float operations"),
+    ("basic int64 operations", "ops", "Basic integer and float operations"),
+    ("basic float operations", "ops", "Basic integer and float operations"),
+    ("basic double operations", "ops", "Basic integer and float operations"),
+    ("context switching", "ctx", "Context switching"),
+    ("*local* communication latencies", "lat", "Local communication latencies"),
+    ("*remote* communication latencies", "rlat", "Remote communication latencies"),
+    ("file & vm system latencies", "fs", "File & VM system latencies"),
+    ("*local* communication bandwidths", "bw", "Local communication bandwidths"),
+    ("*remote* communication bandwidths", "rbw", "Remote communication bandwidths"),
+    ("memory latencies", "mem", "Memory latencies"),
+]
+
+# host properties rather than measurements: header (lower case) -> key
+PARAMS = {
+    "mhz": "mhz",
+    "description": "description",
+    "tlb pages": "tlb_pages",
+    "cache line bytes": "cache_line_bytes",
+    "mem par": "mem_par",
+    "scal load": "scal_load",
+    "guesses": "guesses",
+}
+TEXT_COLUMNS = {"description", "guesses"}
+
+# (section kind, header in lower case) -> (benchmark, metric name); names as bringup's runs print them
+METRICS: dict[tuple[str, str], tuple[str, str]] = {
+    ("proc", "null call"): ("lat_syscall_null", "Simple syscall"),
+    ("proc", "null syscall"): ("lat_syscall_null", "Simple syscall"),
+    ("proc", "null i/o"): ("lat_syscall_rw", "Simple read/write (mean of the two)"),
+    ("proc", "stat"): ("lat_syscall_stat", "Simple stat"),
+    ("proc", "open clos"): ("lat_syscall_open", "Simple open/close"),
+    ("proc", "selct"): ("lat_select", "Select latency (lmbench 1.x)"),
+    ("proc", "selct tcp"): ("lat_select_tcp", "Select on 100 tcp fd's"),
+    ("proc", "slct tcp"): ("lat_select_tcp", "Select on 100 tcp fd's"),
+    ("proc", "sig inst"): ("lat_sig_install", "Signal handler installation"),
+    ("proc", "sig hndl"): ("lat_sig_catch", "Signal handler overhead"),
+    ("proc", "fork proc"): ("lat_proc_fork", "Process fork+exit"),
+    ("proc", "null process"): ("lat_proc_fork", "Process fork+exit"),
+    ("proc", "exec proc"): ("lat_proc_exec", "Process fork+execve"),
+    ("proc", "simple process"): ("lat_proc_exec", "Process fork+execve"),
+    ("proc", "sh proc"): ("lat_proc_shell", "Process fork+/bin/sh -c"),
+    ("proc", "/bin/sh process"): ("lat_proc_shell", "Process fork+/bin/sh -c"),
+    ("proc", "mmap lat"): ("lat_mmap", "Mmap latency"),
+    ("proc", "2-proc ctxsw"): ("lat_ctx", "2-process context switch (lmbench 1.0)"),
+    ("proc", "8-proc ctxsw"): ("lat_ctx", "8-process context switch (lmbench 1.0)"),
+    ("lat", "pipe"): ("lat_pipe", "Pipe latency"),
+    ("lat", "af unix"): ("lat_unix", "AF_UNIX sock stream latency"),
+    ("lat", "udp"): ("lat_udp", "UDP latency using localhost"),
+    ("lat", "rpc/ udp"): ("lat_rpc_udp", "RPC/udp latency using localhost"),
+    ("lat", "tcp"): ("lat_tcp", "TCP latency using localhost"),
+    ("lat", "rpc/ tcp"): ("lat_rpc_tcp", "RPC/tcp latency using localhost"),
+    ("lat", "tcp conn"): ("lat_connect", "TCP/IP connection cost to localhost"),
+    ("fs", "0k file create"): ("lat_fs", "0K file create"),
+    ("fs", "0k file delete"): ("lat_fs", "0K file delete"),
+    ("fs", "10k file create"): ("lat_fs", "10K file create"),
+    ("fs", "10k file delete"): ("lat_fs", "10K file delete"),
+    ("fs", "mmap latency"): ("lat_mmap", "Mmap latency"),
+    ("fs", "prot fault"): ("lat_sig_prot", "Protection fault"),
+    ("fs", "page fault"): ("lat_pagefault", "Page fault"),
+    ("fs", "100fd selct"): ("lat_select", "Select on 100 fd's"),
+    ("bw", "pipe"): ("bw_pipe", "Pipe bandwidth"),
+    ("bw", "af unix"): ("bw_unix", "AF_UNIX sock stream bandwidth"),
+    ("bw", "tcp"): ("bw_tcp", "TCP bandwidth"),
+    ("bw", "file reread"): ("bw_file_rd", "File reread bandwidth"),
+    ("bw", "mmap reread"): ("bw_mmap_rd", "Mmap reread bandwidth"),
+    ("bw", "bcopy (libc)"): ("bw_mem_bcopy", "Bcopy (libc) bandwidth"),
+    ("bw", "bcopy (hand)"): ("bw_mem_fcp", "Bcopy (hand) bandwidth"),
+    ("bw", "mem read"): ("bw_mem_rd", "Mem read bandwidth"),
+    ("bw", "mem write"): ("bw_mem_wr", "Mem write bandwidth"),
+    ("mem", "l1 $"): ("lat_mem_rd", "L1 cache latency"),
+    ("mem", "l2 $"): ("lat_mem_rd", "L2 cache latency"),
+    ("mem", "main mem"): ("lat_mem_rd", "Main memory latency"),
+    ("mem", "rand mem"): ("lat_mem_rd", "Random memory latency"),
+    ("mem", "tlb"): ("lat_mem_rd", "TLB miss latency"),
+    ("ops", "int64 add"): ("lat_ops", "uint64 add"),  # lat_ops prints "uint64 add", the summary "int64 add"
+}
+# the group of a benchmark wherever a summary shows it: that of bringup's own set
+# (configs/lmbench.toml) and of raw output (lmbench.py); the bandwidths the summary puts
+# under local communication are memory bandwidths there
+GROUP_OF = {
+    "bw_mem_bcopy": "Memory",
+    "bw_mem_fcp": "Memory",
+    "bw_mem_rd": "Memory",
+    "bw_mem_wr": "Memory",
+    "lat_mmap": "File & VM system latencies",
+    "lat_ctx": "Context switching",
+    "lat_select": "File & VM system latencies",
+}
+OPS_WORDS = {"intgr": "integer", "bogo": "bogomflops"}
+CTX_RE = re.compile(r"^(\d+)p/(\d+)k ctxsw$")
+
+
+@dataclass
+class Column:
+    start: int
+    end: int  # inclusive
+    words: list[str] = field(default_factory=list)
+
+    def overlap(self, a: int, b: int) -> int:
+        return max(0, min(self.end, b) - max(self.start, a) + 1)
+
+
+def parse_value(token: str) -> float | None:
+    """'13.K' -> 13000.0, '115.' -> 115.0, '0.08K' -> 80.0; '-1' and '-' -> None.
+    Raises ValueError for what is not an lmbench value."""
+    if token in ("-1", "-", "-1.0", "-1.00"):
+        return None
+    m = VALUE_RE.match(token)
+    if not m:
+        raise ValueError(token)
+    return round(float(m.group(1)) * {"": 1, "K": 1000, "M": 1000000}[m.group(2)], 6)
+
+
+def _columns(dashes: str) -> list[Column]:
+    return [Column(m.start(), m.end() - 1) for m in re.finditer(r"-+", dashes)]
+
+
+def _assign(cols: list[Column], a: int, b: int, first: int = 0) -> int:
+    """The column (index >= first) that the span a..b overlaps most, else the nearest."""
+    best = max(range(first, len(cols)), key=lambda i: (cols[i].overlap(a, b), -abs(cols[i].start - a)))
+    if cols[best].overlap(a, b):
+        return best
+    return min(range(first, len(cols)), key=lambda i: min(abs(cols[i].start - b), abs(cols[i].end - a)))
+
+
+def _headers(cols: list[Column], heads: list[str]) -> list[str]:
+    """Each column's header words, top to bottom; a word group straddling two columns
+    ("0K File" over "Create Delete") labels every column it spans."""
+    for line in heads:
+        words = [(m.start(), m.end() - 1, m.group()) for m in re.finditer(r"\S+", line)]
+        groups: list[list[tuple[int, int, str]]] = []
+        for w in words:  # words one space apart form a group
+            if groups and w[0] - groups[-1][-1][1] == 2:
+                groups[-1].append(w)
+            else:
+                groups.append([w])
+        for g in groups:
+            spans = [[i for i, c in enumerate(cols) if c.overlap(a, b)] for a, b, _ in g]
+            if len(g) > 1 and any(len(s) > 1 for s in spans):
+                covered = range(min(min(s) for s in spans if s), max(max(s) for s in spans if s) + 1)
+                label = " ".join(t for _, _, t in g)
+                for i in covered:
+                    cols[i].words.append(label)
+                continue
+            for a, b, t in g:
+                cols[_assign(cols, a, b)].words.append(t)
+    return [" ".join(c.words) for c in cols]
+
+
+def _section(title: str) -> tuple[str, str, str, str]:
+    """(kind, group, unit, better) of a section title."""
+    low = title.strip().lower()
+    kind, group = next(((k, g) for start, k, g in SECTIONS if low.startswith(start)), ("other", ""))
+    if "nanosecond" in low:
+        unit = "ns"
+    elif "microsecond" in low:
+        unit = "us"
+    elif "mb/s" in low or "megabytes" in low:
+        unit = "MB/s"
+    else:
+        unit = ""
+    better = "higher" if "bigger is better" in low or unit == "MB/s" else "lower"
+    return kind, group or title.split(" - ")[0].strip(), unit, better
+
+
+def _metric(kind: str, head: str) -> tuple[str, str]:
+    """(benchmark, metric name) of a column."""
+    key = " ".join(head.lower().split())
+    if (kind, key) in METRICS:
+        return METRICS[(kind, key)]
+    m = CTX_RE.match(key)
+    if m and kind in ("ctx", "lat"):
+        return f"lat_ctx_{m.group(2)}k", f"ctx {m.group(1)}p/{m.group(2)}K"
+    if kind == "ops":
+        words = [OPS_WORDS.get(w, w) for w in key.split()]
+        return "lat_ops", " ".join(words)
+    prefix = "remote " if kind in ("rlat", "rbw") else ""
+    return f"summary_{kind}", prefix + head
+
+
+@dataclass
+class _Set:
+    host: str
+    os: str
+    run: int
+    line: int
+    params: dict = field(default_factory=dict)
+    benchmarks: dict = field(default_factory=dict)
+    not_measured: list = field(default_factory=list)
+
+
+def parse_summary(lines: list[str]) -> dict | None:
+    """The summary tables in these lines (tabs expanded, quoting taken off), or None
+    when there are none."""
+    version = title_line = None
+    sets: dict[tuple[str, str, int], _Set] = {}
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        t = TITLE_RE.search(line)
+        if t and version is None:
+            version, title_line = re.sub(r"\s", "", t.group(1)), i + 1
+        if UNDERLINE_RE.match(line) and i > 0:
+            i = _read_section(lines, i, sets)
+        i += 1
+    if not sets:
+        return None
+    return {
+        "format": "summary",
+        "lmbench_version": version,
+        "title_line": title_line,
+        "results": [
+            {
+                "host": s.host,
+                "os": s.os,
+                "run": s.run,
+                "line": s.line,
+                "params": s.params,
+                "measured": bool(s.benchmarks),
+                "benchmarks": s.benchmarks,
+                "not_measured": s.not_measured,
+            }
+            for s in sets.values()
+        ],
+    }
+
+
+def _read_section(lines: list[str], u: int, sets: dict) -> int:
+    """The section whose title underline is lines[u]; returns the index of its last line."""
+    title = next((lines[j] for j in (u - 1, u - 2) if j >= 0 and lines[j].strip() and "WARNING" not in lines[j]), "")
+    found = _head_lines(lines, u)
+    if found is None:
+        return u
+    heads, j = found
+    rule = lines[j]
+    if j + 1 < len(lines) and _wrapped(lines[j + 1]) and DASHES_RE.match(lines[j + 1]):
+        j, rule = j + 1, f"{rule} {lines[j + 1]}"  # a mailer wrapped the column rule
+    cols = _columns(rule)
+    if len(cols) < 3:
+        return u
+    names = _headers(cols, _unwrap_heads(heads, len(rule)))
+    kind, group, unit, better = _section(title)
+    section = (kind, group, unit, better, " ".join(title.split()))
+    seen: dict[tuple[str, str], int] = {}
+    k = j + 1
+    for k, row in _rows(lines, j + 1, cols, names):
+        host, os_, cells = row
+        seen[(host, os_)] = seen.get((host, os_), 0) + 1
+        key = (host, os_, seen[(host, os_)])
+        s = sets.setdefault(key, _Set(host, os_, seen[(host, os_)], k + 1))
+        _fill(s, names, cells, k + 1, section)
+    return k
+
+
+def _head_lines(lines: list[str], u: int) -> tuple[list[str], int] | None:
+    """The header lines after a title's underline and the index of the column rule
+    under them, or None when no table follows."""
+    heads: list[str] = []
+    j = u + 1
+    while j < len(lines) and len(heads) < 6:
+        if COLUMNS_RE.match(lines[j]):
+            return (heads, j) if heads else None
+        if UNDERLINE_RE.match(lines[j]):
+            return None  # another section's title: this underline was a banner's
+        if "WARNING" not in lines[j] and lines[j].strip():
+            heads.append(lines[j])
+        elif not lines[j].strip() and heads:
+            return None  # a blank line before any column rule: not a table
+        j += 1
+    return None
+
+
+Row = tuple[str, str, dict[int, str]]
+
+
+def _rows(lines: list[str], k: int, cols: list[Column], names: list[str]) -> Iterator[tuple[int, Row]]:
+    """(index, (host, OS, cells)) of each data row from lines[k] on, a wrapped row's
+    end joined back, past comments and blank lines inside the table."""
+    while k < len(lines):
+        row = _row(lines[k], cols, names) if lines[k].strip() else None
+        step = 1
+        if row is not None and k + 1 < len(lines) and _wrapped(lines[k + 1]) and len(lines[k]) < cols[-1].end:
+            longer = _row(f"{lines[k]} {lines[k + 1]}", cols, names)  # the rest of a wrapped row
+            if longer is not None and len(longer[2]) >= len(row[2]):
+                row, step = longer, 2
+        if row is None:
+            nxt = _next_row(lines, k, cols, names)
+            if nxt is None or nxt == k:
+                return
+            k = nxt
+            continue
+        yield k, row
+        k += step
+
+
+DASHES_RE = re.compile(r"^-+(?:\s+-+)*\s*$")
+
+
+def _wrapped(line: str) -> bool:
+    """Whether a line looks like the rest of a table line a mailer wrapped (at 72-80
+    columns): short, at the margin, a few words or values."""
+    lead = len(line) - len(line.lstrip())
+    return 0 < len(line.strip()) <= 30 and lead <= 8 and len(line.split()) <= 4
+
+
+def _unwrap_heads(heads: list[str], width: int) -> list[str]:
+    """Header lines with a wrapped tail ("sh" of "... exec sh") joined back."""
+    out: list[str] = []
+    for h in heads:
+        if out and _wrapped(h) and len(out[-1]) < width - 1 and not DASHES_RE.match(h):
+            out[-1] = f"{out[-1]} {h}"
+        else:
+            out.append(h)
+    return out
+
+
+def _row(line: str, cols: list[Column], names: list[str]) -> tuple[str, str, dict[int, str]] | None:
+    """(host, OS, column index -> token) of a data row, or None when it is not one.
+    A host name longer than its column (`example-vm`) pushes the whole row right."""
+    first = re.match(r"\s*(\S+)", line)
+    if not first:
+        return None
+    shift = max(0, first.end() - 1 - cols[0].end)
+    host = first.group(1) if shift else line[cols[0].start : cols[0].end + 1].strip()
+    os_ = line[cols[1].start + shift : cols[1].end + 1 + shift].strip()
+    if not host or not os_:
+        return None
+    cells: dict[int, str] = {}
+    text_from = next((i for i in range(2, len(cols)) if names[i].lower() in TEXT_COLUMNS), None)
+    start = cols[1].end + 1 + shift
+    for m in re.finditer(r"\S+", line[start:]):
+        a, b = m.start() + start - shift, m.end() - 1 + start - shift
+        i = _assign(cols, a, b, first=2) if len(cols) > 2 else 1
+        if names[i].lower() in TEXT_COLUMNS or (text_from is not None and i > text_from and i == len(cols) - 1):
+            cells[i] = f"{cells[i]} {m.group()}" if i in cells else m.group()
+            continue
+        while i in cells and i + 1 < len(cols):  # an overflowing value pushed the next one on
+            i += 1
+        if i in cells:
+            return None
+        cells[i] = m.group()
+    for i, tok in cells.items():
+        if names[i].lower() not in TEXT_COLUMNS:
+            try:
+                parse_value(tok)
+            except ValueError:
+                return None
+    return host, os_, cells
+
+
+def _next_row(lines: list[str], k: int, cols: list[Column], names: list[str]) -> int | None:
+    """The index of the next data row from k on, past a blank line or a '#' comment
+    someone added inside the table; None when the table has ended."""
+    for j in range(k, min(k + 4, len(lines))):
+        if lines[j].strip() and not lines[j].lstrip().startswith("#"):
+            return j if _row(lines[j], cols, names) is not None else None
+    return None
+
+
+def _fill(s: _Set, names: list[str], cells: dict[int, str], n: int, sec: tuple[str, str, str, str, str]) -> None:
+    """One row's cells into its result set: host properties, values, not-measured ones."""
+    kind, group, unit, better, title = sec
+    for i in range(2, len(names)):
+        head, tok = names[i], cells.get(i, "")
+        key = " ".join(head.lower().split())
+        if not key:
+            continue
+        if key in PARAMS or kind == "params":
+            value = _param(tok) if tok else None
+            if value is not None:  # "-1": not known
+                s.params.setdefault(PARAMS.get(key, key.replace(" ", "_")), value)
+            continue
+        bench, name = _metric(kind, head)
+        b = s.benchmarks.get(bench)
+        if kind == "lat" and b and any(m["name"] == name for m in b["metrics"]):
+            continue  # the local-latency table repeats the 2p/0K context switch
+        value = parse_value(tok) if tok else None
+        entry = {"name": name, "column": head, "section": title, "line": n, "printed": tok}
+        if value is None:
+            s.not_measured.append({"bench": bench, **entry})
+            continue
+        b = s.benchmarks.setdefault(bench, {"group": GROUP_OF.get(bench, group), "rc": None, "metrics": []})
+        b["metrics"].append(
+            {"name": name, "value": value, "unit": unit, "better": better, "source": f"summary: {title}", **entry}
+        )
+
+
+def _param(tok: str) -> float | str | None:
+    try:
+        v = parse_value(tok)
+    except ValueError:
+        return tok
+    return None if v is None else int(v) if v == int(v) else v

@@ -1,0 +1,418 @@
+"""A log's text as it reaches people, made plain again.  Pure, streaming.
+
+A console log pasted into a mail, a wiki or a bug report arrives quoted (`> `,
+`>> `), indented, with CRLF line ends, terminal escapes, bytes that are not
+UTF-8, or as the output of a tool that prefixes every line (syslog, journalctl,
+`dmesg -T`, grabserial).  `LogText` reads such a file once, in bounded memory,
+decides from its first lines what it is (and says so: `info()`), and yields each
+line as `(line number, host time or None, text)` with the wrapping taken off, the
+printk time (`[    0.000000] `) left in place for the scanner.
+
+Line prefixes (`stamps`), one per log:
+
+  stamped            grabserial and bringup: `[abs delta] text`; abs is the host time
+  printk             `[    1.234567] text` (dmesg, a console with printk times); kept
+  kmsg               /dev/kmsg records `6,123,4567890,-;text` (printk time in us)
+  dmesg-x            `dmesg -x`: `kern  :info  : [    1.2] text`
+  journal-monotonic  `journalctl -k -o short-monotonic`: `[    1.2] host kernel: text`
+  syslog             syslog files and `journalctl -k`: `Mar  5 10:11:12 host kernel: text`,
+                     also with a weekday and year and `kern.info` (OpenWrt's logread);
+                     host time = time of day, relative to the first line
+  syslog-iso         the same with an ISO date (`journalctl -o short-iso`, RFC 3339 syslog)
+  dmesg-T            `[Tue Mar  5 10:11:12 2024] text`; host time as above (1 s steps)
+  host-clock         a terminal program's stamps `[10:11:12.345] ` or `[2024-03-05 10:11:12] `
+  raw                none
+
+Besides: a `<N>` printk level before the text is taken off (and a line is split
+where one appears inside it, as when a message was printed after an unfinished
+one); UTF-16 with a byte order mark is decoded; NUL and other control bytes,
+backspaces and ANSI escapes are removed; undecodable bytes become U+FFFD.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import BinaryIO
+
+from bringup.parse.errors import ParseError
+
+MAX_LINE = 64 * 1024  # longer lines are cut (the rest of the line is read and dropped)
+HEAD_LINES = 200  # non-blank lines read ahead to tell the format
+HEAD_MAX = 2000  # ... looking at no more lines than this
+HEAD_BYTES = 1 << 20  # ... nor more bytes
+BINARY_SHARE = 0.25  # more non-text than this in the head: not a log
+
+ANSI_RE = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-9A-Za-z]|[ -/]*[0-~])|\x9b[0-?]*[ -/]*[@-~]"
+)
+CTRL_RE = re.compile(r"[\x00-\x07\x0b-\x1f\x7f]")  # what is left after escapes and backspaces (tab kept)
+BS_RE = re.compile(r"[^\x08]\x08")
+QUOTE_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
+ENTITY_RE = re.compile(r"&(?:lt|gt|amp|quot|apos|nbsp|#\d{1,5}|#x[0-9a-fA-F]{1,4});")  # a log copied from a web page
+LEVEL_RE = re.compile(r"^<(\d{1,3})>")
+MID_LEVEL_RE = re.compile(r"(?<=\S)<[0-7]>(?=\S)")
+# "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER)
+PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
+
+MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
+DAYS = "Mon|Tue|Wed|Thu|Fri|Sat|Sun"
+# tokens between the time and "prog:" in a syslog line: a host, a facility.level, both
+_SYSLOG_TAIL = r"\s+((?:\S+\s+){0,2}?)([\w./@-]+?)(?:\[\d+\])?:(?:\s|$)(.*)$"
+
+STAMPS: list[tuple[str, re.Pattern[str]]] = [
+    ("stamped", re.compile(r"^\[\s*(\d+\.\d+)\s+(-?\d+\.\d+)\]\s?(.*)$")),
+    ("kmsg", re.compile(r"^(\d{1,3}),(\d+),(\d+),[^;]{0,20};(.*)$")),
+    (
+        "dmesg-x",
+        re.compile(
+            r"^(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7])\s*:"
+            r"\s*(?:emerg|alert|crit|err|warn|notice|info|debug)\s*:\s?(.*)$"
+        ),
+    ),
+    ("journal-monotonic", re.compile(r"^\[\s*(\d+\.\d+)\]\s+(\S+)\s+kernel:\s?(.*)$")),
+    (
+        "syslog",
+        re.compile(
+            rf"^(?:(?:{DAYS}) )?({MONTHS}) +(\d{{1,2}}) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?: (\d{{4}}))?" + _SYSLOG_TAIL
+        ),
+    ),
+    (
+        "syslog-iso",
+        re.compile(r"^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(?:Z|[+-]\d\d:?\d\d)?" + _SYSLOG_TAIL),
+    ),
+    ("dmesg-T", re.compile(rf"^\[((?:{DAYS}) (?:{MONTHS}) +\d{{1,2}} \d\d:\d\d:\d\d \d{{4}})\]\s?(.*)$")),
+    (
+        "host-clock",
+        re.compile(r"^\[(?:(\d{4})-(\d\d)-(\d\d)[ T])?(\d\d):(\d\d):(\d\d)(?:[.,](\d+))?\]\s?(.*)$"),
+    ),
+]
+STAMP_RE = dict(STAMPS)
+
+DESCRIBE = {
+    "stamped": "grabserial/bringup stamps '[abs delta]' (host times)",
+    "kmsg": "/dev/kmsg records (printk times)",
+    "dmesg-x": "dmesg -x facility:level prefixes",
+    "journal-monotonic": "journalctl -k -o short-monotonic (printk times)",
+    "syslog": "syslog / journalctl -k lines (host time of day, relative to the first line)",
+    "syslog-iso": "syslog / journalctl with ISO dates (host time, relative to the first line)",
+    "dmesg-T": "dmesg -T wall-clock stamps (host time in 1 s steps, relative to the first line)",
+    "host-clock": "a terminal program's time-of-day stamps (host time, relative to the first line)",
+    "printk": "printk times '[seconds]'",
+    "raw": "a raw console log without times",
+}
+
+
+class _Prefixed(io.RawIOBase):
+    """A stream with some bytes already read put back in front."""
+
+    def __init__(self, first: bytes, rest: BinaryIO):
+        self._first, self._rest = first, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self._first:
+            n = min(len(b), len(self._first))
+            b[:n] = self._first[:n]
+            self._first = self._first[n:]
+            return n
+        data = self._rest.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+@dataclass
+class TextStats:
+    """What was found in (and taken off) a log's text, counted as it is read."""
+
+    encoding: str = "utf-8"
+    crlf_lines: int = 0
+    ansi_lines: int = 0
+    control_chars: int = 0
+    non_utf8_lines: int = 0
+    level_prefixes: int = 0
+    split_lines: int = 0
+    stamped_lines: int = 0
+    html_lines: int = 0
+    quoted_lines: int = 0
+    cr_lines: int = 0  # 1 when CR alone ends the lines
+
+
+def _physical_lines(f: BinaryIO, stats: TextStats) -> Iterator[bytes]:
+    """Lines as bytes (UTF-16 recoded to UTF-8), each cut at MAX_LINE, in bounded memory."""
+    first = f.read(4096)
+    stream = io.BufferedReader(_Prefixed(first, f))
+    half = len(first) // 2
+    # UTF-16 without a byte order mark: ASCII text has every other byte NUL, and only those
+    utf16le = half >= 32 and first[1::2].count(0) > 0.4 * half and first[0::2].count(0) < 0.05 * half
+    if first.startswith((b"\xff\xfe", b"\xfe\xff")) or utf16le:
+        enc = "utf-16" if first.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-16-le"
+        stats.encoding = enc
+        text = io.TextIOWrapper(stream, encoding=enc, errors="replace", newline="\n")
+        while True:
+            line = text.readline(MAX_LINE)
+            if not line:
+                return
+            if not line.endswith("\n"):
+                tail = line
+                while tail and not tail.endswith("\n"):
+                    tail = text.readline(MAX_LINE)
+            yield line.encode("utf-8")
+    if first.startswith(b"\xef\xbb\xbf"):
+        stream.read(3)
+    if b"\r" in first and b"\n" not in first:  # CR alone ends the lines (some terminal captures)
+        stats.cr_lines = 1
+        yield from _cr_lines(stream)
+        return
+    while True:
+        chunk = stream.readline(MAX_LINE)
+        if not chunk:
+            return
+        if not chunk.endswith(b"\n"):
+            rest = chunk
+            while rest and not rest.endswith(b"\n"):
+                rest = stream.readline(MAX_LINE)
+        yield chunk
+
+
+def _cr_lines(stream: BinaryIO) -> Iterator[bytes]:
+    """Lines ended by CR alone (or CR LF), each cut at MAX_LINE."""
+    buf, skipping = b"", False  # skipping: the rest of a line longer than MAX_LINE
+    while True:
+        chunk = stream.read(MAX_LINE)
+        *lines, buf = (buf + chunk.replace(b"\r\n", b"\r")).split(b"\r")
+        for line in lines:
+            if skipping:
+                skipping = False
+                continue
+            yield line.lstrip(b"\n")[:MAX_LINE] + b"\n"
+        if len(buf) > MAX_LINE:
+            if not skipping:
+                yield buf[:MAX_LINE] + b"\n"
+            buf, skipping = b"", True
+        if not chunk:
+            break
+    if buf and not skipping:
+        yield buf[:MAX_LINE]
+
+
+def clean(raw: bytes, stats: TextStats) -> str:
+    """One physical line as plain text: decoded, no CR, no escapes, no control bytes."""
+    try:
+        s = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        s = raw.decode("utf-8", errors="replace")
+        stats.non_utf8_lines += 1
+    s = s.removesuffix("\n")
+    if "\r" in s:
+        if s.endswith("\r"):
+            stats.crlf_lines += 1
+        s = s.replace("\r", "")
+    if "\x1b" in s or "\x9b" in s:
+        s, k = ANSI_RE.subn("", s)
+        stats.ansi_lines += k > 0
+    if "\x08" in s:
+        for _ in range(len(s)):
+            s, k = BS_RE.subn("", s, count=1)
+            if not k:
+                break
+        s = s.replace("\x08", "")
+    if CTRL_RE.search(s):
+        s, k = CTRL_RE.subn("", s)
+        stats.control_chars += k
+    return s
+
+
+def _non_text(raw: bytes, text: str) -> tuple[int, int]:
+    """(bytes that are not text, all bytes) of one physical line: control bytes other
+    than tab, CR, LF, FF, BS and ESC, and bytes that are not UTF-8."""
+    bad = sum(1 for b in raw if (b < 0x20 and b not in (9, 10, 12, 13, 8, 27)) or b == 0x7F)
+    bad += text.count("\ufffd") - raw.count(b"\xef\xbf\xbd")
+    return bad, len(raw)
+
+
+class LogText:
+    """Read a log once: `info()` says what it was taken to be, `lines()` yields its lines."""
+
+    def __init__(self, f: BinaryIO, name: str = "input", what: str = "a boot log", console: bool = True):
+        """what: what the input is not, when it is not text ("a boot log"); console: a console or kernel
+        log (line prefixes, '<N>' levels); else plain text (lmbench output)."""
+        self.name, self.console = name, console
+        self.stats = TextStats()
+        self._raw = _physical_lines(f, self.stats)
+        head: list[str] = []
+        bad = total = nonblank = 0
+        for raw in self._raw:
+            text = clean(raw, self.stats)
+            b, t = _non_text(raw, raw.decode("utf-8", errors="replace"))
+            bad, total = bad + b, total + t
+            head.append(text)
+            nonblank += bool(text.strip())
+            if nonblank >= HEAD_LINES or len(head) >= HEAD_MAX or total >= HEAD_BYTES:
+                break
+        if total == 0 or not any(line.strip() for line in head):
+            raise ParseError(f"{name}: not {what} (empty)")
+        if bad > BINARY_SHARE * total:
+            raise ParseError(
+                f"{name}: not {what} (binary data: {100 * bad // total} % of its first {total} bytes are not text)"
+            )
+        self.html = any(ENTITY_RE.search(line) for line in head)
+        if self.html:
+            head = [self._unescape(line) for line in head]
+        self._head = head
+        self.indent = _indent(head)
+        self.stamps = _stamps([self._unwrap(line) for line in head]) if console else "raw"
+        self.stats.quoted_lines = 0  # counted again as the lines are read
+        self._t0: float | None = None
+
+    def _unescape(self, s: str) -> str:
+        if "&" in s and ENTITY_RE.search(s):
+            self.stats.html_lines += 1
+            return html.unescape(s).replace("\xa0", " ")
+        return s
+
+    def _unwrap(self, s: str) -> str:
+        if s[:1] in (">", " ", "\t"):  # a mail quote, on any line: logs never begin a line with '>'
+            s, k = QUOTE_RE.subn("", s, count=1)
+            self.stats.quoted_lines += k
+        if self.indent and s.startswith(self.indent):
+            s = s[len(self.indent) :]
+        return s
+
+    def info(self) -> dict:
+        """What the text was taken to be, and what was taken off it."""
+        st = asdict(self.stats)
+        words = [DESCRIBE[self.stamps] if self.console else "plain text"]
+        if st["encoding"] != "utf-8":
+            words.append(f"decoded from {st['encoding'].upper()}")
+        if st["cr_lines"]:
+            words.append("lines ended by CR alone")
+        if st["quoted_lines"]:
+            words.append(f"{st['quoted_lines']} mail-quoted lines ('>' taken off)")
+        if self.indent:
+            words.append(f"indented by {self.indent!r} (taken off)")
+        for key, what in (
+            ("crlf_lines", "CRLF line ends"),
+            ("ansi_lines", "lines with ANSI escapes (removed)"),
+            ("non_utf8_lines", "lines with bytes that are not UTF-8 (shown as U+FFFD)"),
+            ("level_prefixes", "'<N>' printk level prefixes (taken off)"),
+            ("split_lines", "lines split where a '<N>' level began a new message"),
+            ("control_chars", "control bytes (removed)"),
+            ("html_lines", "lines with HTML entities (decoded: a copy from a web page)"),
+        ):
+            if st[key]:
+                words.append(f"{st[key]} {what}")
+        return {
+            "stamps": self.stamps,
+            "quoted": bool(st["quoted_lines"]),
+            "indent": self.indent,
+            **st,
+            "assumed": "; ".join(words),
+        }
+
+    def lines(self) -> Iterator[tuple[int, float | None, str]]:
+        n = 0
+        for text in self._head:
+            n += 1
+            yield from self._split(n, *self._line(text))
+        for raw in self._raw:
+            n += 1
+            text = clean(raw, self.stats)
+            yield from self._split(n, *self._line(self._unescape(text) if self.html else text))
+
+    def _split(self, n: int, host: float | None, text: str) -> Iterator[tuple[int, float | None, str]]:
+        if self.console and "<" in text and MID_LEVEL_RE.search(text):
+            parts = MID_LEVEL_RE.split(text)
+            self.stats.split_lines += 1
+            for part in parts:
+                yield n, host, part
+        else:
+            yield n, host, text
+
+    def _line(self, text: str) -> tuple[float | None, str]:
+        text = self._unwrap(text)
+        m = LEVEL_RE.match(text) if self.console else None
+        if m:
+            text = text[m.end() :]
+            self.stats.level_prefixes += 1
+        if self.stamps in ("printk", "raw"):
+            return None, text
+        m = STAMP_RE[self.stamps].match(text)
+        if not m:
+            return None, text
+        self.stats.stamped_lines += 1
+        host, text = _stamp(self.stamps, m)
+        if host is not None and self.stamps not in ("stamped",):
+            if self._t0 is None:
+                self._t0 = host
+            host = host - self._t0
+            if host < -43200:  # past midnight (or new year) of a time of day
+                host += 86400 if self.stamps != "syslog" else 365 * 86400
+            host = round(host, 6)
+        return host, text
+
+
+def _indent(head: list[str]) -> str | None:
+    """The indentation 90 % of the (unquoted) non-blank lines share, if any."""
+    lines = [QUOTE_RE.sub("", s, count=1) for s in head]
+    lines = [s for s in lines if s.strip()]
+    for cand in ("\t", " " * 8, " " * 4, " " * 3, " " * 2, " "):
+        if lines and sum(1 for s in lines if s.startswith(cand)) >= 0.9 * len(lines):
+            return cand
+    return None
+
+
+def _stamps(head: list[str]) -> str:
+    lines = [LEVEL_RE.sub("", s, count=1) for s in head if s.strip()]
+    if not lines:
+        return "raw"
+    for name, rx in STAMPS:
+        hits = sum(1 for s in lines if rx.match(s))
+        if hits >= max(1, len(lines) // 4):
+            return name
+    return "printk" if any(PRINTK_RE.match(s) for s in lines) else "raw"
+
+
+def _stamp(kind: str, m: re.Match) -> tuple[float | None, str]:
+    """(host seconds or None, text with a printk time in front when the stamp was one)."""
+    g = m.groups()
+    if kind == "stamped":
+        return float(g[0]), g[2]
+    if kind == "kmsg":
+        return None, f"[{int(g[2]) / 1e6:12.6f}] {g[3]}"
+    if kind == "dmesg-x":
+        return None, g[0]
+    if kind == "journal-monotonic":
+        return None, f"[{float(g[0]):12.6f}] {g[2]}"
+    if kind in ("syslog", "syslog-iso"):
+        if kind == "syslog":
+            month = MONTHS.split("|").index(g[0]) + 1
+            day, hh, mm, ss, frac, year = int(g[1]), int(g[2]), int(g[3]), int(g[4]), g[5], g[6]
+            secs = _seconds(int(year) if year else 2000, month, day, hh, mm, ss, frac)
+        else:
+            secs = _seconds(int(g[0]), int(g[1]), int(g[2]), int(g[3]), int(g[4]), int(g[5]), g[6])
+        # a kernel line: its text; another program's: "prog[pid]: text", never a kernel line
+        return secs, g[-1] if g[-2] == "kernel" else m.string[m.start(len(g) - 1) :]
+    if kind == "dmesg-T":
+        try:
+            t = datetime.strptime(" ".join(g[0].split()), "%a %b %d %H:%M:%S %Y")
+        except ValueError:
+            return None, g[1]
+        return t.timestamp(), g[1]
+    # host-clock
+    y, mo, d = (int(g[0]), int(g[1]), int(g[2])) if g[0] else (2000, 1, 1)
+    return _seconds(y, mo, d, int(g[3]), int(g[4]), int(g[5]), g[6]), g[7]
+
+
+def _seconds(year: int, month: int, day: int, hh: int, mm: int, ss: int, frac: str | None) -> float | None:
+    try:
+        t = datetime(year, month, day, hh, mm, min(ss, 59)).timestamp()
+    except ValueError:
+        return None
+    return t + (float(f"0.{frac}") if frac else 0.0)
