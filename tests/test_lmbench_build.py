@@ -95,3 +95,22 @@ def test_bad_specs(tmp_path):
     with pytest.raises(BringupError, match=r"not an lmbench tree \(no src/Makefile\)"):
         lmbench_build.tree_for({"path": str(tmp_path / "x")}, tmp_path)
     assert lmbench_build.parse_spec("", None) is None
+
+
+def test_a_named_lmbench_source_that_cannot_be_used_stops_the_footprint(tmp_path):
+    """A refused (unsafe) tarball the user named is an error, not "lmbench not measured"."""
+    import tarfile
+
+    from bringup.errors import BringupError
+    from bringup.model.board import load_board
+
+    bad = tmp_path / "lmbench.tar.gz"
+    with tarfile.open(bad, "w:gz") as tf:
+        info = tarfile.TarInfo("../escape")
+        info.size = 0
+        tf.addfile(info)
+    spec = lmbench_build.parse_spec(str(bad), None)
+    with pytest.raises(BringupError, match=r"escapes the target directory"):
+        footprint.lmbench_payload(
+            load_board("qemu-arm"), footprint.load_set(), "quick", spec, tmp_path / "cache", say=lambda m: None
+        )

@@ -166,14 +166,14 @@ def lmbench_payload(
     if mode == "none":
         return [], {}, None
     arch = board.arch.debian_arch
+    if lmbench_source:  # a source the user named and that cannot be used is an error, not a footnote
+        entries, info = lmbench_build.build(
+            lmbench_source, bset.source_build, board.arch.userspace_cross_compile, arch, cache, say
+        )
+        return entries + bench_files(bset, mode), info, None
     try:
-        if lmbench_source:
-            entries, info = lmbench_build.build(
-                lmbench_source, bset.source_build, board.arch.userspace_cross_compile, arch, cache, say
-            )
-        else:
-            entries, info = lmbench_entries(arch, cache, say)
-    except BringupError as e:
+        entries, info = lmbench_entries(arch, cache, say)
+    except BringupError as e:  # no Debian binaries for this architecture: footprint only, said so
         say(f"  {e}: footprint only")
         return [], {}, str(e)
     return entries + bench_files(bset, mode), info, None
