@@ -238,6 +238,15 @@ class SourceSpec(Strict):
     tarball: Annotated[str, Field(max_length=4096, description="local tarball path")] = ""
     path: Annotated[str, Field(max_length=4096, description="local kernel tree")] = ""
     sha256: Annotated[str, Field(pattern=r"^([0-9a-fA-F]{64})?$", description="sha256 of the tarball")] = ""
+    tree: Annotated[
+        str,
+        Field(
+            pattern=r"^(git:[0-9a-fA-F]{40})?$",
+            description="git tree id of the extracted tree, git:<40 hex> (what `git add -A -f && git write-tree` "
+            "prints inside it); with url or tarball: a file whose sha256 differs (the same release archived or "
+            "compressed otherwise) is used only when its tree has this id",
+        ),
+    ] = ""
     version: Annotated[
         str,
         Field(
@@ -254,6 +263,8 @@ class SourceSpec(Strict):
             raise located("", f"give exactly one of debian, url, tarball, path (got {', '.join(kinds) or 'none'})")
         if kinds[0] == "debian" and not self.suite:
             raise located("suite", "missing (required with 'debian'; one of " + ", ".join(SUITES) + ")")
+        if self.tree and kinds[0] not in ("url", "tarball"):
+            raise located("tree", f"only with url or tarball (this source is {kinds[0]!r})")
         if kinds[0] == "url" and not self.sha256:
             raise located(
                 "sha256",
