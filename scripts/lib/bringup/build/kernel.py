@@ -318,8 +318,6 @@ def build_kernel(
         f"{rec['sizes']['compressed_image']['file']} {rec['sizes']['compressed_image']['bytes']} bytes; "
         f"record {_rel(good)}"
     )
-    for d in dropped:
-        say(f"  warning: {d['file']}: {d['symbol']}={d['wanted']} did not survive {d['step']} (got {d['got']})")
     return rec
 
 
@@ -335,6 +333,8 @@ def _recipe(ctx: Ctx) -> list[dict]:
     if ctx.tree != ctx.src.path:
         ctx.private_copy = ctx.tree
     dropped = _configure(ctx)
+    for d in dropped:  # said at once: a build that fails later may fail because of it
+        ctx.say(f"  warning: {d['file']}: {d['symbol']}={d['wanted']} did not survive {d['step']} (got {d['got']})")
     for target in _expand_steps(ctx):
         _make(ctx, [target], f"make {target}")
     if ctx.board.image.uimage:
