@@ -288,3 +288,33 @@ def test_tree_only_with_url_or_tarball():
         SourceSpec(path="/tmp", tree="git:" + "0" * 40)
     with pytest.raises(ValueError, match="tree"):
         SourceSpec(url=DEAD_URL, sha256="ab" * 32, tree="sha1:" + "0" * 40)
+
+
+def test_a_download_kept_for_its_tree_is_found_again(tmp_path, monkeypatch):
+    # served with another sha256 than the board's, kept because its tree matched: the next
+    # run finds it in the cache instead of downloading it again
+    import functools
+    import http.server
+    import threading
+
+    theirs, their_sha, tree = _release(tmp_path, "kernel.org", mtime=1_000_000)
+    ours, our_sha, _ = _release(tmp_path, "ours", mtime=2_000_000)
+    www = tmp_path / "www"
+    www.mkdir()
+    (www / "linux-6.1.0.tar.gz").write_bytes(ours.read_bytes())
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(www))
+    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.delenv("BRINGUP_DL_DIR", raising=False)
+    try:
+        spec = SourceSpec(url=f"http://127.0.0.1:{server.server_port}/linux-6.1.0.tar.gz", sha256=their_sha, tree=tree)
+        src = _prepare(spec, tmp_path)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert src.detail["origin"] == "download" and src.detail["verified"] == "tree"
+    kept = tmp_path / "cache" / "downloads" / f"{our_sha[:16]}-linux-6.1.0.tar.gz"
+    assert src.detail["file"] == str(kept) and src.detail["expected_sha256"] == their_sha
+    again = _prepare(spec, tmp_path)  # the server is gone: offline now
+    assert again.detail["origin"] == "cache" and again.detail["file"] == str(kept) and again.path == src.path

@@ -140,7 +140,10 @@ def _candidates(url: str, sha256: str, own: Path) -> list[tuple[Path, str]]:
     found = []
     for d in download_dirs(own):
         is_cache = d.resolve() == Path(own).resolve()
-        names = [f"{sha256[:16]}-{name}", name] if is_cache else [name]
+        names = [name]
+        if is_cache:  # <sha256[:16]>-<name>: the expected one first, then others (kept for their tree)
+            others = sorted(f.name for f in d.glob(f"*-{name}") if re.fullmatch(r"[0-9a-f]{16}-.*", f.name))
+            names = [f"{sha256[:16]}-{name}", name, *others]
         for n in names:
             f = d / n
             if f.is_file():
