@@ -232,3 +232,19 @@ def test_build_all_goes_on_after_a_failed_kernel(env):
     assert not (env["logs"] / "two" / "broken" / "build.json").exists()
     assert any("failed at 'make zImage'" in s for s in said)
     assert any("broken on purpose" in s for s in said), "the tail of the failed log is shown"
+
+
+def test_a_board_booting_an_uncompressed_image_gets_the_compressed_one_too(env):
+    # e.g. QEMU bamboo boots the ELF vmlinux; the record's compressed image is still made
+    board, _, _ = setup_board(env, "6.1.0")
+    f = env["tmp"] / "boards" / "fake.toml"
+    f.write_text(f.read_text().replace('target = "zImage"', 'target = "Image"'))
+    board = load_board("fake", boards=env["tmp"] / "boards")
+    rec = do_build(env, board)
+    assert [s["name"] for s in rec["time"]["steps"]] == [
+        "make tinyconfig",
+        "make olddefconfig",
+        "make Image",
+        "make zImage",
+    ]
+    assert rec["sizes"]["boot_image"]["file"] == "Image" and rec["sizes"]["compressed_image"]["file"] == "zImage"

@@ -20,6 +20,7 @@ BOARDS = {
     # board: (fixes beyond the common ones, the console's "Freeing ..." wording, its Memory: line)
     "qemu-versatilepb": (["arm-put_user-r2", "arm-no-build-id"], "Freeing init memory: ", "KB available ("),
     "qemu-i386": ([], "Freeing unused kernel memory: ", "k/"),
+    "qemu-bamboo": (["ppc-disable-werror"], "Freeing unused kernel memory: ", "k/"),
 }
 
 

@@ -396,7 +396,11 @@ def _expand_steps(ctx: Ctx) -> list[str]:
     img = ctx.board.image
     for s in ctx.kernel.era.steps:
         if s == "{image}":
-            out.append(img.target if img.target in ctx.kernel.arch.images else ctx.kernel.arch.compressed_image)
+            arch = ctx.kernel.arch
+            target = img.target if img.target in arch.images else arch.compressed_image
+            out.append(target)
+            if target != arch.compressed_image:  # booted uncompressed (e.g. an ELF vmlinux): the compressed too
+                out.append(arch.compressed_image)
         elif s == "{dtbs}":
             if ctx.kernel.arch.dtbs and ctx.kernel.dtb:
                 out.append("dtbs")
