@@ -243,9 +243,10 @@ def _prepare_tree(ctx: Ctx) -> Path:
         _apply_patches(ctx, tmp / src.path.name, patches)
         (tmp / "fixes.json").write_text(json.dumps({"source": src.identity, "patches": shas}, indent=1) + "\n")
         (tmp / ".complete").touch()
-        if dest.exists():
-            shutil.rmtree(dest)
-        tmp.rename(dest)
+        if not (dest / ".complete").exists():  # else another bringup made it meanwhile: use that one
+            if dest.exists():
+                shutil.rmtree(dest)  # an incomplete leftover
+            tmp.rename(dest)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
