@@ -11,6 +11,9 @@
 #   LMBENCH=quick|full|none  lmbench set for footprint-report
 #   LMBENCH_RUNS=<n>  footprint rounds: each boots every kernel once (mem_eat + one lmbench pass)
 #   LMBENCH_SRC=<tree|tarball|URL> [LMBENCH_SHA256=<hex>]  build lmbench from this source
+#   BRINGUP_DL_DIR=<dir>[:<dir>...]  download directories searched (by file name, verified by
+#                    sha256 or the board's tree id) before a source URL is downloaded;
+#                    ../shared/sources beside the clone is added when it exists
 
 BOARD ?= qemu-arm
 KERNEL ?=
@@ -25,6 +28,11 @@ LMBENCH_SRC ?=
 LMBENCH_RUNS ?= 5
 LMBENCH_SHA256 ?=
 PYTEST_ARGS ?=
+
+SHARED_SOURCES := $(wildcard $(abspath $(CURDIR)/../shared/sources))
+ifneq ($(SHARED_SOURCES),)
+export BRINGUP_DL_DIR := $(if $(BRINGUP_DL_DIR),$(BRINGUP_DL_DIR):)$(SHARED_SOURCES)
+endif
 
 BRINGUP := scripts/bringup
 KSEL := $(if $(KERNEL),--kernel $(KERNEL))

@@ -9,6 +9,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKELINUX = Path(__file__).resolve().parent / "fakelinux"
+# ../shared/sources beside the clone holds kernel tarballs the internet would give
+# (linux-2.6.32.71.tar.xz): a download directory for every test and for the bringup
+# processes they start (CI does the same through the Makefile).
+SHARED_SOURCES = ROOT.parent / "shared" / "sources"
+
+
+def add_download_dir(env: dict, d: Path) -> None:
+    dirs = [x for x in env.get("BRINGUP_DL_DIR", "").split(":") if x]
+    if str(d) not in dirs:
+        env["BRINGUP_DL_DIR"] = ":".join(dirs + [str(d)])
+
+
+if SHARED_SOURCES.is_dir():
+    add_download_dir(os.environ, SHARED_SOURCES)  # type: ignore[arg-type]
 
 
 def make_fake_tree(dest: Path, version: str, olddefconfig: bool = True) -> Path:

@@ -287,3 +287,19 @@ def test_vmlinux_that_is_not_elf_fails_in_one_line(env):
     failed = records.read(env["logs"] / "fake" / "k1" / "build-failed.json", records.BuildFailure)
     assert failed.status == "fail" and failed.error == msg
     assert not (env["logs"] / "fake" / "k1" / "build.json").exists()
+
+
+def test_a_board_booting_an_uncompressed_image_gets_the_compressed_one_too(env):
+    # e.g. QEMU bamboo boots the ELF vmlinux; the record's compressed image is still made
+    board, _, _ = setup_board(env, "6.1.0")
+    f = env["tmp"] / "boards" / "fake.toml"
+    f.write_text(f.read_text().replace('target = "zImage"', 'target = "Image"'))
+    board = load_board("fake", boards=env["tmp"] / "boards")
+    rec = do_build(env, board).record.model_dump(mode="json")
+    assert [s["name"] for s in rec["time"]["steps"]] == [
+        "make tinyconfig",
+        "make olddefconfig",
+        "make Image",
+        "make zImage",
+    ]
+    assert rec["sizes"]["boot_image"]["file"] == "Image" and rec["sizes"]["compressed_image"]["file"] == "zImage"

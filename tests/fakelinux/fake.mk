@@ -6,6 +6,7 @@
 #  - dep (only on 2.4), zImage, Image, kernelrelease
 #  - vmlinux is a real ELF made by $(CC) (CONFIG_FAKE_NOTELF: garbage); zImage is it gzipped
 # Every invocation appends its targets and O= to $(objtree)/.fake-calls.
+# A tree whose era.h says "broken" fails to build (an old tree that needs an era fix).
 # Symbols Kconfig "knows" are listed in KNOWN; others are dropped by the config steps,
 # which is how a real Kconfig drops a fragment's unknown or unmet symbols.
 srctree := $(CURDIR)
@@ -18,6 +19,8 @@ KRELEASE := $(VERSION).$(PATCHLEVEL).$(SUBLEVEL)$(EXTRAVERSION)
 .PHONY: FORCE
 $(shell mkdir -p $(objtree))
 $(if $(filter _filter,$(MAKECMDGOALS)),,$(shell echo "$(MAKECMDGOALS) O=$(O)" >> $(objtree)/.fake-calls))
+# the variables era fixes set, per invocation, in .fake-vars
+$(if $(filter _filter,$(MAKECMDGOALS)),,$(shell echo '$(MAKECMDGOALS) KCFLAGS=[$(KCFLAGS)] CC=[$(CC)] LDFLAGS_BUILD_ID=$(origin LDFLAGS_BUILD_ID)[$(LDFLAGS_BUILD_ID)]' >> $(objtree)/.fake-vars))
 
 %config: FORCE
 	@case "$@" in \
@@ -44,6 +47,7 @@ dep:
 vmlinux: FORCE
 	@test -f $(objtree)/.config || { echo "no .config" >&2; exit 1; }
 	@if grep -q '^CONFIG_FAKE_BREAK=y' $(objtree)/.config; then echo "fake.c:1:1: error: broken on purpose" >&2; exit 2; fi
+	@if grep -qs broken $(srctree)/era.h; then echo "era.h:1:1: error: this old tree needs its era fix" >&2; exit 2; fi
 	@if [ "$(PATCHLEVEL)" = 4 ] && [ ! -f $(objtree)/.depend ]; then echo "2.4: run make dep first" >&2; exit 2; fi
 	@if grep -q '^CONFIG_FAKE_SLOW=y' $(objtree)/.config; then echo "  CC      slow.o"; sleep 60; fi
 	@echo "  CC      fake.o"

@@ -12,6 +12,7 @@ A failed or interrupted build never touches the good files.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -20,17 +21,18 @@ import shlex
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bringup import records
 from bringup.build import sources, toolchain
 from bringup.errors import BringupError, BuildFailed
-from bringup.model.board import Board, Kernel
+from bringup.model.board import Board, EraFix, Kernel
 from bringup.parse import elfsize
-from bringup.parse.errors import ParseError
 from bringup.parse.kconfig import dropped_symbols, merge_fragment, parse_config
 from bringup.util import clock, procutil
 
@@ -67,7 +69,9 @@ class Ctx:
     jobs: int
     log_path: Path
     steps: list = field(default_factory=list)
-    say: object = print
+    say: Callable[[str], object] = print
+    fixes: list[EraFix] = field(default_factory=list)  # the era's fixes this build applies
+    private_copy: Path | None = None  # the copy of the tree make runs in, when not the source itself
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,12 @@ def build_all(
 
 
 def build_key(
-    board: Board, k: Kernel, src: sources.SourceTree, tc: toolchain.Toolchain, configs_dir: Path | None = None
+    board: Board,
+    k: Kernel,
+    src: sources.SourceTree,
+    tc: toolchain.Toolchain,
+    configs_dir: Path | None = None,
+    fixes: list[EraFix] | None = None,
 ) -> str | None:
     """A content key: equal keys mean the same build.  None when the source's
     content is unknown (a local tree outside git): such builds always run make."""
@@ -121,8 +130,9 @@ def build_key(
         return None
     from bringup.util import paths
 
+    configs = configs_dir or paths.CONFIGS
     inputs = []
-    for f in k.config_inputs(configs_dir or paths.CONFIGS):
+    for f in k.config_inputs(configs):
         inputs.append([f.name, hashlib.sha256(f.read_bytes()).hexdigest()])
     material = {
         "recipe": RECIPE_VERSION,
@@ -138,7 +148,117 @@ def build_key(
         "image": board.image.model_dump(),
         "fixed_env": FIXED_ENV,
     }
+    # added only when they matter, so that the keys of earlier builds stay valid
+    if fixes:
+        material["fixes"] = [[f.name, fix_sha256(k, f)] for f in fixes]
+    if k.dtb != board.image.dtb:
+        material["dtb"] = k.dtb
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+# --- era fixes ----------------------------------------------------------------
+
+
+def select_fixes(k: Kernel, src: sources.SourceTree, tc: toolchain.Toolchain) -> list[EraFix]:
+    """The era's fixes for this kernel: its version (the tree's Makefile, else the board's
+    source.version), its architecture, the gcc major version of its toolchain."""
+    return k.era.fixes_for(src.version or k.source.version, k.arch, tc.major)
+
+
+def fix_sha256(k: Kernel, fix: EraFix) -> str:
+    """What a fix is, as one sha256: of its patch or fragment file, else of its settings."""
+    if fix.patch:
+        return hashlib.sha256(k.era.patch_path(fix).read_bytes()).hexdigest()
+    if fix.fragment:
+        return hashlib.sha256(k.era.fragment_path(fix).read_bytes()).hexdigest()
+    return hashlib.sha256(_fix_settings(fix).encode()).hexdigest()
+
+
+def _fix_settings(fix: EraFix) -> str:
+    if fix.make_vars:
+        return "".join(f"{var}={val}\n" for var, val in sorted(fix.make_vars.items()))
+    return "CC += " + " ".join(fix.cc_flags) + "\n"
+
+
+def fix_record(k: Kernel, fix: EraFix) -> dict:
+    """A fix as the build record lists it."""
+    rec: dict = {"name": fix.name, "kind": fix.kind, "sha256": fix_sha256(k, fix)}
+    if fix.patch:
+        rec["patch"] = f"configs/era/{fix.patch}"
+    elif fix.fragment:
+        rec["fragment"] = fix.fragment
+    elif fix.make_vars:
+        rec["make_vars"] = dict(fix.make_vars)
+    else:
+        rec["cc_flags"] = list(fix.cc_flags)
+    rec["avoids"] = fix.avoids
+    rec["unchanged"] = fix.unchanged
+    return rec
+
+
+def _apply_patches(ctx: Ctx, tree: Path, patches: list[EraFix]) -> None:
+    """Apply each patch fix to `tree` (a private copy) with patch -p1; a patch that does
+    not apply fails the build in one line naming the fix."""
+    if patches and not shutil.which("patch"):
+        raise BuildFailed(f"era fix {patches[0].name}: needs the 'patch' program (Debian package patch; make deps)")
+    for fix in patches:
+        pf = ctx.kernel.era.patch_path(fix)
+        argv = ["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch", "-d", str(tree), "-i", str(pf)]
+        p = subprocess.run(argv, capture_output=True, text=True)
+        _log(ctx, f"$ {shlex.join(argv)}\n{p.stdout}{p.stderr}# exit {p.returncode}")
+        if p.returncode != 0:
+            why = next(
+                (line for line in (p.stdout + p.stderr).splitlines() if "FAILED" in line or "can't find" in line),
+                (p.stdout + p.stderr).strip().splitlines()[-1] if (p.stdout + p.stderr).strip() else "",
+            )
+            raise BuildFailed(
+                f"era fix {fix.name}: configs/era/{fix.patch} does not apply to {ctx.src.version or 'the tree'} "
+                f"({why.strip()}); log: {_rel(ctx.recdir / 'build-failed.log')}"
+            )
+
+
+def _prepare_tree(ctx: Ctx) -> Path:
+    """Where make runs.  The source itself for an out-of-tree build without patches
+    (make writes only to O=); otherwise a private copy: the 2.4 recipe's in the build
+    directory, or, for patched out-of-tree builds, one copy per (source, patches)
+    in the cache, made once, patched, and then only read (builds use O=)."""
+    k, src = ctx.kernel, ctx.src
+    patches = [f for f in ctx.fixes if f.patch]
+    if not k.era.out_of_tree:
+        tree = _private_copy(src.path, ctx.builddir / "tree", ctx.say)
+        _apply_patches(ctx, tree, patches)
+        return tree
+    if not patches:
+        return src.path
+    shas = [[f.name, fix_sha256(k, f)] for f in patches]
+    if not src.identity:  # content unknown: a fresh copy for every build
+        dest = ctx.builddir.parent / f"{ctx.builddir.name}.src"
+        if dest.exists():
+            shutil.rmtree(dest)
+        tree = _private_copy(src.path, dest / src.path.name, ctx.say, why="patched by era fixes")
+        _apply_patches(ctx, tree, patches)
+        return tree
+    key = hashlib.sha256(json.dumps([src.identity, shas]).encode()).hexdigest()[:16]
+    dest = ctx.cache / "src" / f"fixed-{key}"
+    tree = dest / src.path.name
+    if (dest / ".complete").exists() and (tree / "Makefile").is_file():
+        _log(ctx, f"# era fixes {', '.join(f.name for f in patches)} already applied in {tree}")
+        return tree
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=dest.name + ".part-", dir=dest.parent))
+    try:
+        _private_copy(src.path, tmp / src.path.name, ctx.say, why="patched by era fixes")
+        _apply_patches(ctx, tmp / src.path.name, patches)
+        (tmp / "fixes.json").write_text(json.dumps({"source": src.identity, "patches": shas}, indent=1) + "\n")
+        (tmp / ".complete").touch()
+        if not (dest / ".complete").exists():  # else another bringup made it meanwhile: use that one
+            if dest.exists():
+                shutil.rmtree(dest)  # an incomplete leftover
+            tmp.rename(dest)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return tree
 
 
 def build_kernel(
@@ -151,7 +271,8 @@ def build_kernel(
             f"board {board.name}: image.uimage needs mkimage: install Debian package u-boot-tools (make deps does)"
         )
     src = sources.prepare(k.source, cache, log=lambda m: say(f"  {m}"))
-    key = build_key(board, k, src, tc)
+    fixes = select_fixes(k, src, tc)
+    key = build_key(board, k, src, tc, fixes=fixes)
     good = recdir / "build.json"
     kept = _up_to_date(good, key) if key and not force else None
     if kept is not None:
@@ -164,10 +285,6 @@ def build_kernel(
     if builddir.exists():
         shutil.rmtree(builddir)
     builddir.mkdir(parents=True)
-    if k.era.out_of_tree:
-        tree = src.path
-    else:
-        tree = _private_copy(src.path, builddir / "tree", say)
     recdir.mkdir(parents=True, exist_ok=True)
     log_path = recdir / "build.log.partial"
     ctx = Ctx(
@@ -178,21 +295,18 @@ def build_kernel(
         cache=Path(cache),
         recdir=recdir,
         builddir=builddir,
-        tree=tree,
+        tree=src.path,
         jobs=jobs or os.cpu_count() or 1,
         log_path=log_path,
         say=say,
+        fixes=fixes,
     )
     started = clock.now()
     status, failure = "fail", None
     log_path.write_text(f"# bringup build of {board.name}/{k.id}, started {started}\n")
     ccache_before = _ccache_zero(ctx)
     try:
-        dropped = _configure(ctx)
-        for target in _expand_steps(ctx):
-            _make(ctx, [target], f"make {target}")
-        if board.image.uimage:
-            _mkimage(ctx)
+        dropped = _recipe(ctx)
         rec, artifact_sources = _collect(ctx, key, started, dropped, ccache_before)
         status = "ok"
     except BuildFailed as e:
@@ -212,9 +326,28 @@ def build_kernel(
         f"{rec.sizes.compressed_image.file} {rec.sizes.compressed_image.bytes} bytes; "
         f"record {_rel(good)}"
     )
-    for d in dropped:
-        say(f"  warning: {d['file']}: {d['symbol']}={d['wanted']} did not survive {d['step']} (got {d['got']})")
     return Built(rec, good, reused=False)
+
+
+def _recipe(ctx: Ctx) -> list[dict]:
+    """The build proper: the tree make runs in (a private copy carrying the era's patches
+    when it needs one), the config step, the make steps.  Returns the dropped symbols."""
+    for fix in ctx.fixes:
+        _log(ctx, f"# era fix {fix.name} ({fix.kind}): {fix.avoids}")
+    if ctx.fixes:
+        version = ctx.src.version or ctx.kernel.source.version
+        ctx.say(f"  era fixes for {version}: {', '.join(f.name for f in ctx.fixes)}")
+    ctx.tree = _prepare_tree(ctx)
+    if ctx.tree != ctx.src.path:
+        ctx.private_copy = ctx.tree
+    dropped = _configure(ctx)
+    for d in dropped:  # said at once: a build that fails later may fail because of it
+        ctx.say(f"  warning: {d['file']}: {d['symbol']}={d['wanted']} did not survive {d['step']} (got {d['got']})")
+    for target in _expand_steps(ctx):
+        _make(ctx, [target], f"make {target}")
+    if ctx.board.image.uimage:
+        _mkimage(ctx)
+    return dropped
 
 
 # --- configuration ----------------------------------------------------------
@@ -235,6 +368,7 @@ def _configure(ctx: Ctx) -> list[dict]:
         raise BuildFailed(f"build of {ctx.board.name}/{k.id}: 'make {k.defconfig}' wrote no {dot}{hint}")
     wanted_by_file = []
     frags = k.config_inputs(paths.CONFIGS)[1 if k.config_file else 0 :]
+    frags += [k.era.fragment_path(f) for f in ctx.fixes if f.fragment]
     text = dot.read_text()
     for f in frags:
         frag = parse_config(f.read_text())
@@ -243,7 +377,7 @@ def _configure(ctx: Ctx) -> list[dict]:
         _log(ctx, f"# merged fragment {f} ({len(frag)} symbols)")
     dot.write_text(text)
     target, feed = k.era.config_target, False
-    if k.era.config_fallback and not _tree_has_target(ctx.src.path if k.era.out_of_tree else ctx.tree, target):
+    if k.era.config_fallback and not _tree_has_target(ctx.tree, target):
         target, feed = k.era.config_fallback, True
     _make(ctx, [target], f"make {target}", feed_defaults=feed or target == "oldconfig")
     final = parse_config(dot.read_text())
@@ -270,9 +404,13 @@ def _expand_steps(ctx: Ctx) -> list[str]:
     img = ctx.board.image
     for s in ctx.kernel.era.steps:
         if s == "{image}":
-            out.append(img.target if img.target in ctx.kernel.arch.images else ctx.kernel.arch.compressed_image)
+            arch = ctx.kernel.arch
+            target = img.target if img.target in arch.images else arch.compressed_image
+            out.append(target)
+            if target != arch.compressed_image:  # booted uncompressed (e.g. an ELF vmlinux): the compressed too
+                out.append(arch.compressed_image)
         elif s == "{dtbs}":
-            if ctx.kernel.arch.dtbs and img.dtb:
+            if ctx.kernel.arch.dtbs and ctx.kernel.dtb:
                 out.append("dtbs")
         else:
             out.append(s)
@@ -292,11 +430,30 @@ def make_argv(ctx: Ctx, targets: list[str]) -> list[str]:
         f"ARCH={k.arch.kernel_arch}",
         f"CROSS_COMPILE={k.cross_compile}",
     ]
-    if ctx.tc.ccache:
-        argv.append(f"CC={ctx.tc.cc()}")
+    cc_flags = [flag for f in ctx.fixes for flag in f.cc_flags]
+    if ctx.tc.ccache or cc_flags:
+        argv.append(f"CC={ctx.tc.cc(cc_flags)}")
     if k.era.out_of_tree:
         argv.append(f"O={ctx.builddir}")
-    return argv + list(k.make_args) + targets
+    return argv + make_vars(ctx.fixes, k.make_args) + targets
+
+
+def make_vars(fixes: list[EraFix], make_args: list[str]) -> list[str]:
+    """VAR=value arguments: the fixes' make variables (several fixes' values of one
+    variable joined by a space), then the kernel's make_args; a make_arg naming a
+    variable a fix sets is added to the fix's value, so neither is lost."""
+    merged: dict[str, str] = {}
+    for f in fixes:
+        for var, val in f.make_vars.items():
+            merged[var] = f"{merged[var]} {val}".strip() if var in merged else val
+    rest = []
+    for arg in make_args:
+        var, _, val = arg.partition("=")
+        if var in merged:
+            merged[var] = f"{merged[var]} {val}".strip()
+        else:
+            rest.append(arg)
+    return [f"{var}={val}" for var, val in merged.items()] + rest
 
 
 def _env(ctx: Ctx) -> dict:
@@ -360,10 +517,8 @@ def _feed_newlines(proc):
     except (BrokenPipeError, OSError, ValueError):
         pass
     finally:
-        try:
+        with contextlib.suppress(OSError):
             proc.stdin.close()
-        except OSError:
-            pass
 
 
 def _kill_group(proc):
@@ -373,10 +528,8 @@ def _kill_group(proc):
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(proc.pid, 0)
-    except ChildProcessError:
-        pass
 
 
 def _heartbeat(ctx: Ctx, name: str, t0: float, stop: threading.Event, every: float = 20.0):
@@ -471,10 +624,10 @@ def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> tuple[records.Bu
         artifacts[raw.name] = raw
     if b.image.uimage:
         artifacts["uImage"] = out / "uImage.bringup"
-    if b.image.dtb:
-        found = sorted(out.glob(f"arch/{k.arch.srcarch}/boot/dts/**/{b.image.dtb}"))
+    if k.dtb:
+        found = sorted(out.glob(f"arch/{k.arch.srcarch}/boot/dts/**/{k.dtb}"))
         if not found:
-            raise BuildFailed(f"build of {b.name}/{k.id}: dtb {b.image.dtb} was not built")
+            raise BuildFailed(f"build of {b.name}/{k.id}: dtb {k.dtb} was not built")
         artifacts["dtb"] = found[0]
     try:
         elf = elfsize.section_sizes(vmlinux)
@@ -519,7 +672,10 @@ def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> tuple[records.Bu
         "era": k.era.name,
         "arch": k.arch.name,
         "kernel_arch": k.arch.kernel_arch,
-        "source": ctx.src.detail | {"tree": str(ctx.src.path)},
+        "source": ctx.src.detail
+        | {"tree": str(ctx.src.path)}
+        | ({"private_copy": str(ctx.private_copy)} if ctx.private_copy else {}),
+        "fixes": [fix_record(k, f) for f in ctx.fixes],
         "toolchain": {
             "cross_compile": k.cross_compile,
             "gcc": ctx.tc.gcc,
@@ -624,10 +780,11 @@ def _up_to_date(good: Path, key: str) -> records.Build | None:
     return rec
 
 
-def _private_copy(src: Path, dest: Path, say) -> Path:
-    """2.4-era trees cannot build out of tree: build in a copy (rsync keeps it incremental)."""
+def _private_copy(src: Path, dest: Path, say, why: str = "2.4-era kernels build in place") -> Path:
+    """A private copy of a tree (rsync keeps it incremental): 2.4-era trees cannot build
+    out of tree, and era fixes are applied to a copy, never to the source."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    say(f"  copying the tree to {dest} (2.4-era kernels build in place)")
+    say(f"  copying the tree to {dest} ({why})")
     if shutil.which("rsync"):
         p = subprocess.run(["rsync", "-a", "--exclude", ".git", f"{src}/", f"{dest}/"], capture_output=True, text=True)
         if p.returncode != 0:
@@ -645,7 +802,7 @@ def _ccache_zero(ctx: Ctx):
 
 
 def _ccache_stats(ctx: Ctx, before) -> dict | None:
-    if not before:
+    if not before or not ctx.tc.ccache:
         return None
     p = subprocess.run([ctx.tc.ccache, "--print-stats"], env=_env(ctx), capture_output=True, text=True)
     stats = {}

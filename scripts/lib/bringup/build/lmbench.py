@@ -108,8 +108,7 @@ def build(
     bins = sorted(p for p in (out / "bin").iterdir() if p.is_file())
     entries = [cpio.directory("usr/lib/lmbench"), cpio.directory("usr/lib/lmbench/bin")]
     entries += [cpio.file(f"usr/lib/lmbench/bin/{p.name}", p.read_bytes(), 0o755) for p in bins]
-    info["binaries"] = len(bins)
-    return entries, info
+    return entries, {**info, "binaries": len(bins)}
 
 
 def _run_build(tree: Path, args: list[str], os_name: str, out: Path, timeout: float, arch: str, say) -> None:
@@ -133,7 +132,9 @@ def _run_build(tree: Path, args: list[str], os_name: str, out: Path, timeout: fl
                     timeout=timeout,
                 )
             except subprocess.TimeoutExpired:
-                raise BringupError(f"lmbench build for {arch} did not finish within {timeout:.0f}s; log: {log}")
+                raise BringupError(
+                    f"lmbench build for {arch} did not finish within {timeout:.0f}s; log: {log}"
+                ) from None
         bindir = src / "bin" / os_name
         bins = [
             p

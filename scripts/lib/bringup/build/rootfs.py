@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from bringup import records
@@ -220,7 +221,7 @@ def build(
     board: Board,
     logs: Path,
     cache: Path,
-    extra: list[cpio.Entry] = (),
+    extra: Sequence[cpio.Entry] = (),
     name: str = "initramfs",
     extra_key: dict | None = None,
     say=print,

@@ -5,6 +5,17 @@ Kinds (a board's `source` table):
   url     = "https://.../linux-2.6.11.7.tar.bz2", sha256 = "..."
   tarball = "/path/linux.tar.xz" (sha256 optional)
   path    = "/path/to/linux"                        used in place, never modified
+url and tarball may add tree = "git:<40 hex>", the git tree id of the
+extracted tree (what `git add -A -f && git write-tree` prints inside it).
+
+Download directories (Buildroot's BR2_DL_DIR, Yocto's DL_DIR): before a URL
+is downloaded, the file is looked for by name in each directory of
+BRINGUP_DL_DIR (colon-separated), then in the cache's downloads/.  A file is
+used when its sha256 is the board's; a file with another sha256 (the same
+release archived or compressed differently, e.g. rebuilt from a git mirror)
+only when the board gives `tree` and the extracted tree has that id: content
+is verified, not compression.  The record says which file was used and how it
+was verified.
 """
 
 from __future__ import annotations
@@ -24,8 +35,11 @@ from pathlib import Path
 
 from bringup.errors import BringupError
 from bringup.model.board import SourceSpec
-from bringup.util import debs
+from bringup.util import debs, gittree
 from bringup.util.aptprivate import PrivateApt
+
+DL_DIR_ENV = "BRINGUP_DL_DIR"
+TREE_MARK = ".git-tree"  # next to .complete in an extracted source: the tree id computed from it
 
 
 @dataclass
@@ -41,16 +55,25 @@ def prepare(source: SourceSpec, cache: Path, log=print) -> SourceTree:
     if source.debian:
         return _debian(source, cache, log)
     if source.url:
-        f = fetch_url(source.url, source.sha256, cache / "downloads", log)
-        return _from_tarball(f, source.sha256, cache, {"kind": "url", "url": source.url}, log)
+        return _url(source, cache, log)
     if source.tarball:
         f = Path(source.tarball).expanduser()
         if not f.is_file():
             raise BringupError(f"source tarball {f}: no such file")
         digest = sha256_file(f)
-        if source.sha256 and digest != source.sha256.lower():
+        detail = {"kind": "tarball", "tarball": str(f)}
+        if not source.sha256 or digest == source.sha256.lower():
+            verified = "sha256" if source.sha256 else "none"
+            return _from_tarball(f, digest, cache, detail | _used(f, digest, verified, "tarball", source), log)
+        if not source.tree:
             raise BringupError(f"source tarball {f}: sha256 mismatch: expected {source.sha256}, got {digest}")
-        return _from_tarball(f, digest, cache, {"kind": "tarball", "tarball": str(f)}, log)
+        tree, got = _tree_checked(f, digest, source.tree, cache, log)
+        if tree is None:
+            raise BringupError(
+                f"source tarball {f}: sha256 mismatch (expected {source.sha256}, got {digest}) "
+                f"and its tree is {got}, not {source.tree}"
+            )
+        return _tree_source(tree, digest, detail | _used(f, digest, "tree", "tarball", source), source)
     if source.path:
         p = Path(source.path).expanduser()
         if not (p / "Makefile").is_file():
@@ -98,6 +121,118 @@ def _tarball_from_deb(deb: Path, tmp: Path) -> Path:
     return debs.extract(deb, r"usr/src/linux-source-[^/]+\.tar\.(xz|bz2|gz)", tmp, "usr/src/linux-source-*.tar.*")
 
 
+def download_dirs(own: Path) -> list[Path]:
+    """Where a URL's file is looked for before it is downloaded: each directory of
+    BRINGUP_DL_DIR (colon-separated, in order), then bringup's own downloads
+    directory (`own`, the cache's downloads/)."""
+    dirs = [Path(d).expanduser() for d in os.environ.get(DL_DIR_ENV, "").split(":") if d.strip()]
+    dirs.append(Path(own))
+    return list(dict.fromkeys(dirs))
+
+
+def url_file_name(url: str) -> str:
+    return _safe_name(url.rstrip("/").rsplit("/", 1)[-1]) or "download"
+
+
+def _candidates(url: str, sha256: str, own: Path) -> list[tuple[Path, str]]:
+    """(file, origin) for every local file that may be the URL's: by name in each
+    download directory; in bringup's own (`own`) first under the name it stores
+    downloads as."""
+    name = url_file_name(url)
+    found = []
+    for d in download_dirs(own):
+        is_cache = d.resolve() == Path(own).resolve()
+        names = [name]
+        if is_cache:  # <sha256[:16]>-<name>: the expected one first, then others (kept for their tree)
+            others = sorted(f.name for f in d.glob(f"*-{name}") if re.fullmatch(r"[0-9a-f]{16}-.*", f.name))
+            names = [f"{sha256[:16]}-{name}", name, *others]
+        for n in names:
+            f = d / n
+            if f.is_file():
+                found.append((f, "cache" if is_cache else "download-dir"))
+    return list(dict.fromkeys(found))
+
+
+def _used(f: Path, digest: str, verified: str, origin: str, source: SourceSpec) -> dict:
+    """The record's account of the file a source came from."""
+    d = {"file": str(f), "sha256": digest, "verified": verified, "origin": origin}
+    if source.tree:
+        d["tree_id"] = source.tree
+    if source.sha256 and digest != source.sha256.lower():
+        d["expected_sha256"] = source.sha256.lower()
+    return d
+
+
+def _url(source: SourceSpec, cache: Path, log) -> SourceTree:
+    want = source.sha256.lower()
+    detail = {"kind": "url", "url": source.url}
+    looked = []
+    for f, origin in _candidates(source.url, want, cache / "downloads"):
+        digest = sha256_file(f)
+        if digest == want:
+            if origin != "cache":
+                log(f"using {f} (sha256 matches the board's)")
+            return _from_tarball(f, digest, cache, detail | _used(f, digest, "sha256", origin, source), log)
+        if source.tree:
+            log(f"{f}: sha256 {digest[:16]}... is not the board's; checking its tree against {source.tree}")
+            tree, got = _tree_checked(f, digest, source.tree, cache, log)
+            if tree is not None:
+                log(f"using {f} (its tree is {source.tree})")
+                return _tree_source(tree, digest, detail | _used(f, digest, "tree", origin, source), source)
+            looked.append(f"{f} has sha256 {digest} and tree {got}")
+        else:
+            looked.append(f"{f} has sha256 {digest} (the board has no 'tree' to check its content)")
+        log(f"ignoring {looked[-1]}")
+    try:
+        f, digest = _download(source.url, want, cache / "downloads", log, keep_mismatch=bool(source.tree))
+    except BringupError as e:
+        where = "; ".join(looked) or f"no file {url_file_name(source.url)} in " + ", ".join(
+            str(d) for d in download_dirs(cache / "downloads")
+        )
+        raise BringupError(f"{e} ({where}; {DL_DIR_ENV} lists download directories)") from None
+    if digest == want:
+        return _from_tarball(f, digest, cache, detail | _used(f, digest, "sha256", "download", source), log)
+    tree, got = _tree_checked(f, digest, source.tree, cache, log)
+    if tree is None:
+        f.unlink(missing_ok=True)
+        raise BringupError(
+            f"download {source.url}: sha256 mismatch (expected {want}, got {digest}) and its tree is {got}, "
+            f"not {source.tree}"
+        )
+    return _tree_source(tree, digest, detail | _used(f, digest, "tree", "download", source), source)
+
+
+def _tree_checked(f: Path, digest: str, tree_id: str, cache: Path, log) -> tuple[Path | None, str]:
+    """Extract f (once) and compare its tree's git id with tree_id ('git:<hex>').
+    Returns (the tree, the id found); the tree is None, and the extraction removed,
+    when the ids differ."""
+    dest = cache / "src" / f"tar-{digest[:16]}"
+    tree = _single_tree(dest)
+    extracted_now = tree is None
+    if tree is None:
+        log(f"extracting {f.name}")
+        safe_extract(f, dest)
+        tree = _single_tree(dest)
+        if tree is None:
+            raise BringupError(f"{f}: does not hold one kernel tree (a top-level directory with a Makefile)")
+    mark = dest / TREE_MARK
+    got = mark.read_text().strip() if mark.is_file() else ""
+    if not got:
+        got = "git:" + gittree.tree_id(tree)
+        mark.write_text(got + "\n")
+    if got != tree_id.lower():
+        if extracted_now:
+            shutil.rmtree(dest, ignore_errors=True)
+        return None, got
+    return tree, got
+
+
+def _tree_source(tree: Path, digest: str, detail: dict, source: SourceSpec) -> SourceTree:
+    return SourceTree(
+        path=tree, kind=detail["kind"], identity=source.tree.lower(), version=kernel_version(tree), detail=detail
+    )
+
+
 def _from_tarball(f: Path, digest: str, cache: Path, detail: dict, log) -> SourceTree:
     dest = cache / "src" / f"tar-{digest[:16]}"
     tree = _single_tree(dest)
@@ -108,9 +243,10 @@ def _from_tarball(f: Path, digest: str, cache: Path, detail: dict, log) -> Sourc
         if tree is None:
             raise BringupError(f"{f}: does not hold one kernel tree (a top-level directory with a Makefile)")
     detail = dict(detail, sha256=digest)
-    return SourceTree(
-        path=tree, kind=detail["kind"], identity=f"sha256:{digest}", version=kernel_version(tree), detail=detail
-    )
+    # a board that gives the tree id names the content: the same build key whichever
+    # archive of that tree was used (the board pairs its sha256 with that tree)
+    identity = detail.get("tree_id") or f"sha256:{digest}"
+    return SourceTree(path=tree, kind=detail["kind"], identity=identity, version=kernel_version(tree), detail=detail)
 
 
 def _single_tree(dest: Path) -> Path | None:
@@ -174,12 +310,21 @@ def _check_member(m: tarfile.TarInfo, root: Path, tarball: Path) -> None:
 
 
 def fetch_url(url: str, sha256: str, downloads: Path, log=print) -> Path:
-    """Download once into the cache; verified against sha256 before it is kept."""
+    """The URL's file, verified against sha256: from a download directory
+    (BRINGUP_DL_DIR, then `downloads`) when one holds it by name, else downloaded
+    once into `downloads`."""
+    sha256 = sha256.lower()
+    for f, _origin in _candidates(url, sha256, downloads):
+        if sha256_file(f) == sha256:
+            return f
+    return _download(url, sha256, downloads, log)[0]
+
+
+def _download(url: str, sha256: str, downloads: Path, log, keep_mismatch: bool = False) -> tuple[Path, str]:
+    """Download into `downloads`; (file, its sha256).  A file whose sha256 is not the
+    expected one is removed, unless keep_mismatch (its content is checked otherwise)."""
     downloads.mkdir(parents=True, exist_ok=True)
-    name = _safe_name(url.rstrip("/").rsplit("/", 1)[-1]) or "download"
-    final = downloads / f"{sha256[:16]}-{name}"
-    if final.exists() and sha256_file(final) == sha256.lower():
-        return final
+    final = downloads / f"{sha256[:16]}-{url_file_name(url)}"
     part = final.with_name(final.name + ".part")
     log(f"downloading {url}")
     h = hashlib.sha256()
@@ -191,11 +336,16 @@ def fetch_url(url: str, sha256: str, downloads: Path, log=print) -> Path:
     except OSError as e:
         part.unlink(missing_ok=True)
         raise BringupError(f"download {url} failed: {e}") from e
-    if h.hexdigest() != sha256.lower():
+    digest = h.hexdigest()
+    if digest != sha256:
+        if keep_mismatch:
+            other = downloads / f"{digest[:16]}-{url_file_name(url)}"
+            part.rename(other)
+            return other, digest
         part.unlink(missing_ok=True)
-        raise BringupError(f"download {url}: sha256 mismatch: expected {sha256.lower()}, got {h.hexdigest()}")
+        raise BringupError(f"download {url}: sha256 mismatch: expected {sha256}, got {digest}")
     part.rename(final)
-    return final
+    return final, digest
 
 
 def sha256_file(f: Path) -> str:

@@ -3,6 +3,7 @@ Debian package provides it."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -18,10 +19,21 @@ class Toolchain:
     version: str  # first line of gcc --version
     ccache: str | None  # path of ccache, when used
 
-    def cc(self) -> str:
-        """CC= for make: ccache-wrapped when ccache is there."""
+    def cc(self, flags: list[str] | tuple[str, ...] = ()) -> str:
+        """CC= for make: ccache-wrapped when ccache is there, with `flags` added."""
         name = f"{self.cross_compile}gcc"
-        return f"{self.ccache} {name}" if self.ccache else name
+        return " ".join([self.ccache, name, *flags] if self.ccache else [name, *flags])
+
+    @property
+    def major(self) -> int | None:
+        return gcc_major(self.version)
+
+
+def gcc_major(version_line: str) -> int | None:
+    """The major version from `gcc --version`'s first line, 'NAME (PKGVERSION) VERSION ...':
+    'gcc (Debian 12.2.0-14) 12.2.0' -> 12, 'ppc_8xx-gcc (GCC) 3.3.3 (DENX ELDK 3.1.1 3.3.3-9)' -> 3."""
+    m = re.search(r"\)\s+(\d+)\.\d+", version_line) or re.search(r"(?<![\w.])(\d+)\.\d+", version_line)
+    return int(m.group(1)) if m else None
 
 
 def find(cross_compile: str, arch: Arch, use_ccache: bool = True) -> Toolchain:

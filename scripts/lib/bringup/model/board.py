@@ -147,6 +147,119 @@ class ArchFile(Strict):
         return self
 
 
+KernelVersion = Annotated[
+    str,
+    Field(
+        pattern=r"^([0-9]+(\.[0-9]+){1,3})?$",
+        max_length=32,
+        description="a kernel version such as 2.6.32 or 6.12.95 (empty: no bound)",
+    ),
+]
+
+
+def version_tuple(v: str) -> tuple[int, ...]:
+    """(2, 6, 32, 71) from '2.6.32.71', '2.6.32.71-rc1', '6.12.95+bpo'; () when there is no number."""
+    m = re.match(r"^[0-9]+(\.[0-9]+)*", v.strip())
+    return tuple(int(x) for x in m.group(0).split(".")) if m else ()
+
+
+class VersionRange(Strict):
+    """Kernel versions from `min` (inclusive) to `below` (exclusive); 2.6.32.71 is inside
+    min = "2.6.32", below = "2.6.33"."""
+
+    min: Annotated[KernelVersion, Field(description="first version (inclusive)")] = ""
+    below: Annotated[KernelVersion, Field(description="first version no longer included")] = ""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> VersionRange:
+        if self.min and self.below and version_tuple(self.min) >= version_tuple(self.below):
+            raise located("below", f"{self.below!r} is not above min {self.min!r}")
+        return self
+
+    def contains(self, version: str) -> bool:
+        v = version_tuple(version)
+        if not v:
+            return not (self.min or self.below)  # an unknown version is inside only an unbounded range
+        if self.min and v < version_tuple(self.min):
+            return False
+        return not (self.below and v >= version_tuple(self.below))
+
+
+GccMajor = Annotated[int, Field(ge=1, le=999)]
+
+
+class MajorRange(Strict):
+    """gcc major versions from `min` (inclusive) to `below` (exclusive)."""
+
+    min: Annotated[GccMajor | None, Field(description="first gcc major version (inclusive)")] = None
+    below: Annotated[GccMajor | None, Field(description="first gcc major version no longer included")] = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> MajorRange:
+        if self.min is not None and self.below is not None and self.min >= self.below:
+            raise located("below", f"{self.below} is not above min {self.min}")
+        return self
+
+    def contains(self, major: int | None) -> bool:
+        if major is None:
+            return self.min is None and self.below is None
+        return (self.min is None or major >= self.min) and (self.below is None or major < self.below)
+
+
+MakeVarName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)]
+MakeVarValue = Annotated[str, Field(pattern=r"^[^$`\x00-\x1f\x7f]*$", max_length=1024)]
+CcFlag = Annotated[str, Field(pattern=r"^-[A-Za-z0-9_=.,+-]+$", max_length=128)]
+FIX_ACTIONS = ("patch", "make_vars", "cc_flags", "fragment")
+
+
+class EraFix(Strict):
+    """One compatibility fix of an era: what old trees need to build with today's tools.
+    Exactly one action: a patch, make variables, flags added to CC, or a config fragment."""
+
+    name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.+-]*$", max_length=64, description="names the fix")]
+    avoids: Annotated[
+        str, Field(min_length=1, max_length=2048, description="the error it avoids (as the build prints it)")
+    ]
+    unchanged: Annotated[
+        str, Field(min_length=1, max_length=2048, description="why it does not change what is measured")
+    ]
+    kernel: Annotated[VersionRange, Field(description="kernel versions it applies to")] = VersionRange()
+    gcc: Annotated[MajorRange, Field(description="gcc major versions it applies to")] = MajorRange()
+    arch: Annotated[
+        list[Annotated[str, Field(pattern=r"^[a-z0-9_]+$")]],
+        Field(max_length=32, description="architectures it applies to: ARCH= or arch/ names (empty: all)"),
+    ] = []
+    patch: Annotated[str, Field(max_length=4096, description="a patch (-p1), relative to configs/era/")] = ""
+    make_vars: Annotated[
+        dict[MakeVarName, MakeVarValue],
+        Field(max_length=16, description="VAR = value for every make (several fixes' values of one VAR are joined)"),
+    ] = {}
+    cc_flags: Annotated[
+        list[CcFlag], Field(max_length=16, description="flags added to CC itself, so every compile and probe sees them")
+    ] = []
+    fragment: Annotated[
+        str, Field(max_length=4096, description="a config fragment, relative to configs/, merged after the kernel's")
+    ] = ""
+
+    @model_validator(mode="after")
+    def _one_action(self) -> EraFix:
+        actions = [a for a in FIX_ACTIONS if getattr(self, a)]
+        if len(actions) != 1:
+            raise located("", f"give exactly one of {', '.join(FIX_ACTIONS)} (got {', '.join(actions) or 'none'})")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(a for a in FIX_ACTIONS if getattr(self, a))
+
+    def applies(self, version: str, arch_names: set[str], gcc_major: int | None) -> bool:
+        return (
+            self.kernel.contains(version)
+            and self.gcc.contains(gcc_major)
+            and (not self.arch or bool(set(self.arch) & arch_names))
+        )
+
+
 class EraFile(Strict):
     """configs/era/<name>.toml"""
 
@@ -160,6 +273,22 @@ class EraFile(Strict):
         list[Annotated[str, Field(pattern=r"^(\{image\}|\{dtbs\}|[A-Za-z0-9_.-]+)$")]],
         Field(min_length=1, max_length=20, description="make targets after configuration; {image} and {dtbs} expand"),
     ]
+    fixes: Annotated[
+        list[EraFix],
+        Field(
+            max_length=64,
+            description="compatibility fixes, each applied when the kernel version, the architecture and the gcc "
+            "major version are in its ranges; patches go to bringup's private copy of the tree, never to the source",
+        ),
+    ] = []
+
+    @model_validator(mode="after")
+    def _unique_fix_names(self) -> EraFile:
+        names = [f.name for f in self.fixes]
+        for i, n in enumerate(names):
+            if n in names[:i]:
+                raise located(f"fixes[{i}].name", f"{n!r} is listed twice")
+        return self
 
 
 @dataclass
@@ -187,6 +316,19 @@ class Era:
     config_fallback: str
     steps: list[str]
     description: str = ""
+    fixes: list[EraFix] = field(default_factory=list)
+    folder: Path = field(default_factory=lambda: paths.CONFIGS / "era")  # where its patches are
+
+    def fixes_for(self, version: str, arch: Arch, gcc_major: int | None) -> list[EraFix]:
+        """The fixes that apply to a kernel version built for `arch` with this gcc major version."""
+        names = {arch.name, arch.kernel_arch, arch.srcarch}
+        return [f for f in self.fixes if f.applies(version, names, gcc_major)]
+
+    def patch_path(self, fix: EraFix) -> Path:
+        return self.folder / fix.patch
+
+    def fragment_path(self, fix: EraFix) -> Path:
+        return resolve_config(fix.fragment, self.folder.parent)  # fragments are relative to configs/
 
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
@@ -211,9 +353,21 @@ def load_arch(name: str, configs: Path | None = None) -> Arch:
 
 
 def load_era(name: str, configs: Path | None = None) -> Era:
-    f = _named_file("era", name, configs or paths.CONFIGS)
-    d = validate_as(EraFile, load_toml(f), paths.rel(f))
-    return Era(name=name, **d.model_dump())
+    configs = configs or paths.CONFIGS
+    f = _named_file("era", name, configs)
+    where = paths.rel(f)
+    d = validate_as(EraFile, load_toml(f), where)
+    for i, fix in enumerate(d.fixes):
+        if fix.patch:
+            why = check_config_path(fix.patch, configs / "era")
+            if why:
+                why = why.replace("configs/", "configs/era/")
+                raise DataError(f"{where}: field 'fixes[{i}].patch': {fix.patch!r}: {why}")
+        if fix.fragment:
+            why = check_config_path(fix.fragment, configs)
+            if why:
+                raise DataError(f"{where}: field 'fixes[{i}].fragment': {fix.fragment!r}: {why}")
+    return Era(name=name, **{**d.model_dump(), "fixes": list(d.fixes)}, folder=configs / "era")
 
 
 def known_eras(configs: Path | None = None) -> tuple[str, ...]:
@@ -237,6 +391,15 @@ class SourceSpec(Strict):
     tarball: Annotated[str, Field(max_length=4096, description="local tarball path")] = ""
     path: Annotated[str, Field(max_length=4096, description="local kernel tree")] = ""
     sha256: Annotated[str, Field(pattern=r"^([0-9a-fA-F]{64})?$", description="sha256 of the tarball")] = ""
+    tree: Annotated[
+        str,
+        Field(
+            pattern=r"^(git:[0-9a-fA-F]{40})?$",
+            description="git tree id of the extracted tree, git:<40 hex> (what `git add -A -f && git write-tree` "
+            "prints inside it); with url or tarball: a file whose sha256 differs (the same release archived or "
+            "compressed otherwise) is used only when its tree has this id",
+        ),
+    ] = ""
     version: Annotated[
         str,
         Field(
@@ -253,6 +416,8 @@ class SourceSpec(Strict):
             raise located("", f"give exactly one of debian, url, tarball, path (got {', '.join(kinds) or 'none'})")
         if kinds[0] == "debian" and not self.suite:
             raise located("suite", "missing (required with 'debian'; one of " + ", ".join(SUITES) + ")")
+        if self.tree and kinds[0] not in ("url", "tarball"):
+            raise located("tree", f"only with url or tarball (this source is {kinds[0]!r})")
         if kinds[0] == "url" and not self.sha256:
             raise located(
                 "sha256",
@@ -282,6 +447,14 @@ class KernelSpec(Strict):
     cross_compile: Prefix | None = Field(None, description="override the board's CROSS_COMPILE")
     make_args: Annotated[list[MakeArg], Field(max_length=64, description="extra VAR=value for make")] = []
     cmdline: Annotated[Cmdline, Field(description="extra kernel command line")] = ""
+    dtb: Annotated[
+        str | None,
+        Field(
+            pattern=r"^([A-Za-z0-9_.+-]+\.dtb)?$",
+            description="override the board's image.dtb for this kernel; '' for none (a kernel from before "
+            "device trees, booted with the machine id and ATAGs)",
+        ),
+    ] = None
 
     @model_validator(mode="after")
     def _has_config(self) -> KernelSpec:
@@ -487,6 +660,7 @@ class Kernel:
     cross_compile: str
     make_args: list[str]
     cmdline: str
+    dtb: str = ""  # the device tree blob built and booted ('' = none)
 
     def config_inputs(self, configs: Path) -> list[Path]:
         files = [self.config_file] if self.config_file else []
@@ -639,6 +813,7 @@ def _kernel(k: KernelSpec, i: int, d: BoardFile, arch: Arch, board_cc: str, wher
         cross_compile=kcc,
         make_args=list(k.make_args),
         cmdline=k.cmdline,
+        dtb=d.image.dtb if k.dtb is None else k.dtb,
     )
 
 
@@ -681,6 +856,13 @@ def reference_markdown() -> str:
     lines += markdown(BoardFile, "top level")
     lines += ["## Architecture files (`configs/arch/*.toml`)", ""]
     lines += markdown(ArchFile, "fields")
-    lines += ["## Era files (`configs/era/*.toml`)", ""]
+    lines += [
+        "## Era files (`configs/era/*.toml`)",
+        "",
+        "An era is a build recipe and the compatibility fixes old trees need with today's tools "
+        "(explained one by one in `docs/eras.md`). A fix applies when the kernel version, the architecture "
+        "and the gcc major version are all in its ranges; the build record lists every fix applied.",
+        "",
+    ]
     lines += markdown(EraFile, "fields")
     return "\n".join(lines).rstrip() + "\n"

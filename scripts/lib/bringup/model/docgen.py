@@ -31,7 +31,10 @@ def _type(p: dict[str, Any], defs: dict[str, Any]) -> tuple[str, str | None]:
         inner, nested = _type(p.get("items", {}), defs)
         return ("list of tables" if nested else f"list of {inner}"), nested
     if kind == "object":
-        inner, _ = _type(p.get("additionalProperties", {}), defs)
+        values: dict[str, Any] = p.get("additionalProperties") or next(
+            iter(p.get("patternProperties", {}).values()), {}
+        )
+        inner, _ = _type(values, defs)
         return f"table of {inner}", None
     names = {"string": "string", "integer": "integer", "number": "number", "boolean": "true/false"}
     return names.get(str(kind), str(kind or "any")), None

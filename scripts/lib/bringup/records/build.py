@@ -23,32 +23,62 @@ from bringup.records.base import (
 )
 
 
-class DebianSource(Part):
+class SourceBase(Part):
+    tree: str  # where it was built from (in the cache)
+    private_copy: str | None = None  # the copy make ran in (era fixes' patched copy, 2.4's build copy) (/2)
+
+
+class FileUsed(SourceBase):
+    """A tarball source (/2): which file was used, and how it was accepted."""
+
+    file: str | None = None  # the file the tree was extracted from
+    verified: Literal["sha256", "tree", "none"] | None = None  # the board's sha256, the tree id, or nothing
+    origin: Literal["download-dir", "cache", "download", "tarball"] | None = None
+    tree_id: str | None = None  # the board's source.tree (git:<40 hex>), when given
+    expected_sha256: Sha256 | None = None  # the board's sha256 when the file used has another
+
+
+class DebianSource(SourceBase):
     kind: Literal["debian"]
     package: str
     suite: str
     package_version: str
-    tree: str  # where it was built from (in the cache)
 
 
-class UrlSource(Part):
+class UrlSource(FileUsed):
     kind: Literal["url"]
     url: str
     sha256: Sha256
-    tree: str
 
 
-class TarballSource(Part):
+class TarballSource(FileUsed):
     kind: Literal["tarball"]
     tarball: str
     sha256: Sha256
-    tree: str
 
 
-class PathSource(Part):
+class PathSource(SourceBase):
     kind: Literal["path"]
     path: str
-    tree: str
+
+
+class Fix(Part):
+    """An era compatibility fix applied to this build (configs/era/<era>.toml, docs/eras.md)."""
+
+    name: Name
+    kind: Literal["patch", "make_vars", "cc_flags", "fragment"]
+    sha256: Sha256
+    patch: str | None = None
+    fragment: str | None = None
+    make_vars: dict[str, str] | None = None
+    cc_flags: list[str] | None = None
+    avoids: Text
+    unchanged: Text
+
+
+def _same(d: dict[str, Any]) -> dict[str, Any]:
+    """A version that only added optional fields: the old record reads as it is."""
+    return d
 
 
 Source = Annotated[DebianSource | UrlSource | TarballSource | PathSource, Field(discriminator="kind")]
@@ -137,7 +167,8 @@ class Build(Record):
     """A good build: build.json."""
 
     KIND = "bringup.build"
-    VERSION = 1
+    VERSION = 2
+    MIGRATIONS = {1: _same}
 
     status: Literal["ok"]
     board: Name
@@ -152,6 +183,7 @@ class Build(Record):
     arch: str
     kernel_arch: str
     source: Source
+    fixes: list[Fix] = []  # era compatibility fixes applied, in order (/2)
     toolchain: Toolchain
     config: Config
     time: Time
@@ -182,7 +214,8 @@ class BuildFailure(Record):
     """A failed or interrupted build: build-failed.json (same kind as build.json)."""
 
     KIND = "bringup.build"
-    VERSION = 1
+    VERSION = 2
+    MIGRATIONS = {1: _same}
 
     status: Literal["fail", "interrupted"]
     board: Name
