@@ -205,3 +205,19 @@ def test_records_of_a_run_name_their_lines(tmp_path, monkeypatch):
     footprint.footprint(board, logs, cache, mode="none", say=lambda m: None, guard=False)
     lm = records.read(recdir / "lmbench.json", records.Lmbench)
     assert not lm.measured and lm.reason == "not requested" and lm.runs == 0 and lm.benchmarks == {}
+
+
+def test_lmbench_that_cannot_run_on_the_kernel_is_not_measured_and_says_why():
+    """Debian's dynamic lmbench under a 2.6.32 kernel (glibc 2.36's loader fails): no
+    numbers at all is 'not measured', with the loader's own words, not a table of dashes."""
+    out = (
+        "@@@ BEGIN lat_syscall_null @@@\r\n./lat_syscall: error while loading shared libraries: libc.so.6: "
+        "cannot stat shared object: Invalid argument\r\n@@@ END lat_syscall_null rc=127 @@@\n"
+        "@@@ BEGIN lat_pipe @@@\r\n./lat_pipe: error while loading shared libraries: libc.so.6: "
+        "cannot stat shared object: Invalid argument\r\n@@@ END lat_pipe rc=127 @@@\n"
+    )
+    why = footprint.cannot_run([out])
+    assert why is not None and "libc.so.6: cannot stat shared object: Invalid argument" in why
+    good = "@@@ BEGIN lat_pipe @@@\r\nPipe latency: 10.5 microseconds\r\n@@@ END lat_pipe rc=0 @@@\n"
+    assert footprint.cannot_run([good]) is None
+    assert footprint.cannot_run([out, good]) is None  # a number in any round: it ran

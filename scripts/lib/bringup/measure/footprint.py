@@ -9,6 +9,7 @@ logs/<board>/<kernel>/footprint.json and lmbench.json.  The kernel's
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -351,6 +352,27 @@ def _one_boot(board, kid, build, recdir, initrd, run_dir, rules, bset, mode, lm_
     return after
 
 
+LOADER_FAILED = re.compile(
+    r"error while loading shared libraries: [^\r\n]*|cannot execute binary file[^\r\n]*|"
+    r"FATAL: kernel too old|Illegal instruction"
+)
+
+
+def cannot_run(texts: list[str]) -> str | None:
+    """Why the lmbench binaries could not run at all in this boot (every benchmark exited
+    126/127 or the loader refused them, with no number), or None."""
+    results = [lp.parse_runner(x) for x in texts]
+    if not results or any(m for r in results for b in r.values() for m in b["metrics"]):
+        return None
+    if not any(r for r in results):
+        return None
+    m = next((LOADER_FAILED.search(x) for x in texts if LOADER_FAILED.search(x)), None)
+    if m is None and not all(b.get("rc") in (126, 127) for r in results for b in r.values()):
+        return None
+    why = m.group(0).strip() if m else "every benchmark exited 126/127"
+    return f"the lmbench binaries cannot run on this kernel ({why}); build lmbench static with LMBENCH_SRC="
+
+
 def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missing) -> tuple[dict, dict]:
     """footprint.json and lmbench.json of one kernel from its rounds."""
     import statistics
@@ -402,6 +424,11 @@ def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missin
         lm.update(measured=False, reason=lm_missing or "not requested", runs=0, retried=[], benchmarks={})
         return fp, lm
     texts = [r["after"]["lmbench"][0] for r in rs]
+    cannot = cannot_run(texts)
+    if cannot:  # e.g. Debian's dynamic binaries on a 2.6.32 kernel: not measured, and why
+        (first["run_dir"] / "lmbench.txt").write_text("\n".join(texts))
+        lm.update(measured=False, reason=cannot, runs=0, retried=[], benchmarks={})
+        return fp, lm
     raw = "".join(
         f"=== lmbench run {i + 1} (round {r['round']})\n{x}\n" for i, (r, x) in enumerate(zip(rs, texts, strict=True))
     )
