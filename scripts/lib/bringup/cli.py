@@ -241,21 +241,9 @@ def _check_output_file(p: Path) -> None:
 
 def _check_input_file(p) -> None:
     """A file the user names to read: a readable regular file (no directory, FIFO or device)."""
-    import os
-    import stat
+    from bringup.model.base import regular_file
 
-    try:
-        st = os.stat(p)
-    except FileNotFoundError:
-        raise BringupError(f"{p}: no such file") from None
-    except OSError as e:
-        raise BringupError(f"{p}: cannot read: {e.strerror}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise BringupError(f"{p}: is a directory, not a log file")
-    if not stat.S_ISREG(st.st_mode):
-        raise BringupError(f"{p}: not a regular file (a FIFO, socket or device)")
-    if not os.access(p, os.R_OK):
-        raise BringupError(f"{p}: not readable (permission denied)")
+    regular_file(p)
 
 
 def cmd_parse(a) -> int:

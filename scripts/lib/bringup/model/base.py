@@ -113,9 +113,9 @@ def validate_as(model: type[M], data: Any, where: str, prefix: str = "", context
         raise DataError(one_line(e, where, prefix)) from None
 
 
-def read_data_file(path: Path, what: str = "file", limit: int = MAX_DATA_FILE) -> bytes:
-    """The bytes of a data file, refusing what is not a small regular file
-    (directories, FIFOs, devices, symlink loops, dangling links, huge files)."""
+def regular_file(path: Path, what: str = "file") -> os.stat_result:
+    """The stat of a file bringup is asked to read; DataError, in one line, when it is
+    missing, a directory, a FIFO, socket or device, or unreadable (symlink loops included)."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -126,6 +126,15 @@ def read_data_file(path: Path, what: str = "file", limit: int = MAX_DATA_FILE) -
         raise DataError(f"{path}: is a directory, not a {what}")
     if not stat.S_ISREG(st.st_mode):
         raise DataError(f"{path}: not a regular file (a FIFO, socket or device), so not a {what}")
+    if not os.access(path, os.R_OK):
+        raise DataError(f"{path}: not readable (permission denied)")
+    return st
+
+
+def read_data_file(path: Path, what: str = "file", limit: int = MAX_DATA_FILE) -> bytes:
+    """The bytes of a data file, refusing what is not a small regular file
+    (directories, FIFOs, devices, symlink loops, dangling links, huge files)."""
+    st = regular_file(path, what)
     if st.st_size > limit:
         raise DataError(f"{path}: {st.st_size} bytes: too large for a {what} (at most {limit})")
     try:
