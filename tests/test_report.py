@@ -338,3 +338,15 @@ def test_summary_text_is_the_models_findings(logs):
     assert text.splitlines()[0] == "Management summary: 6.12 against 5.10"
     assert "- kernel code + data: +34 %, larger (1144 → 1528 kB)" in text.splitlines()
     assert "Footprint:" in text.splitlines()
+
+
+def test_a_busy_host_is_said_in_the_summary_and_the_page_renders(logs):
+    """Rounds redone because the host was busy: the summary warns, in the page too."""
+    f = logs / "qemu-arm" / "6.12" / "footprint.json"
+    rec = records.read(f, records.Footprint)
+    records.write(f, rec.model_copy(update={"disturbed": 2}))
+    c = claims(report.collect(load_board("qemu-arm"), logs))
+    warn = [x for x in c if x.startswith("the host was not quiet")]
+    assert warn and "6.12: 2 footprint round(s) done again because the host was busy" in warn[0]
+    index = report.write(load_board("qemu-arm"), logs, say=lambda m: None).index
+    assert "the host was not quiet" in index.read_text() and "host load" in index.read_text()
