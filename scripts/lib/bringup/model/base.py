@@ -34,6 +34,11 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+def first_duplicate(names: list[str]) -> str | None:
+    """The first name that appears more than once, or None."""
+    return next((n for i, n in enumerate(names) if n in names[:i]), None)
+
+
 def show(v: Any) -> str:
     s = repr(v)
     return s if len(s) <= 60 else s[:57] + "..."

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator
 
-from bringup.model.base import Strict, load_toml, validate_as
+from bringup.model.base import Strict, first_duplicate, load_toml, validate_as
 from bringup.util import paths
 
 Seconds = Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]
@@ -47,8 +47,7 @@ class BenchSet(Strict):
     @field_validator("bench")
     @classmethod
     def _unique(cls, v: list[Bench]) -> list[Bench]:
-        names = [b.name for b in v]
-        dup = next((n for n in names if names.count(n) > 1), None)
+        dup = first_duplicate([b.name for b in v])
         if dup:
             raise ValueError(f"benchmark {dup!r} is listed twice")
         return v

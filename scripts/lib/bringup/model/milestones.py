@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from bringup.model.base import DataError, Strict, field_path, load_toml, validate_as
+from bringup.model.base import DataError, Strict, field_path, first_duplicate, load_toml, validate_as
 from bringup.parse.milestones import Milestone, Rules
 from bringup.util import paths
 
@@ -79,8 +79,7 @@ class MilestonesFile(Strict):
     @field_validator("bootloader")
     @classmethod
     def _one_bootloader_each(cls, v: list[BootloaderSpec]) -> list[BootloaderSpec]:
-        names = [b.name for b in v]
-        dup = next((n for n in names if names.count(n) > 1), None)
+        dup = first_duplicate([b.name for b in v])
         if dup:
             raise ValueError(f"bootloader {dup!r} is defined twice")
         return v
@@ -88,8 +87,7 @@ class MilestonesFile(Strict):
     @field_validator("milestone")
     @classmethod
     def _one_each(cls, v: list[MilestoneSpec]) -> list[MilestoneSpec]:
-        names = [m.name for m in v]
-        dup = next((n for n in names if names.count(n) > 1), None)
+        dup = first_duplicate([m.name for m in v])
         if dup:
             raise ValueError(f"milestone {dup!r} is defined twice")
         if not any(m.end for m in v):

@@ -190,3 +190,8 @@ def one_line(e: ValidationError, where: str) -> str:
     if err["type"] == "extra_forbidden":
         return f"{where}: field '{path}': {show(err['input'])}: not a field of this record"
     return f"{where}: field '{path}': {show(err['input'])}: {msg}"
+
+
+def same_fields(d: dict[str, Any]) -> dict[str, Any]:
+    """The migration of a version that only added optional fields: the old record reads as it is."""
+    return d

@@ -20,6 +20,7 @@ from bringup.records.base import (
     Sha256,
     Text,
     Timestamp,
+    same_fields,
 )
 from bringup.records.rootfs import RootfsRef
 
@@ -81,15 +82,10 @@ class HostLoad(Part):
     disturbed: Text | None  # why the run counts as disturbed, or None
 
 
-def _same(d: dict[str, Any]) -> dict[str, Any]:
-    """A version that only added optional fields: the old record reads as it is."""
-    return d
-
-
 class Boot(Record):
     KIND = "bringup.boot"
     VERSION = 2
-    MIGRATIONS = {1: _same}
+    MIGRATIONS = {1: same_fields}
 
     board: Name
     kernel: Name
@@ -179,7 +175,7 @@ def _timing_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 class BootTiming(Record):
     KIND = "bringup.boot-timing"
     VERSION = 3
-    MIGRATIONS = {1: _timing_1_to_2, 2: _same}
+    MIGRATIONS = {1: _timing_1_to_2, 2: same_fields}
 
     board: Name
     created: Timestamp

@@ -20,6 +20,7 @@ from bringup.records.base import (
     Sha256,
     Text,
     Timestamp,
+    same_fields,
 )
 
 
@@ -74,11 +75,6 @@ class Fix(Part):
     cc_flags: list[str] | None = None
     avoids: Text
     unchanged: Text
-
-
-def _same(d: dict[str, Any]) -> dict[str, Any]:
-    """A version that only added optional fields: the old record reads as it is."""
-    return d
 
 
 Source = Annotated[DebianSource | UrlSource | TarballSource | PathSource, Field(discriminator="kind")]
@@ -168,7 +164,7 @@ class Build(Record):
 
     KIND = "bringup.build"
     VERSION = 2
-    MIGRATIONS = {1: _same}
+    MIGRATIONS = {1: same_fields}
 
     status: Literal["ok"]
     board: Name
@@ -215,7 +211,7 @@ class BuildFailure(Record):
 
     KIND = "bringup.build"
     VERSION = 2
-    MIGRATIONS = {1: _same}
+    MIGRATIONS = {1: same_fields}
 
     status: Literal["fail", "interrupted"]
     board: Name

@@ -21,6 +21,7 @@ from bringup.records.base import (
     Sha256,
     Text,
     Timestamp,
+    same_fields,
 )
 from bringup.records.boot import HostLoad
 from bringup.records.rootfs import LmbenchSource, RootfsRef
@@ -82,15 +83,10 @@ def _footprint_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _same(d: dict[str, Any]) -> dict[str, Any]:
-    """A version that only added optional fields: the old record reads as it is."""
-    return d
-
-
 class Footprint(Record):
     KIND = "bringup.footprint"
     VERSION = 3
-    MIGRATIONS = {1: _footprint_1_to_2, 2: _same}
+    MIGRATIONS = {1: _footprint_1_to_2, 2: same_fields}
 
     board: Name
     kernel: Name
@@ -151,7 +147,7 @@ def _lmbench_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 class Lmbench(Record):
     KIND = "bringup.lmbench"
     VERSION = 3
-    MIGRATIONS = {1: _lmbench_1_to_2, 2: _same}
+    MIGRATIONS = {1: _lmbench_1_to_2, 2: same_fields}
 
     board: Name
     kernel: Name
