@@ -6,6 +6,7 @@ tree (tests/fakelinux) with its 2.6 style config step: allnoconfig, fragments,
 
 import hashlib
 import json
+import re
 import shutil
 import tarfile
 import textwrap
@@ -24,19 +25,20 @@ from conftest import make_fake_tree, write_board
 # --- which fixes: the shipped 2.6+ era ------------------------------------------
 
 COMMON = ["compiler-gcc5plus", "timeconst-perl522", "gnu89", "no-pie"]
+RUNTIME = ["fstatat-empty-path"]  # any arch, any gcc: lets today's glibc start on 2.6.32
 
 
 @pytest.mark.parametrize(
     "version,arch,gcc,expected",
     [
-        ("2.6.32.71", "arm", 12, COMMON + ["arm-put_user-r2", "arm-no-build-id"]),
-        ("2.6.32", "arm", 12, COMMON + ["arm-put_user-r2", "arm-no-build-id"]),
-        ("2.6.32.71", "x86", 12, COMMON),
-        ("2.6.32.71", "x86_64", 12, COMMON + ["x86_64-decompressor-no-sse"]),
-        ("2.6.32.71", "x86_64", 11, COMMON),  # gcc 11 does not vectorise at -O2
-        ("2.6.32.71", "powerpc", 12, COMMON + ["ppc-disable-werror"]),
-        ("2.6.32.71", "arm", 4, ["timeconst-perl522", "arm-put_user-r2", "arm-no-build-id"]),
-        ("2.6.32.71", "x86", 5, ["compiler-gcc5plus", "timeconst-perl522", "gnu89"]),  # gcc 5 was not PIE
+        ("2.6.32.71", "arm", 12, COMMON + ["arm-put_user-r2", "arm-no-build-id"] + RUNTIME),
+        ("2.6.32", "arm", 12, COMMON + ["arm-put_user-r2", "arm-no-build-id"] + RUNTIME),
+        ("2.6.32.71", "x86", 12, COMMON + RUNTIME),
+        ("2.6.32.71", "x86_64", 12, COMMON + ["x86_64-decompressor-no-sse"] + RUNTIME),
+        ("2.6.32.71", "x86_64", 11, COMMON + RUNTIME),  # gcc 11 does not vectorise at -O2
+        ("2.6.32.71", "powerpc", 12, COMMON + ["ppc-disable-werror"] + RUNTIME),
+        ("2.6.32.71", "arm", 4, ["timeconst-perl522", "arm-put_user-r2", "arm-no-build-id"] + RUNTIME),
+        ("2.6.32.71", "x86", 5, ["compiler-gcc5plus", "timeconst-perl522", "gnu89"] + RUNTIME),  # gcc 5 was not PIE
         ("2.6.31.14", "arm", 12, []),
         ("2.6.33", "arm", 12, []),
         ("5.10.262", "arm", 12, []),
@@ -51,7 +53,7 @@ def test_fixes_are_chosen_by_version_arch_and_gcc(version, arch, gcc, expected):
 
 def test_unknown_gcc_gets_only_fixes_without_a_gcc_range():
     era = load_era("2.6+")
-    assert [f.name for f in era.fixes_for("2.6.32.71", load_arch("x86"), None)] == ["timeconst-perl522"]
+    assert [f.name for f in era.fixes_for("2.6.32.71", load_arch("x86"), None)] == ["timeconst-perl522"] + RUNTIME
 
 
 def test_every_shipped_fix_says_what_it_avoids_and_its_file_exists():
@@ -64,6 +66,17 @@ def test_every_shipped_fix_says_what_it_avoids_and_its_file_exists():
         if f.fragment:
             assert era.fragment_path(f).is_file()
     assert not load_era("2.4").fixes
+
+
+def test_every_fix_has_its_section_in_the_docs_and_runtime_ones_say_so():
+    """docs/eras.md explains each fix under a heading with its name; a fix that changes
+    the running kernel (`changes`) says so in its heading."""
+    doc = (paths.ROOT / "docs" / "eras.md").read_text(encoding="utf-8")
+    heads = {m.group(1): m.group(0) for m in re.finditer(r"^### ([a-z0-9_.+-]+) .*$", doc, re.M)}
+    for f in load_era("2.6+").fixes:
+        assert f.name in heads, f"docs/eras.md: no section for {f.name}"
+        assert ("changes the running kernel" in heads[f.name]) == bool(f.changes), heads[f.name]
+    assert [f.name for f in load_era("2.6+").fixes if f.changes] == RUNTIME
 
 
 @pytest.mark.parametrize(

@@ -350,3 +350,31 @@ def test_a_busy_host_is_said_in_the_summary_and_the_page_renders(logs):
     assert warn and "6.12: 2 footprint round(s) done again because the host was busy" in warn[0]
     index = report.write(load_board("qemu-arm"), logs, say=lambda m: None).index
     assert "the host was not quiet" in index.read_text() and "host load" in index.read_text()
+
+
+def test_an_era_fix_that_changes_the_running_kernel_is_said(logs):
+    """Build-only fixes are listed with the kernel; a fix that changes the running kernel
+    is also a note in the summary, in both renderings."""
+    f = logs / "qemu-arm" / "5.10" / "build.json"
+    fix = {"kind": "make_vars", "sha256": "a" * 64, "make_vars": {"X": "1"}, "avoids": "an error", "unchanged": "u"}
+    rec = records.read(f, records.Build)
+    records.write(
+        f,
+        rec.model_copy(
+            update={
+                "fixes": [
+                    records.build.Fix(name="build-only", **fix),
+                    records.build.Fix(name="runtime-one", changes="answers a call it refused", **fix),
+                ]
+            }
+        ),
+    )
+    c = claims(report.collect(load_board("qemu-arm"), logs))
+    notes = [x for x in c if "era fix" in x]
+    assert notes == [
+        "5.10 carries an era fix that changes the running kernel, runtime-one: answers a call it refused (docs/eras.md)"
+    ]
+    rep = report.write(load_board("qemu-arm"), logs, say=lambda m: None)
+    md = (rep.index.parent / "report.md").read_text()
+    assert "era fixes (docs/eras.md): build-only, runtime-one (changes the running kernel)" in md
+    assert "runtime-one: answers a call it refused" in rep.index.read_text()

@@ -193,6 +193,8 @@ def fix_record(k: Kernel, fix: EraFix) -> dict:
         rec["cc_flags"] = list(fix.cc_flags)
     rec["avoids"] = fix.avoids
     rec["unchanged"] = fix.unchanged
+    if fix.changes:
+        rec["changes"] = fix.changes
     return rec
 
 

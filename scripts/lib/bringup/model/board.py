@@ -223,6 +223,14 @@ class EraFix(Strict):
     unchanged: Annotated[
         str, Field(min_length=1, max_length=2048, description="why it does not change what is measured")
     ]
+    changes: Annotated[
+        str,
+        Field(
+            max_length=2048,
+            description="what it changes in the running kernel, and what that does to the numbers "
+            "(empty: nothing, a build-only fix); the report names every fix that changes something",
+        ),
+    ] = ""
     kernel: Annotated[VersionRange, Field(description="kernel versions it applies to")] = VersionRange()
     gcc: Annotated[MajorRange, Field(description="gcc major versions it applies to")] = MajorRange()
     arch: Annotated[

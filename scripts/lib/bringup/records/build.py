@@ -75,6 +75,7 @@ class Fix(Part):
     cc_flags: list[str] | None = None
     avoids: Text
     unchanged: Text
+    changes: Text | None = None  # what it changes in the running kernel; None: a build-only fix (/3)
 
 
 Source = Annotated[DebianSource | UrlSource | TarballSource | PathSource, Field(discriminator="kind")]
@@ -163,8 +164,8 @@ class Build(Record):
     """A good build: build.json."""
 
     KIND = "bringup.build"
-    VERSION = 2
-    MIGRATIONS = {1: same_fields}
+    VERSION = 3
+    MIGRATIONS = {1: same_fields, 2: same_fields}
 
     status: Literal["ok"]
     board: Name
@@ -210,8 +211,8 @@ class BuildFailure(Record):
     """A failed or interrupted build: build-failed.json (same kind as build.json)."""
 
     KIND = "bringup.build"
-    VERSION = 2
-    MIGRATIONS = {1: same_fields}
+    VERSION = 3
+    MIGRATIONS = {1: same_fields, 2: same_fields}
 
     status: Literal["fail", "interrupted"]
     board: Name

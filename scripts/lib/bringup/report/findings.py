@@ -243,6 +243,9 @@ def summarize(model: dict) -> list[dict]:
     for k in kern[1:]:
         sections: list[tuple[str, list[dict]]] = []
         b = model["build"]
+        era = era_findings(b, [base, k])
+        if era:
+            sections.append(("Kernels", era))
         if b.get(base) and b.get(k):
             sections.append(("Build", build_findings(b[base], b[k], k)))
         nfs = model.get("boot_nfs") or {}
@@ -277,6 +280,27 @@ def summarize(model: dict) -> list[dict]:
                 "tested": {f["key"]: {"p": f["p"], "q": f["q"], "significant": f["significant"]} for f in family},
             }
         )
+    return out
+
+
+def era_findings(builds: dict[str, Build], kernels: list[str]) -> list[dict]:
+    """A note for every era fix that changes the running kernel (not only its build):
+    the numbers of that kernel are not those of the release as it was shipped."""
+    out = []
+    for k in kernels:
+        r = builds.get(k)
+        for fix in r.fixes if r else []:
+            if fix.changes:
+                out.append(
+                    {
+                        "kind": "era",
+                        "significant": None,
+                        "delta_pct": None,
+                        "claim": f"{k} carries an era fix that changes the running kernel, {fix.name}: {fix.changes}"
+                        " (docs/eras.md)",
+                        "link": "",
+                    }
+                )
     return out
 
 

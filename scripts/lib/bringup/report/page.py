@@ -498,6 +498,7 @@ def _environment(board: Board, build: dict[str, Build]) -> dict:
                 for kk, v in r.source.model_dump().items()
                 if kk in ("kind", "package", "package_version", "suite", "url", "tarball", "path")
             ),
+            "fixes": [f.name + (" (changes the running kernel)" if f.changes else "") for f in r.fixes],
         }
         for k, r in build.items()
     ]
