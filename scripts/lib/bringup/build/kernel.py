@@ -34,7 +34,7 @@ from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import Board, EraFix, Kernel
 from bringup.parse import elfsize
 from bringup.parse.kconfig import dropped_symbols, merge_fragment, parse_config
-from bringup.util import clock, procutil
+from bringup.util import clock, lock, procutil
 
 RECIPE_VERSION = 1  # bump when the build steps change in a way that invalidates old builds
 FIXED_ENV = {  # reproducible images: no timestamps, user or host in the version string
@@ -281,6 +281,12 @@ def build_kernel(
         say(f"  up to date ({kept.kernelrelease}); {_rel(good)} kept (use FORCE=1 to rebuild)")
         return Built(kept, good, reused=True)
 
+    # Builds share the cache: one build of a board's kernel at a time, across checkouts.
+    with lock.exclusive(Path(cache) / "build" / board.name / f"{k.id}.lock", f"{board.name}/{k.id}", say):
+        return _build(board, k, src, tc, fixes, key, recdir, good, Path(cache), jobs, say)
+
+
+def _build(board, k, src, tc, fixes, key, recdir: Path, good: Path, cache: Path, jobs, say) -> Built:
     # Every build that runs starts from an empty build tree, so that recorded times are
     # whole builds, comparable between kernels (ccache still helps; its hit rate is recorded).
     builddir = Path(cache) / "build" / board.name / k.id
