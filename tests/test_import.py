@@ -409,11 +409,17 @@ def test_report_of_imported_kernels_only(tmp_path, board):
     importer.import_lmbench(
         board, out, LMB / "lmbench2-summary-5kernels-frodo-i686.txt", "b", host="Linux 2.5.33", say=quiet
     )
+    importer.import_bootlog(board, out, BOOT / "yamon-2.4.25-mips-au1550-cramfs-panic.log", "c", root="nfs", say=quiet)
     rep = report.write(board, out, say=quiet)
-    assert rep.model["kernels"] == ["a", "b"]
+    assert rep.model["kernels"] == ["a", "b", "c"]
     items = [it for f in rep.model["findings"] for _, its in f["sections"] for it in its]
     assert items and all(it["kind"] == "imported" for it in items)
-    assert "Simple syscall" in rep.markdown.read_text()
+    md = rep.markdown.read_text()
+    assert "Simple syscall" in md and "No boot-timing record." in md
+    assert "Imported boot logs only (no NFS-root boot measured here)." in md
+    nfs = {r["name"]: r for r in rep.model["boot_nfs"]["rows"]}
+    assert nfs["linux_version"]["cells"][0]["text"] == "reached"  # a raw capture: no times
+    assert nfs["linux_version"]["cells"][0]["link"] == "../c/imported-bootlog/console.log#L66"
 
 
 def test_report_with_imports_renders_in_a_real_browser(logs, board, tmp_path):  # noqa: F811
