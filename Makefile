@@ -9,6 +9,7 @@
 #   BOOT_PATH=direct|u-boot  boot path for boot-timing (default: the board's 'boot')
 #   ROOT=ramdisk|nfs  root filesystem for boot-timing (nfs: NFS-Ganesha per run, kernel nfsroot)
 #   LMBENCH=quick|full|none  lmbench set for footprint-report
+#   KIND=bootlog|lmbench FILE=<file> [LABEL=<text>] [LMBENCH_HOST=<host>] [REPLACE=1]  for make import
 #   LMBENCH_RUNS=<n>  footprint rounds: each boots every kernel once (mem_eat + one lmbench pass)
 #   LMBENCH_SRC=<tree|tarball|URL> [LMBENCH_SHA256=<hex>]  build lmbench from this source
 #   BRINGUP_DL_DIR=<dir>[:<dir>...]  download directories searched (by file name, verified by
@@ -17,6 +18,11 @@
 
 BOARD ?= qemu-arm
 KERNEL ?=
+KIND ?=
+FILE ?=
+LABEL ?=
+LMBENCH_HOST ?=
+REPLACE ?=
 FORCE ?=
 JOBS ?=
 CROSS_COMPILE ?=
@@ -39,8 +45,9 @@ KSEL := $(if $(KERNEL),--kernel $(KERNEL))
 KOPT := $(KSEL) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(if $(CROSS_COMPILE),--cross-compile $(CROSS_COMPILE))
 LMSRC := --lmbench-runs $(LMBENCH_RUNS) $(if $(LMBENCH_SRC),--lmbench-source $(LMBENCH_SRC)) $(if $(LMBENCH_SHA256),--lmbench-sha256 $(LMBENCH_SHA256))
 DEPS_STAMP := .venv/.requirements.sha256
+q = '$(subst ','\'',$(1))'
 
-.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report report boards test test-unit test-integration bench bench-aa bench-boot clean
+.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report report import boards test test-unit test-integration bench bench-aa bench-boot clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -74,6 +81,10 @@ footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc(
 
 report: $(DEPS_STAMP) ## write logs/BOARD/report/index.html and report.md from the records (tables, charts, summary)
 	@$(BRINGUP) report --board $(BOARD)
+
+import: $(DEPS_STAMP) ## import FILE (KIND=bootlog|lmbench) as pseudo-kernel KERNEL of BOARD [LABEL=.. LMBENCH_HOST=.. ROOT=..]; docs/import.md
+	@test -n "$(KIND)" -a -n "$(FILE)" -a -n "$(KERNEL)" || { echo "make import: KIND=bootlog|lmbench FILE=<file> KERNEL=<id> [BOARD=$(BOARD)] [LABEL=<text>] [LMBENCH_HOST=<host>] [REPLACE=1]" >&2; exit 2; }
+	@$(BRINGUP) import $(call q,$(KIND)) $(call q,$(FILE)) --board $(call q,$(BOARD)) --kernel $(call q,$(KERNEL)) $(if $(LABEL),--label $(call q,$(LABEL))) $(if $(LMBENCH_HOST),--host $(call q,$(LMBENCH_HOST))) $(if $(filter bootlog,$(KIND)),--root $(ROOT)) $(if $(REPLACE),--replace)
 
 check: $(DEPS_STAMP) ## quality gate: ruff lint, ruff format check, mypy, unit tests
 	@.venv/bin/ruff check scripts/lib tests bench

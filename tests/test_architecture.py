@@ -28,6 +28,8 @@ ALLOWED = {
     "measure": BASE | {"parse", "model", "records", "stats", "boot", "build", "targets", "measure"},
     "report": BASE | {"parse", "model", "records", "stats", "report"},
     "study": BASE | {"parse", "model", "records", "stats", "boot", "build", "targets", "measure", "report", "study"},
+    # bringup import: files made elsewhere -> records; parsers and models in, records out, nothing run
+    "importer": BASE | {"parse", "model", "records", "stats", "importer"},
     "aa": BASE | {"parse", "model", "records", "stats", "boot", "build", "targets", "measure", "report", "aa"},
     "cli": None,  # the command line may import anything
     "__main__": {"cli"},

@@ -54,7 +54,7 @@ def test_v1_footprint_migrates_to_v2(tmp_path):
     old["rootfs"] = {"file": "footprint.cpio.gz", "sha256": rf.key("fp")}
     f.write_text(json.dumps(old))
     rec = records.read(f, records.Footprint)
-    assert rec.schema_ == "bringup.footprint/3"
+    assert rec.schema_ == "bringup.footprint/4"
     assert rec.memory_line is not None
     assert rec.memory_line.text == "[    0.000000] Memory: 505660K/524288K available" and rec.memory_line.line is None
     assert rec.run == "footprint-runs/20260101T000000Z" and rec.rootfs.inputs_key is None

@@ -277,6 +277,26 @@ def cmd_parse(a) -> int:
     return 0
 
 
+def cmd_import(a) -> int:
+    from bringup import importer
+    from bringup.model.board import load_board
+
+    b = load_board(a.board)
+    importer.check_kernel_id(b, a.kernel, a.replace)  # before the file is read
+    if a.what == "lmbench" and a.root is not None:
+        raise BringupError("--root: only for a boot log (the boot table it joins)")
+    if a.what == "bootlog" and a.host is not None:
+        raise BringupError("--host: only for an lmbench summary (the host column to import)")
+    if a.what == "bootlog":
+        res = importer.import_bootlog(
+            b, paths.logs_dir(), Path(a.file), a.kernel, a.label, a.replace, a.root or "ramdisk", say=_say
+        )
+    else:
+        res = importer.import_lmbench(b, paths.logs_dir(), Path(a.file), a.kernel, a.label, a.host, a.replace, say=_say)
+    _say(f"import: {b.name}/{a.kernel} from {a.file} ({res['format']}); make report BOARD={b.name} shows it")
+    return 0
+
+
 def cmd_doc(a) -> int:
     from bringup.model.board import board_schema_json, reference_markdown
 
@@ -517,6 +537,24 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--board", "-b", help="use this board's milestone overrides")
     s.add_argument("--json", action="store_true", help="print JSON (the default, and so far the only output)")
     s.set_defaults(fn=cmd_parse)
+
+    s = sub.add_parser(
+        "import",
+        help="import a boot log or an lmbench result made elsewhere as a pseudo-kernel of a board",
+        description="Store the values of a boot log (milestones with their times, the Memory: line) or of "
+        "an lmbench summary, results file or raw output as the records of a pseudo-kernel KERNEL of "
+        "BOARD (logs/BOARD/KERNEL/), marked imported with the file's sha256, so that `make report` "
+        "shows it beside the live kernels (never tested). Formats: docs/formats.md; see docs/import.md.",
+    )
+    s.add_argument("what", choices=("bootlog", "lmbench"))
+    s.add_argument("file", help="the boot log or lmbench file")
+    s.add_argument("--board", "-b", required=True, help="the board whose report shows it")
+    s.add_argument("--kernel", "-k", required=True, help="the pseudo-kernel's id (not a kernel of the board)")
+    s.add_argument("--label", help="a note kept with the records and shown in the report")
+    s.add_argument("--host", help="lmbench: the host (or 'host OS') of a summary with several")
+    s.add_argument("--root", choices=("ramdisk", "nfs"), help="bootlog: the boot table it joins (default ramdisk)")
+    s.add_argument("--replace", action="store_true", help="overwrite earlier records of KERNEL")
+    s.set_defaults(fn=cmd_import)
 
     s = sub.add_parser(
         "doc",

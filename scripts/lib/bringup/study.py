@@ -80,6 +80,8 @@ def boot_fresh(
     s, why = _read(Path(logs) / board.name / name, BootTiming)
     if s is None:
         return why or f"no {name}"
+    if s.rootfs is None or s.imported is not None:
+        return f"{name} is an imported record"
     if s.path != path:
         return f"made with boot path {s.path}, not {path}"
     for kid, key in build_keys(board, logs).items():
@@ -99,6 +101,8 @@ def footprint_fresh(board: Board, logs: Path, mode: str, lmbench_runs: int = 1) 
         lm, why_lm = _read(Path(logs) / board.name / kid / "lmbench.json", Lmbench)
         if fp is None or lm is None:
             return why_fp or why_lm or f"no footprint records for {kid}"
+        if fp.rootfs is None or fp.imported is not None or lm.imported is not None:
+            return f"{kid}: its records are imported (docs/import.md)"
         if key is None or fp.build_key != key:
             return f"{kid} was rebuilt since"
         if lm.mode != mode:

@@ -16,12 +16,14 @@ from bringup.records.base import (
     Part,
     Real,
     Record,
+    RelPath,
     Seconds,
     Sha256,
     Text,
     Timestamp,
     same_fields,
 )
+from bringup.records.imported import Imported
 from bringup.records.rootfs import RootfsRef
 
 BootPath = Literal["direct", "u-boot"]
@@ -133,10 +135,11 @@ class Stats(Part):
 
 class MilestoneStats(Part):
     label: Text
-    host: Stats  # time since the reference
+    host: Stats | None  # time since the reference; None only in an imported log without host times (/4)
     printk: Stats | None
     values: list[Real] | None = None  # per-run host times; records before significance tests have none
     rounds: list[Annotated[int, Field(ge=1)]] | None = None  # the round of each value (/3): pairs runs by round
+    line: LineNo | None = None  # an imported log: the milestone's line in the copy of the log (/4)
 
 
 class LagStats(Part):
@@ -174,15 +177,17 @@ def _timing_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class BootTiming(Record):
     KIND = "bringup.boot-timing"
-    VERSION = 3
-    MIGRATIONS = {1: _timing_1_to_2, 2: same_fields}
+    VERSION = 4
+    MIGRATIONS = {1: _timing_1_to_2, 2: same_fields, 3: same_fields}
 
     board: Name
     created: Timestamp
-    path: BootPath
+    path: BootPath | Literal["imported"]  # "imported" only in an imported record (/4)
     root: Root
     runs_requested: Annotated[int, Field(ge=1)]
-    rootfs: RootfsRef
+    rootfs: RootfsRef | None  # None only in an imported record (/4)
     kernels: dict[Name, KernelTiming]
     order: list[list[Name]] = []  # the kernels in boot order, one list per round (/3)
     stopped: Text | None = None  # why no more rounds were run (/3)
+    run: RelPath | None = None  # an imported record: the directory with the copy of the log (/4)
+    imported: Imported | None = None  # where an imported record came from (/4); None for a live run

@@ -24,9 +24,10 @@ from bringup.records.base import (
     same_fields,
 )
 from bringup.records.boot import HostLoad
+from bringup.records.imported import Imported
 from bringup.records.rootfs import LmbenchSource, RootfsRef
 
-Mode = Literal["quick", "full", "none"]
+Mode = Literal["quick", "full", "none", "imported"]
 
 
 class MemoryLine(Part):
@@ -85,30 +86,31 @@ def _footprint_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class Footprint(Record):
     KIND = "bringup.footprint"
-    VERSION = 3
-    MIGRATIONS = {1: _footprint_1_to_2, 2: same_fields}
+    VERSION = 4
+    MIGRATIONS = {1: _footprint_1_to_2, 2: same_fields, 3: same_fields}
 
     board: Name
     kernel: Name
-    kernelrelease: Name
+    kernelrelease: Name | None  # None only in an imported log without a kernel version (/4)
     build_key: Sha256 | None
     created: Timestamp
     run: RelPath | None  # the run directory, relative to this record's directory
-    memory_mb: Annotated[int, Field(ge=1)]
+    memory_mb: Annotated[int, Field(ge=1)] | None  # None only in an imported log that gives no total (/4)
     memory_line: MemoryLine | None
     free: Free | None
     meminfo: dict[str, KB]
-    mem_eat: MemEat
+    mem_eat: MemEat | None  # None only in an imported log: a boot log has no mem_eat (/4)
     kernel_code_data_kb: KB | None
     total_free_kb: KB | None
-    malloc_kb: KB  # the median over the rounds
-    rootfs: RootfsRef
+    malloc_kb: KB | None  # the median over the rounds; None only in an imported log (/4)
+    rootfs: RootfsRef | None  # None only in an imported log (/4)
     rounds: list[Annotated[int, Field(ge=1)]] = []  # one boot per round (/3); empty: one boot
     malloc_kb_values: list[KB] = []  # mem_eat's total in each round (/3)
     total_free_kb_values: list[KB] = []  # free's total in each round (/3)
     runs: list[RelPath] = []  # every round's run directory (/3); `run` is the first
     host: list[HostLoad] = []  # the host-load guard, per round (/3)
     disturbed: Count = 0  # rounds done again because the host was disturbed (/3)
+    imported: Imported | None = None  # where an imported record came from (/4); None for a live run
 
 
 class Metric(Part):
@@ -146,8 +148,8 @@ def _lmbench_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class Lmbench(Record):
     KIND = "bringup.lmbench"
-    VERSION = 3
-    MIGRATIONS = {1: _lmbench_1_to_2, 2: same_fields}
+    VERSION = 4
+    MIGRATIONS = {1: _lmbench_1_to_2, 2: same_fields, 3: same_fields}
 
     board: Name
     kernel: Name
@@ -161,3 +163,4 @@ class Lmbench(Record):
     runs: Count  # passes (one per round since /3); 0 when not measured
     retried: list[Name]  # benchmarks run once more after printing no number
     benchmarks: dict[Name, Benchmark]
+    imported: Imported | None = None  # where an imported record came from (/4); None for a live run

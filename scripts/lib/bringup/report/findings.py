@@ -16,8 +16,11 @@ Rules (docs/report.md says the same, for readers):
 - Quantities measured once per kernel (build time, a single round) cannot be
   tested: the finding gives the delta and says "one run each: not tested".
 - When the host-load guard saw a disturbed host, the summary says so.
+- A kernel imported from a boot log or an lmbench result made elsewhere
+  (docs/import.md) is never tested, whatever its number of runs: its section
+  says where it came from and gives values side by side, "imported, not tested".
 
-Each finding is a dict: kind (size|tested|untested), claim (the sentence),
+Each finding is a dict: kind (size|tested|untested|imported), claim (the sentence),
 significant (bool or None when not tested), and the numbers behind it.
 """
 
@@ -52,7 +55,7 @@ def _run_values(st: MilestoneStats | None) -> list | None:
         return None
     if st.values:
         return st.values
-    return [st.host.median] if st.host.n == 1 else None
+    return [st.host.median] if st.host is not None and st.host.n == 1 else None
 
 
 def size_finding(what: str, a: float, b: float, unit: str, link: str = "") -> dict:
@@ -240,7 +243,13 @@ def summarize(model: dict) -> list[dict]:
     if not kern:
         return out
     base = kern[0]
+    imported = model.get("imported") or {}
     for k in kern[1:]:
+        if k in imported or base in imported:
+            out.append(
+                {"kernel": k, "against": base, "sections": imported_sections(model, base, k), "family": 0, "tested": {}}
+            )
+            continue
         sections: list[tuple[str, list[dict]]] = []
         b = model["build"]
         era = era_findings(b, [base, k])
@@ -302,6 +311,96 @@ def era_findings(builds: dict[str, Build], kernels: list[str]) -> list[dict]:
                     }
                 )
     return out
+
+
+IMPORTED = "imported, not tested"
+
+
+def imported_finding(what: str, a: float | None, b: float | None, unit: str, link: str = "") -> dict:
+    """Values of an imported kernel beside another's: the numbers and their difference,
+    never a verdict (one log or one result set, from another machine and another time)."""
+    d = pct(a, b)
+    f = {"kind": "imported", "what": what, "significant": None, "delta_pct": d, "a": a, "b": b, "unit": unit}
+    f["link"] = link
+    f["verdict"] = "not comparable" if d is None else f"{_num(a)} → {_num(b)} {unit}, {signed(d)}"
+    f["detail"] = IMPORTED
+    return _claim(f)
+
+
+def imported_sections(model: dict, base: str, k: str) -> list[tuple[str, list[dict]]]:
+    """The summary of a kernel when it or the base is imported: where the imported
+    records came from, then values side by side; no test, no claim of a difference."""
+    imported = model.get("imported") or {}
+    sections: list[tuple[str, list[dict]]] = []
+    marks = [
+        {"kind": "imported", "significant": None, "delta_pct": None, "claim": f"{kk}: {e['mark']}", "link": e["copy"]}
+        for kk in (base, k)
+        for e in imported.get(kk, [])
+    ]
+    sections.append(("Imported", marks))
+    boot = model.get("boot")
+    if boot and base in boot.kernels and k in boot.kernels:
+        ka, kb = boot.kernels[base], boot.kernels[k]
+        fs = []
+        for m in model.get("boot_milestones", []):
+            sa, sb = ka.milestones.get(m["name"]), kb.milestones.get(m["name"])
+            if m["summary"] and sa and sb and sa.host and sb.host:
+                fs.append(imported_finding(f"boot to {m['label']}", sa.host.median, sb.host.median, "s"))
+        if ka.reference != kb.reference:
+            fs = [
+                {
+                    "kind": "imported",
+                    "significant": None,
+                    "delta_pct": None,
+                    "link": "",
+                    "claim": f"boot times not compared: {base}'s are from {ka.reference or 'nothing'}, "
+                    f"{k}'s from {kb.reference or 'nothing (the log has no times)'} ({IMPORTED})",
+                }
+            ]
+        if fs:
+            sections.append(("Boot", fs))
+    fa, fb = model["footprint"].get(base), model["footprint"].get(k)
+    if fa and fb:
+        link = f"../{k}/footprint.json"
+        fs = [
+            imported_finding(what, getattr(fa, key), getattr(fb, key), "kB", link)
+            for what, key in (
+                ("kernel code + data", "kernel_code_data_kb"),
+                ('total "free" memory', "total_free_kb"),
+                ("memory available to malloc()", "malloc_kb"),
+            )
+            if getattr(fa, key) is not None and getattr(fb, key) is not None
+        ]
+        if fs:
+            sections.append(("Footprint", fs))
+    la, lb = model["lmbench"].get(base), model["lmbench"].get(k)
+    if la and lb and la.measured and lb.measured:
+        fs = []
+        for group, pairs in _metric_pairs(la, lb).items():
+            ds = [d for ma, mb in pairs if (d := pct(ma.value, mb.value)) is not None]
+            if ds:
+                span = signed(ds[0]) if len(ds) == 1 else f"{signed(min(ds))} … {signed(max(ds))}"
+                fs.append(
+                    {
+                        "kind": "imported",
+                        "significant": None,
+                        "delta_pct": None,
+                        "link": f"../{k}/lmbench.json",
+                        "claim": f"{group}: {len(ds)} metric(s) side by side, {span} ({IMPORTED})",
+                    }
+                )
+        if not fs:
+            fs.append(
+                {
+                    "kind": "imported",
+                    "significant": None,
+                    "delta_pct": None,
+                    "link": "",
+                    "claim": f"no lmbench metric in common ({IMPORTED})",
+                }
+            )
+        sections.append(("lmbench", fs))
+    return sections
 
 
 def host_findings(model: dict, kernels: list[str]) -> list[dict]:

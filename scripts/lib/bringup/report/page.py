@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from bringup.model.board import Board
 from bringup.model.milestones import load_rules
 from bringup.parse import sizediff
 from bringup.records import Boot, BootTiming, Build, Footprint, Lmbench
-from bringup.records.boot import KernelTiming
+from bringup.records.boot import KernelTiming, MilestoneStats
 from bringup.report import buildtable as buildreport
 from bringup.report import charts, compare, findings
 from bringup.report.tables import fmt_delta, pct
@@ -79,13 +80,19 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     """The report model: the records of one board and the tables made from them."""
     logs = Path(logs)
     bdir = logs / board.name
-    ids = [k.id for k in board.kernels]
+    live_ids = [k.id for k in board.kernels]
+    ids = live_ids + imported_dirs(bdir, live_ids)
     rd = Reader()
-    build = {k: b for k in ids if (b := rd.read(bdir / k / "build.json", Build, k))}
+    build = {k: b for k in live_ids if (b := rd.read(bdir / k / "build.json", Build, k))}
     fp = {k: f for k in ids if (f := rd.read(bdir / k / "footprint.json", Footprint, k))}
     lm = {k: m for k in ids if (m := rd.read(bdir / k / "lmbench.json", Lmbench, k))}
-    boot = rd.read(bdir / records.boot_timing_name(), BootTiming)
-    kernels = [k for k in ids if k in build or k in fp or (boot and k in boot.kernels)]
+    live_boot = rd.read(bdir / records.boot_timing_name(), BootTiming)
+    boot, imported_boot = _with_imported_boots(live_boot, bdir, ids, rd, records.boot_timing_name())
+    live_nfs = rd.read(bdir / records.boot_timing_name("nfs"), BootTiming)
+    nfs, imported_nfs = _with_imported_boots(live_nfs, bdir, ids, rd, records.boot_timing_name("nfs"))
+    imported = _imported(fp, lm, imported_boot, imported_nfs)
+    ids = [k for k in ids if k in live_ids or k in imported]  # a directory of a removed kernel is not shown
+    kernels = [k for k in ids if k in build or k in fp or k in imported or (boot and k in boot.kernels)]
     model: dict = {
         "board": board.name,
         "description": board.description,
@@ -95,9 +102,11 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
         "footprint": fp,
         "lmbench": lm,
         "boot": boot,
+        "live_boot": live_boot,
+        "imported": imported,
         "left_out": rd.left_out,
         "missing": {
-            "build": [k for k in kernels if k not in build],
+            "build": [k for k in kernels if k not in build and k not in imported],
             "boot": [k for k in kernels if not boot or k not in boot.kernels],
             "footprint": [k for k in kernels if k not in fp],
         },
@@ -118,27 +127,103 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     }
     model["sizediff"] = _sizediffs(bdir, build, kernels, top, rd.left_out)
     rules = load_rules(board.milestones)
-    model["boot_milestones"] = _boot_milestones(boot, rules) if boot else []
+    model["boot_milestones"] = _boot_milestones(boot, rules, set(imported)) if boot else []
     model["boot_rows"] = (
-        _boot_rows(boot, model["boot_milestones"], kernels, bdir, records.boot_timing_name(), rd) if boot else []
+        _boot_rows(boot, model["boot_milestones"], kernels, bdir, records.boot_timing_name(), rd, imported)
+        if boot
+        else []
     )
-    nfs = rd.read(bdir / records.boot_timing_name("nfs"), BootTiming)
     model["boot_nfs"] = None
     if nfs:
-        mil = _boot_milestones(nfs, rules)
+        mil = _boot_milestones(nfs, rules, set(imported))
         model["boot_nfs"] = {
             "summary": nfs,
+            "live": live_nfs,
             "milestones": mil,
-            "rows": _boot_rows(nfs, mil, kernels, bdir, records.boot_timing_name("nfs"), rd),
+            "rows": _boot_rows(nfs, mil, kernels, bdir, records.boot_timing_name("nfs"), rd, imported),
         }
     model["footprint_rows"] = _footprint_rows(fp, kernels)
     model["lmbench_groups"] = _lmbench_groups(lm, kernels)
     model["bw_mem"] = _bw_mem(lm, kernels)
     model["env"] = _environment(board, build)
+    _imported_env(model)
     model["reproduce"] = _reproduce(board, model)
     model["findings"] = findings.summarize(model)
     _mark_from_family(model)
     return model
+
+
+IMPORT_DIRS = ("imported-bootlog", "imported-lmbench")  # bringup.importer.RUN_DIRS
+
+
+def imported_dirs(bdir: Path, live: list[str]) -> list[str]:
+    """Kernel directories of logs/<board>/ that are not the board's kernels but hold
+    an import (bringup import: docs/import.md), by name."""
+    if not bdir.is_dir():
+        return []
+    return sorted(
+        d.name
+        for d in bdir.iterdir()
+        if d.name not in live and d.is_dir() and any((d / x).is_dir() for x in IMPORT_DIRS)
+    )
+
+
+def _with_imported_boots(
+    live: BootTiming | None, bdir: Path, ids: list[str], rd: Reader, name: str
+) -> tuple[BootTiming | None, dict[str, BootTiming]]:
+    """The boot-timing summary with the imported kernels' runs beside the live ones
+    (an imported boot log of a kernel the live summary has is not used)."""
+    imported: dict[str, BootTiming] = {}
+    for k in ids:
+        if live and k in live.kernels:
+            continue
+        r = rd.read(bdir / k / name, BootTiming)
+        if r is not None and r.imported is not None and k in r.kernels:
+            imported[k] = r
+    if not imported:
+        return live, {}
+    extra = {k: r.kernels[k] for k, r in imported.items()}
+    base = live or next(iter(imported.values()))
+    return base.model_copy(update={"kernels": {**(live.kernels if live else {}), **extra}}), imported
+
+
+def _imported(
+    fp: dict[str, Footprint], lm: dict[str, Lmbench], boot: dict[str, BootTiming], nfs: dict[str, BootTiming]
+) -> dict[str, list]:
+    """kernel -> where its imported records came from: one entry per imported file."""
+    out: dict[str, list] = {}
+    recs: dict[str, Any]
+    for what, recs in (
+        (records.boot_timing_name(), boot),
+        (records.boot_timing_name("nfs"), nfs),
+        ("footprint.json", fp),
+        ("lmbench.json", lm),
+    ):
+        for k, r in recs.items():
+            i = r.imported
+            if i is None:
+                continue
+            entry = {
+                "kind": i.kind,
+                "source": i.source,
+                "name": PurePosixPath(i.source).name,
+                "sha256": i.sha256,
+                "format": i.format,
+                "assumed": i.assumed,
+                "label": i.label,
+                "at": i.at,
+                "copy": f"../{k}/{r.run}/{i.kept}" if r.run else None,
+                "records": [what],
+            }
+            same = next((e for e in out.get(k, []) if e["sha256"] == i.sha256 and e["kind"] == i.kind), None)
+            if same:
+                same["records"].append(what)
+            else:
+                out.setdefault(k, []).append(entry)
+    for entries in out.values():
+        for e in entries:
+            e["mark"] = f"imported from {e['name']} (sha256 {e['sha256'][:12]}…, {e['format']})"
+    return out
 
 
 def _mark_from_family(model: dict) -> None:
@@ -246,8 +331,10 @@ def _sizediffs(bdir: Path, build: dict[str, Build], kernels: list[str], top: int
     return out
 
 
-def _boot_milestones(boot: BootTiming, rules) -> list[dict]:
-    refs = {v.reference for v in boot.kernels.values() if v.reference}
+def _boot_milestones(boot: BootTiming, rules, imported: set[str] | None = None) -> list[dict]:
+    refs = {v.reference for k, v in boot.kernels.items() if v.reference and k not in (imported or ())}
+    if not refs:  # imported kernels only
+        refs = {v.reference for v in boot.kernels.values() if v.reference}
     return [
         {"name": m.name, "label": m.label, "summary": m.summary}
         for m in rules.shown(refs)
@@ -279,9 +366,38 @@ def _median_run(bdir: Path, kernel: str, kinfo: KernelTiming, name: str, value: 
     }
 
 
+def _imported_boot_cell(k: str, st: MilestoneStats, kinfo: KernelTiming, imported: list[dict]) -> dict:
+    """A milestone of an imported boot log: its host time when the log has host stamps,
+    else its printk time (the kernel's clock), else only that it was reached; linked to
+    its line in the copy of the log."""
+    h, src = st.host, next((e for e in imported if e["kind"] == "bootlog"), imported[0])
+    where = f"line {st.line}" if st.line else "the log"
+    cell: dict[str, Any] = {
+        "kernel": k,
+        "median": h.median if h else None,
+        "mean": h.mean if h else None,
+        "ci": None,
+        "n": h.n if h else 1,
+        "half": None,
+        "link": _line_link(src["copy"], st.line) if src["copy"] else f"../{k}/",
+        "title": f"{src['mark']}, {where}; times from {kinfo.reference or 'nothing: the log has no times'}",
+        "imported": True,
+    }
+    if h is None:
+        cell["text"] = f"printk {st.printk.median:.3f} s" if st.printk else "reached"
+    return cell
+
+
 def _boot_rows(
-    boot: BootTiming, milestones: list[dict], kernels: list[str], bdir: Path, fname: str, rd: Reader
+    boot: BootTiming,
+    milestones: list[dict],
+    kernels: list[str],
+    bdir: Path,
+    fname: str,
+    rd: Reader,
+    imported: dict[str, list] | None = None,
 ) -> list[dict]:
+    imported = imported or {}
     ks = [k for k in kernels if k in boot.kernels]
     rows = []
     for m in milestones:
@@ -291,7 +407,13 @@ def _boot_rows(
             if not st:
                 cells.append(None)
                 continue
+            if k in imported:
+                cells.append(_imported_boot_cell(k, st, boot.kernels[k], imported[k]))
+                continue
             h = st.host
+            if h is None:  # only imported records lack host times
+                cells.append(None)
+                continue
             cell = {
                 "kernel": k,
                 "median": h.median,
@@ -311,8 +433,14 @@ def _boot_rows(
         first = boot.kernels[ks[0]].milestones.get(m["name"]) if ks else None
         for k, c in zip(ks[1:], cells[1:], strict=True):
             st = boot.kernels[k].milestones.get(m["name"])
-            if not c or not base or st is None:
+            if not c or not base or st is None or c["median"] is None or base["median"] is None:
                 deltas.append(None)
+                continue
+            if k in imported or ks[0] in imported:  # one log: no test; times from another reference: no delta
+                same = boot.kernels[k].reference == boot.kernels[ks[0]].reference
+                deltas.append(
+                    {"pct": _delta(base["median"], c["median"]), "p": None, "significant": None} if same else None
+                )
                 continue
             t = stats.mann_whitney((first.values if first else None) or [], st.values or [])
             deltas.append(
@@ -322,7 +450,7 @@ def _boot_rows(
                     "significant": None if t is None else t["p"] < findings.ALPHA,
                 }
             )
-        rows.append({"name": m["name"], "label": m["label"], "cells": cells, "deltas": deltas})
+        rows.append({"name": m["name"], "label": m["label"], "kernels": ks, "cells": cells, "deltas": deltas})
     return rows
 
 
@@ -338,7 +466,14 @@ def _footprint_cell(k: str, r: Footprint, key: str) -> dict:
         where = f"console.log line {ml.line}" if ml.line else "console.log"
         cell["link"] = _line_link(f"../{k}/{r.run}/console.log", ml.line)
         cell["title"] = f"footprint run {PurePosixPath(r.run).name}, {where}: {ml.text}"
-    elif key == "malloc_kb":
+    if r.imported is not None:
+        where = f"line {r.memory_line.line}" if r.memory_line and r.memory_line.line else "the log"
+        cell["title"] = (
+            f"imported from {PurePosixPath(r.imported.source).name}, {where}"
+            if key == "kernel_code_data_kb"
+            else "not in a boot log"
+        )
+    elif key == "malloc_kb" and r.mem_eat is not None:
         how = "malloc() failed" if r.mem_eat.completed else "the OOM killer ended it"
         cell["title"] = f"footprint.json: malloc_kb (mem_eat: {r.mem_eat.bytes} bytes when {how})"
     return cell
@@ -370,7 +505,15 @@ def _lmbench_cell(rec: Lmbench, k: str, row: dict, value: float | None) -> dict:
         "link": f"../{k}/lmbench.json",
         "title": f"lmbench.json: benchmarks.{row['bench']}",
     }
-    if rec.run:
+    if rec.run and rec.imported is not None:
+        lines = row["raw_lines"].get(k) or []
+        cell["link"] = _line_link(f"../{k}/{rec.run}/{rec.imported.kept}", lines[0] if lines else None)
+        where = f"line {', '.join(map(str, lines))}" if lines else ""
+        runs = row["runs"].get(k) or []
+        cell["title"] += f"; imported from {PurePosixPath(rec.imported.source).name} {where}" + (
+            f"; median of {runs}" if len(runs) > 1 else ""
+        )
+    elif rec.run:
         lines = row["raw_lines"].get(k) or []
         cell["link"] = _line_link(f"../{k}/{rec.run}/lmbench.txt", lines[0] if lines else None)
         where = f"lmbench.txt line {', '.join(map(str, lines))}" if lines else "lmbench.txt"
@@ -412,9 +555,12 @@ def _lmbench_groups(lm: dict[str, Lmbench], kernels: list[str]) -> dict:
         rs = []
         for r in rows.values():
             vals = [r["values"].get(k) for k in measured]
-            deltas = []
+            deltas: list[dict | None] = []
             for k, v in zip(measured[1:], vals[1:], strict=True):
                 d = _delta(vals[0], v)
+                if lm[k].imported is not None or lm[measured[0]].imported is not None:
+                    deltas.append(None if d is None else {"pct": d, "worse": None, "p": None, "significant": None})
+                    continue  # imported: values side by side, never tested
                 worse = None if d is None else (d > 0) == (r["better"] == "lower")
                 t = stats.mann_whitney(r["runs"].get(measured[0], []), r["runs"].get(k, []))
                 deltas.append(
@@ -505,6 +651,18 @@ def _environment(board: Board, build: dict[str, Build]) -> dict:
     return env
 
 
+def _imported_env(model: dict) -> None:
+    """The imported kernels among the versions: their release and where they came from."""
+    for k, entries in model["imported"].items():
+        fp, boot = model["footprint"].get(k), model["boot"]
+        release = (fp.kernelrelease if fp else None) or (
+            boot.kernels[k].kernelrelease if boot and k in boot.kernels else None
+        )
+        model["env"]["kernels"].append(
+            {"kernel": k, "release": release or "unknown", "source": "; ".join(e["mark"] for e in entries), "fixes": []}
+        )
+
+
 def _reproduce(board: Board, model: dict) -> list[dict]:
     b = board.name
     steps = [
@@ -514,7 +672,7 @@ def _reproduce(board: Board, model: dict) -> list[dict]:
             "detail": [r.reproduce for r in model["build"].values() if r.reproduce],
         }
     ]
-    boot = model["boot"]
+    boot = model["live_boot"]
     if boot:
         steps.append(
             {
@@ -523,8 +681,8 @@ def _reproduce(board: Board, model: dict) -> list[dict]:
                 "detail": [],
             }
         )
-    if model.get("boot_nfs"):
-        s = model["boot_nfs"]["summary"]
+    if model.get("boot_nfs") and model["boot_nfs"]["live"]:
+        s = model["boot_nfs"]["live"]
         steps.append(
             {
                 "step": "boot timing, NFS root",
@@ -532,8 +690,8 @@ def _reproduce(board: Board, model: dict) -> list[dict]:
                 "detail": [],
             }
         )
-    lm_modes = {r.mode for r in model["lmbench"].values()}
-    if model["footprint"]:
+    lm_modes = {r.mode for r in model["lmbench"].values() if r.imported is None}
+    if any(r.imported is None for r in model["footprint"].values()):
         mode = lm_modes.pop() if len(lm_modes) == 1 else "quick"
         steps.append(
             {
@@ -542,6 +700,18 @@ def _reproduce(board: Board, model: dict) -> list[dict]:
                 "detail": [],
             }
         )
+    for k, entries in model["imported"].items():
+        for e in entries:
+            label = f" LABEL={shlex.quote(e['label'])}" if e["label"] else ""
+            label += " ROOT=nfs" if records.boot_timing_name("nfs") in e["records"] else ""
+            steps.append(
+                {
+                    "step": f"import {k}",
+                    "command": f"make import KIND={e['kind']} FILE={shlex.quote(e['source'])} BOARD={b} "
+                    f"KERNEL={k}{label}",
+                    "detail": [e["mark"]],
+                }
+            )
     steps.append({"step": "this report", "command": f"make report BOARD={b}", "detail": []})
     return steps
 
@@ -587,8 +757,9 @@ def make_charts(model: dict) -> dict:
         for k in ks:
             if k in boot.kernels:
                 mm = boot.kernels[k].milestones
-                means[k] = {m["name"]: mm[m["name"]].host.mean for m in model["boot_milestones"] if m["name"] in mm}
-                cis[k] = {m["name"]: mm[m["name"]].host.ci95 for m in model["boot_milestones"] if m["name"] in mm}
+                shown = [m["name"] for m in model["boot_milestones"] if m["name"] in mm]
+                means[k] = {n: h.mean for n in shown if (h := mm[n].host) is not None}
+                cis[k] = {n: h.ci95 for n in shown if (h := mm[n].host) is not None}
     return {
         "sizes": charts.sizes([k for k in ks if k in model["sizes"]], model["sizes"], model["images"]),
         "boot": charts.boot_timeline(ks, model["boot_milestones"], means, cis),
@@ -643,6 +814,6 @@ def write(board: Board, logs: Path, say=print) -> Report:
             (out / "charts" / f"{name}.svg").unlink(missing_ok=True)
     records.write_text(out / "report.md", md)
     records.write_text(out / "index.html", html)
-    records.write_json(out / "model.json", {k: v for k, v in model.items() if k not in ("build", "boot")})
+    records.write_json(out / "model.json", {k: v for k, v in model.items() if k not in ("build", "boot", "live_boot")})
     say(f"report: {paths.rel(out / 'index.html')} (and report.md)")
     return Report(index=out / "index.html", markdown=out / "report.md", model=model)
