@@ -577,7 +577,7 @@ def lmbench_groups(metrics: list[dict], k: str) -> list[dict]:
                         "kind": "tested",
                         "significant": False,
                         "delta_pct": None,
-                        "claim": f"{group}: no significant difference ({best_q['detail']})",
+                        "claim": f"{group}: no significant difference (closest: {best_q['what']}, {best_q['detail']})",
                         "link": f"../{k}/lmbench.json",
                     }
                 )
