@@ -85,8 +85,8 @@ def _footprint_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class Footprint(Record):
     KIND = "bringup.footprint"
-    VERSION = 3
-    MIGRATIONS = {1: _footprint_1_to_2, 2: same_fields}
+    VERSION = 4
+    MIGRATIONS = {1: _footprint_1_to_2, 2: same_fields, 3: same_fields}
 
     board: Name
     kernel: Name
@@ -109,6 +109,7 @@ class Footprint(Record):
     runs: list[RelPath] = []  # every round's run directory (/3); `run` is the first
     host: list[HostLoad] = []  # the host-load guard, per round (/3)
     disturbed: Count = 0  # rounds done again because the host was disturbed (/3)
+    stopped: Text | None = None  # why no more rounds were run, as boot-timing.json's (/4)
 
 
 class Metric(Part):
