@@ -12,6 +12,9 @@
 #   KIND=bootlog|lmbench FILE=<file> [LABEL=<text>] [LMBENCH_HOST=<host>] [REPLACE=1]  for make import
 #   LMBENCH_RUNS=<n>  footprint rounds: each boots every kernel once (mem_eat + one lmbench pass)
 #   LMBENCH_SRC=<tree|tarball|URL> [LMBENCH_SHA256=<hex>]  build lmbench from this source
+#   UNTIL_CI=1 [CI_PCT=<pct>] [MAX_ROUNDS=<n>]  boot-timing, footprint-report: add rounds until every
+#                    headline difference's 95 % interval is within ±CI_PCT % (default 5), at most
+#                    MAX_ROUNDS (default 20); the record's 'stopped' says why (docs/report.md)
 #   BRINGUP_DL_DIR=<dir>[:<dir>...]  download directories searched (by file name, verified by
 #                    sha256 or the board's tree id) before a source URL is downloaded;
 #                    ../shared/sources beside the clone is added when it exists
@@ -33,6 +36,9 @@ LMBENCH ?= quick
 LMBENCH_SRC ?=
 LMBENCH_RUNS ?= 5
 LMBENCH_SHA256 ?=
+UNTIL_CI ?=
+CI_PCT ?=
+MAX_ROUNDS ?=
 PYTEST_ARGS ?=
 
 SHARED_SOURCES := $(wildcard $(abspath $(CURDIR)/../shared/sources))
@@ -44,6 +50,7 @@ BRINGUP := scripts/bringup
 KSEL := $(if $(KERNEL),--kernel $(KERNEL))
 KOPT := $(KSEL) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(if $(CROSS_COMPILE),--cross-compile $(CROSS_COMPILE))
 LMSRC := --lmbench-runs $(LMBENCH_RUNS) $(if $(LMBENCH_SRC),--lmbench-source $(LMBENCH_SRC)) $(if $(LMBENCH_SHA256),--lmbench-sha256 $(LMBENCH_SHA256))
+UNTIL := $(if $(UNTIL_CI),--until-ci $(CI_PCT)) $(if $(MAX_ROUNDS),--max-rounds $(MAX_ROUNDS))
 DEPS_STAMP := .venv/.requirements.sha256
 q = '$(subst ','\'',$(1))'
 
@@ -74,10 +81,10 @@ build-report: $(DEPS_STAMP) ## print the build results table with deltas for BOA
 	@$(BRINGUP) build-report --board $(BOARD)
 
 boot-timing: $(DEPS_STAMP) ## boot each kernel of BOARD RUNS times over the serial console; milestone table
-	@$(BRINGUP) boot-timing --board $(BOARD) --runs $(RUNS) $(KSEL) $(if $(BOOT_PATH),--path $(BOOT_PATH)) --root $(ROOT)
+	@$(BRINGUP) boot-timing --board $(BOARD) --runs $(RUNS) $(KSEL) $(if $(BOOT_PATH),--path $(BOOT_PATH)) --root $(ROOT) $(UNTIL)
 
 footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc() (mem_eat), lmbench (LMBENCH=quick|full|none)
-	@$(BRINGUP) footprint-report --board $(BOARD) $(KSEL) --lmbench $(LMBENCH) $(LMSRC)
+	@$(BRINGUP) footprint-report --board $(BOARD) $(KSEL) --lmbench $(LMBENCH) $(LMSRC) $(UNTIL)
 
 report: $(DEPS_STAMP) ## write logs/BOARD/report/index.html and report.md from the records (tables, charts, summary)
 	@$(BRINGUP) report --board $(BOARD)
@@ -111,7 +118,7 @@ test-integration: $(DEPS_STAMP) ## run only the integration tests
 	@.venv/bin/python -m pytest -m integration $(PYTEST_ARGS)
 
 aa: $(DEPS_STAMP) ## A/A check: KERNEL (default the board's last) as two arms; the summary must claim no difference
-	@$(BRINGUP) aa --board $(BOARD) $(KSEL) --runs $(RUNS) --lmbench $(LMBENCH) --lmbench-runs $(LMBENCH_RUNS)
+	@$(BRINGUP) aa --board $(BOARD) $(KSEL) --runs $(RUNS) --root $(ROOT) --lmbench $(LMBENCH) --lmbench-runs $(LMBENCH_RUNS)
 
 bench: $(DEPS_STAMP) ## build benchmarks: bringup vs bare make, no-op rerun, ccache warm vs cold
 	@.venv/bin/python bench/build_bench.py --board $(BOARD) $(KSEL)

@@ -311,17 +311,28 @@ def test_table_with_only_failed_runs_says_so(arm):
     assert "1 failed run(s), not in the statistics: b: no login" in t
 
 
-def test_until_ci_stops_only_when_every_kernel_is_precise():
+def test_until_ci_judges_the_summary_s_milestones_over_the_runs_that_count():
+    """boot timing's headline for --until-ci (stats.UntilCI judges it): the milestones the
+    summary states, per kernel and round; failed and redone runs are left out."""
     rules = load_rules()
 
-    def run(k, t):
-        return {"kernel": k, "status": "ok", "milestones": {"login": {"host_s": t, "printk_s": None}}}
+    def run(k, rnd, t, **kw):
+        ms = {"login": {"host_s": t, "printk_s": None}, "linux_version": {"host_s": 0.1, "printk_s": None}}
+        return {"kernel": k, "status": "ok", "round": rnd, "milestones": ms, **kw}
 
-    tight = [run("a", t) for t in (1.00, 1.01, 0.99, 1.00)]
-    loose = [run("b", t) for t in (1.0, 2.0, 0.5, 1.5)]
-    assert boottiming._precise_enough(tight, ["a"], rules, 2.0)
-    assert not boottiming._precise_enough(tight + loose, ["a", "b"], rules, 2.0)
-    assert not boottiming._precise_enough(tight[:1], ["a"], rules, 2.0), "one run has no interval"
+    recs = [
+        run("a", 1, 1.0),
+        run("b", 1, 9.0, redone=True),  # the host was busy: done again
+        run("b", 1, 1.1),
+        run("a", 2, 1.2),
+        {**run("b", 2, 5.0), "status": "fail"},
+    ]
+    h = boottiming.headline(recs, ["a", "b"], rules)
+    summary = [m for m in rules.milestones if m.summary]
+    assert set(h) == {f"boot to {m.label}" for m in summary}
+    login = next(m for m in summary if m.end)
+    assert h[f"boot to {login.label}"] == {"a": {1: 1.0, 2: 1.2}, "b": {1: 1.1}}
+    assert all(per == {"a": {}, "b": {}} for name, per in h.items() if name != f"boot to {login.label}")
 
 
 def test_failing_power_command_is_named_and_recorded(tmp_path, fake_build):

@@ -97,7 +97,9 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
         (["boot-timing", "-b", "qemu-arm", "--runs", "-1"], "argument --runs/-n: -1 is outside 1..1000"),
         (["boot-timing", "-b", "qemu-arm", "--timeout-factor", "nan"], "argument --timeout-factor: nan is outside"),
         (["boot-timing", "-b", "qemu-arm", "--until-ci", "-5"], "argument --until-ci: -5 is outside"),
-        (["boot-timing", "-b", "qemu-arm", "--max-runs", "-3"], "argument --max-runs: -3 is outside"),
+        (["boot-timing", "-b", "qemu-arm", "--max-runs", "-3"], "argument --max-rounds/--max-runs: -3 is outside"),
+        (["footprint-report", "-b", "qemu-arm", "--until-ci", "0"], "argument --until-ci: 0 is outside"),
+        (["footprint-report", "-b", "qemu-arm", "--max-rounds", "0"], "argument --max-rounds: 0 is outside"),
         (["compare", "a", "b", "--top", "-5"], "argument --top: -5 is outside"),
         (["study", "-b", "qemu-arm", "--runs", "0"], "argument --runs/-n: 0 is outside"),
         (
@@ -191,3 +193,58 @@ def test_compare_output_that_cannot_be_a_file_is_one_line_before_work(tmp_path, 
     p = run_cli("compare", "a", "b", flag, str(out), env_extra={"BRINGUP_LOGS": str(tmp_path / "logs")})
     assert p.returncode == 2 and words in p.stderr and p.stderr.count("\n") == 1, p.stderr
     assert not (tmp_path / "nowhere").exists() and not list(tmp_path.glob(".*"))
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["footprint-report", "-b", "qemu-arm", "--until-ci", "--max-rounds", "7"], {"until_ci": 5.0, "max_rounds": 7}),
+        (["footprint-report", "-b", "qemu-arm", "--until-ci", "2.5"], {"until_ci": 2.5}),
+        (["footprint-report", "-b", "qemu-arm"], {}),
+        (["boot-timing", "-b", "qemu-arm", "--until-ci", "--max-runs", "9"], {"until_ci": 5.0, "max_rounds": 9}),
+        (["boot-timing", "-b", "qemu-arm", "--until-ci", "3", "--max-rounds", "4"], {"until_ci": 3.0, "max_rounds": 4}),
+    ],
+)
+def test_until_ci_reaches_the_measurement(empty_logs, monkeypatch, capsys, argv, expected):
+    """--until-ci with no width takes stats.UNTIL_CI_PCT; --max-rounds (boot-timing also
+    --max-runs) is passed on only when given, so the measurement's default applies."""
+    from bringup import stats
+    from bringup.boot import timing as boottiming
+    from bringup.build import rootfs
+    from bringup.errors import BringupError
+    from bringup.measure import footprint
+
+    assert stats.UNTIL_CI_PCT == 5.0 and stats.UNTIL_CI_MAX_ROUNDS == 20  # as the help says
+    seen = {}
+
+    def fake(*a, **kw):
+        seen.update({k: v for k, v in kw.items() if k in ("until_ci", "max_rounds")})
+        raise BringupError("stop here")
+
+    monkeypatch.setattr(footprint, "footprint", fake)
+    monkeypatch.setattr(boottiming, "plan", lambda *a, **kw: {})
+    monkeypatch.setattr(rootfs, "build", lambda *a, **kw: type("Rd", (), {"file": "x", "ref": lambda self: None})())
+    monkeypatch.setattr(boottiming, "boot_timing", fake)
+    assert cli.main(argv) == 2
+    assert "stop here" in capsys.readouterr().err
+    assert seen == expected
+    sub = cli.build_parser()._subparsers._group_actions[0].choices[argv[0]]  # type: ignore[union-attr]
+    help_text = " ".join(sub.format_help().split())
+    assert "(default width 5)" in help_text and "(default 20)" in help_text
+
+
+def test_aa_passes_its_root_on(empty_logs, monkeypatch, capsys):
+    from bringup import aa
+    from bringup.errors import BringupError
+
+    seen = {}
+
+    def fake_run(board, kernel, logs, cache, **kw):
+        seen.update(kw, kernel=kernel)
+        raise BringupError("stop here")
+
+    monkeypatch.setattr(aa, "run", fake_run)
+    assert cli.main(["aa", "-b", "qemu-arm", "--root", "nfs", "--runs", "3"]) == 2
+    assert seen["root"] == "nfs" and seen["runs"] == 3 and seen["kernel"] == "6.12"
+    assert cli.main(["aa", "-b", "qemu-arm"]) == 2
+    assert seen["root"] == "ramdisk"

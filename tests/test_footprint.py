@@ -1,6 +1,9 @@
 """Footprint pieces without a guest: the benchmark list, .deb unpacking, tables."""
 
 import subprocess
+import types
+
+import pytest
 
 import recordfactory as rf
 from bringup.measure import footprint
@@ -111,10 +114,41 @@ def test_merge_runs_keeps_every_value_and_the_median():
     assert footprint.merge_runs([run(1, 2)]) == run(1, 2)
 
 
-def test_records_of_a_run_name_their_lines(tmp_path, monkeypatch):
-    """footprint() with the guest replaced by canned outputs: the records it writes read
-    through their models, footprint.json names its Memory: line in console.log and
-    lmbench.json the lines of lmbench.txt where each benchmark's blocks begin."""
+MEMORY_LINE = (
+    "[    0.000000] Memory: 505660K/524288K available (2048K kernel code, 394K rwdata, 540K rodata, 1024K init)"
+)
+
+
+def block(name, text):
+    return f"@@@ BEGIN {name} @@@\r\n{text}\r\n@@@ END {name} rc=0 @@@"
+
+
+def lmbench_pass(pipe, ctx):
+    return "\n".join(
+        [block("lat_pipe", f"Pipe latency: {pipe} microseconds"), block("lat_ctx_0k", f'"size=0k ovr=0.5\n2 {ctx}')]
+    )
+
+
+def guest_outputs(pipe=2.0, ctx=10.0, malloc_kb=2048):
+    """What one footprint boot printed, as footprint.measure() returns it."""
+    return {
+        "free": "       total  used  free\nMem:  505660  9876  480000\n",
+        "meminfo": "MemTotal:  505660 kB\n",
+        "mem_eat": f"mem_eat: total = 1048576 = 1024kB\nGot total = {malloc_kb * 1024} = {malloc_kb}kB\n",
+        "mem_eat_rc": 0,
+        "lmbench": [lmbench_pass(pipe, ctx)],
+        "lmbench_retried": [],
+        "console_text": "\n".join(
+            ["U-Boot", "Starting kernel ...", "[    0.000000] Linux version", MEMORY_LINE, "login:"]
+        ),
+    }
+
+
+@pytest.fixture
+def canned_guest(tmp_path, monkeypatch):
+    """footprint() on qemu-arm with the guest replaced: no ramdisk is built and each boot
+    answers guest.answer(kernel, n), n counting that kernel's boots from 1; guest.boots
+    lists (kernel, n) in boot order."""
     from bringup import records
     from bringup.model.board import load_board
 
@@ -140,27 +174,6 @@ def test_records_of_a_run_name_their_lines(tmp_path, monkeypatch):
         extra={"mem_eat": True, **info, "mode": "quick"},
     )
     monkeypatch.setattr(footprint.rootfs, "build", lambda *a, **kw: rd)
-    memory = (
-        "[    0.000000] Memory: 505660K/524288K available (2048K kernel code, 394K rwdata, 540K rodata, 1024K init)"
-    )
-
-    def block(name, text):
-        return f"@@@ BEGIN {name} @@@\r\n{text}\r\n@@@ END {name} rc=0 @@@"
-
-    def lmbench_pass(pipe, ctx):
-        return "\n".join(
-            [block("lat_pipe", f"Pipe latency: {pipe} microseconds"), block("lat_ctx_0k", f'"size=0k ovr=0.5\n2 {ctx}')]
-        )
-
-    after = {
-        "free": "       total  used  free\nMem:  505660  9876  480000\n",
-        "meminfo": "MemTotal:  505660 kB\n",
-        "mem_eat": "mem_eat: total = 1048576 = 1024kB\nGot total = 2097152 = 2048kB\n",
-        "mem_eat_rc": 0,
-        "lmbench": [lmbench_pass(2.0, 10.0), lmbench_pass(3.0, 12.0)],
-        "lmbench_retried": [],
-        "console_text": "\n".join(["U-Boot", "Starting kernel ...", "[    0.000000] Linux version", memory, "login:"]),
-    }
 
     class FakeSession:
         """The boot session, as far as footprint uses it: a context that boots."""
@@ -176,13 +189,27 @@ def test_records_of_a_run_name_their_lines(tmp_path, monkeypatch):
             return False
 
     monkeypatch.setattr(footprint, "BootSession", FakeSession)
-    passes: dict = {}  # one lmbench pass per boot, one boot per kernel per round
+    guest = types.SimpleNamespace(board=board, logs=logs, cache=cache, rd=rd, boots=[], answer=None)
 
     def measure(session, *a, **kw):
-        it = passes.setdefault(session.kid, iter(after["lmbench"]))
-        return dict(after, lmbench=[next(it, "")])
+        n = 1 + sum(1 for k, _ in guest.boots if k == session.kid)
+        guest.boots.append((session.kid, n))
+        return guest.answer(session.kid, n)
 
     monkeypatch.setattr(footprint, "measure", measure)
+    return guest
+
+
+def test_records_of_a_run_name_their_lines(canned_guest):
+    """footprint() with the guest replaced by canned outputs: the records it writes read
+    through their models, footprint.json names its Memory: line in console.log and
+    lmbench.json the lines of lmbench.txt where each benchmark's blocks begin."""
+    from bringup import records
+
+    g = canned_guest
+    board, logs, cache, rd, memory = g.board, g.logs, g.cache, g.rd, MEMORY_LINE
+    passes = [guest_outputs(2.0, 10.0), guest_outputs(3.0, 12.0), dict(guest_outputs(), lmbench=[""])]
+    g.answer = lambda kid, n: passes[min(n, 3) - 1]  # one lmbench pass per boot, one boot per kernel per round
     footprint.footprint(board, logs, cache, lmbench_runs=2, say=lambda m: None, guard=False)
 
     recdir = logs / "qemu-arm" / "6.12"
@@ -196,7 +223,7 @@ def test_records_of_a_run_name_their_lines(tmp_path, monkeypatch):
     pipe = lm.benchmarks["lat_pipe"]
     assert pipe.metrics[0].values == [2.0, 3.0] and pipe.metrics[0].value == 2.5
     assert pipe.metrics[0].rounds == [1, 2] and fp.rounds == [1, 2] and fp.malloc_kb_values == [2048, 2048]
-    assert len(fp.runs) == 2 and fp.runs[0] == fp.run and fp.disturbed == 0
+    assert len(fp.runs) == 2 and fp.runs[0] == fp.run and fp.disturbed == 0 and fp.stopped == "2 rounds, as asked"
     raw = (recdir / lm.run / "lmbench.txt").read_text().split("\n")
     assert len(pipe.raw_lines) == 2 and all(raw[n - 1].startswith("@@@ BEGIN lat_pipe @@@") for n in pipe.raw_lines)
     ctx = lm.benchmarks["lat_ctx_0k"].raw_lines
@@ -221,3 +248,83 @@ def test_lmbench_that_cannot_run_on_the_kernel_is_not_measured_and_says_why():
     good = "@@@ BEGIN lat_pipe @@@\r\nPipe latency: 10.5 microseconds\r\n@@@ END lat_pipe rc=0 @@@\n"
     assert footprint.cannot_run([good]) is None
     assert footprint.cannot_run([out, good]) is None  # a number in any round: it ran
+
+
+def test_until_ci_adds_footprint_rounds_until_every_headline_difference_is_narrow(canned_guest):
+    """--until-ci on the footprint, with the values of tests/test_until_ci.py: lat_pipe is
+    10 us on 5.10 and 10, 10.4, 9.6, then 10 for ever on 6.12; mem_eat and lat_ctx are the
+    same on both.  The interval of the lat_pipe difference is within ±2 % after 8 rounds
+    (±2.14 % after 7), the other two from the start."""
+    from bringup import records
+
+    g = canned_guest
+    pipe = {"5.10": [10.0] * 12, "6.12": [10.0, 10.4, 9.6] + [10.0] * 9}
+    g.answer = lambda kid, n: guest_outputs(pipe[kid][n - 1], 10.0)
+    footprint.footprint(
+        g.board, g.logs, g.cache, lmbench_runs=3, until_ci=2.0, max_rounds=12, say=lambda m: None, guard=False
+    )
+    for kid in ("5.10", "6.12"):
+        fp = records.read(g.logs / "qemu-arm" / kid / "footprint.json", records.Footprint)
+        assert fp.stopped == "95 % confidence intervals of 3 headline differences within ±2 % after 8 rounds"
+        assert fp.rounds == list(range(1, 9)) and len(fp.malloc_kb_values) == 8
+        lm = records.read(g.logs / "qemu-arm" / kid / "lmbench.json", records.Lmbench)
+        assert lm.runs == 8 and lm.benchmarks["lat_pipe"].metrics[0].values == pipe[kid][:8]
+    assert g.boots[:4] == [("5.10", 1), ("6.12", 1), ("6.12", 2), ("5.10", 2)]  # A B, B A
+    assert len(g.boots) == 16
+
+
+def test_until_ci_stops_the_footprint_at_the_maximum_and_says_why(canned_guest):
+    from bringup import records
+
+    g = canned_guest
+    malloc = {"5.10": [2048] * 6, "6.12": [2048, 1800, 2300, 1850, 2250, 1900]}
+    g.answer = lambda kid, n: guest_outputs(malloc_kb=malloc[kid][n - 1])
+    footprint.footprint(
+        g.board, g.logs, g.cache, lmbench_runs=3, until_ci=2.0, max_rounds=4, say=lambda m: None, guard=False
+    )
+    fp = records.read(g.logs / "qemu-arm" / "6.12" / "footprint.json", records.Footprint)
+    assert fp.stopped is not None
+    assert fp.stopped.startswith(
+        "--max-rounds 4 reached before the intervals were within ±2 %: memory available to malloc() (6.12 against 5.10)"
+    )
+    assert fp.rounds == [1, 2, 3, 4] and fp.malloc_kb_values == malloc["6.12"][:4]
+
+
+def test_until_ci_that_cannot_work_is_refused_before_any_boot(canned_guest):
+    from bringup.errors import BringupError
+
+    g = canned_guest
+    g.answer = lambda kid, n: guest_outputs()
+    with pytest.raises(BringupError, match="--max-rounds 4 is below the 5 rounds"):
+        footprint.footprint(
+            g.board, g.logs, g.cache, lmbench_runs=5, until_ci=5.0, max_rounds=4, say=lambda m: None, guard=False
+        )
+    assert g.boots == []
+
+
+def test_drift_in_one_kernel_s_early_footprint_rounds_is_not_claimed(canned_guest):
+    """The host was busy during 6.12's boots of the first 3 rounds (lat_pipe +10 %) and the
+    guard was off: --until-ci goes on past the drifted rounds (their interval excludes 0
+    but 3 rounds cannot test it), and the summary, reading the records, claims nothing."""
+    from bringup import records
+    from bringup.report import findings
+
+    g = canned_guest
+    base = [100.2, 99.8, 100.1, 99.9, 100.0, 100.3, 99.7, 100.1, 99.9, 100.2, 99.8, 100.0]
+    noise = [0.1, -0.2, 0.1, 0.2, -0.1, 0.1, -0.2, 0.1, -0.1, 0.2, -0.1, 0.1]
+    drifted = [x + e + (10.0 if i < 3 else 0.0) for i, (x, e) in enumerate(zip(base, noise, strict=True))]
+    pipe = {"5.10": base, "6.12": drifted}
+    g.answer = lambda kid, n: guest_outputs(pipe[kid][n - 1], 10.0)
+    footprint.footprint(
+        g.board, g.logs, g.cache, lmbench_runs=3, until_ci=5.0, max_rounds=12, say=lambda m: None, guard=False
+    )
+    d = g.logs / "qemu-arm"
+    fa, fb = (records.read(d / k / "footprint.json", records.Footprint) for k in ("5.10", "6.12"))
+    la, lb = (records.read(d / k / "lmbench.json", records.Lmbench) for k in ("5.10", "6.12"))
+    assert fb.stopped is not None and fb.stopped.endswith("within ±5 % after 7 rounds") and lb.runs == 7
+    family = [f for f in findings.footprint_findings(fa, fb, "6.12") if f["kind"] == "tested"]
+    family += [f for f in findings.lmbench_metric_findings(la, lb, "6.12") if f["kind"] == "tested"]
+    findings.resolve(family)
+    pipe_f = next(f for f in family if f["key"] == "lmbench:Pipe latency")
+    assert pipe_f["paired"] and pipe_f["delta_pct"] is not None
+    assert len(family) == 3 and not any(f["significant"] for f in family)

@@ -54,13 +54,23 @@ def test_v1_footprint_migrates_to_v2(tmp_path):
     old["rootfs"] = {"file": "footprint.cpio.gz", "sha256": rf.key("fp")}
     f.write_text(json.dumps(old))
     rec = records.read(f, records.Footprint)
-    assert rec.schema_ == "bringup.footprint/4"
+    assert rec.schema_ == "bringup.footprint/4" and rec.stopped is None
     assert rec.memory_line is not None
     assert rec.memory_line.text == "[    0.000000] Memory: 505660K/524288K available" and rec.memory_line.line is None
     assert rec.run == "footprint-runs/20260101T000000Z" and rec.rootfs.inputs_key is None
     # an absolute run directory (logs outside the project) migrates the same way
     f.write_text(json.dumps({**old, "run": "/data/logs/qemu-arm/6.12/footprint-runs/20260101T000000Z"}))
     assert records.read(f, records.Footprint).run == "footprint-runs/20260101T000000Z"
+
+
+def test_v3_footprint_reads_as_v4_with_no_stopping_reason(tmp_path):
+    f = tmp_path / "footprint.json"
+    old = {**rf.footprint("6.12").model_dump(mode="json"), "schema": "bringup.footprint/3"}
+    old.pop("stopped")
+    f.write_text(json.dumps(old))
+    rec = records.read(f, records.Footprint)
+    assert rec.schema_ == "bringup.footprint/4" and rec.stopped is None
+    assert rec.rounds == old["rounds"] and rec.malloc_kb_values == old["malloc_kb_values"]
 
 
 def test_v1_lmbench_migrates_to_v2(tmp_path):

@@ -21,6 +21,7 @@ from typing import Any
 
 from bringup import records, targets
 from bringup.boot import timing as boottiming
+from bringup.boot.session import ROOTS
 from bringup.build import rootfs
 from bringup.errors import BringupError
 from bringup.measure import footprint
@@ -73,18 +74,26 @@ def run(
     path: str | None = None,
     say=print,
     guard: bool = True,
+    root: str = "ramdisk",
 ) -> dict[str, Any]:
+    """The A/A check; root: the boot-timing root (ramdisk, or nfs: boot-timing-nfs.json,
+    and the summary's "Boot, root over NFS" section).  The footprint always boots the
+    ramdisk."""
     if not (Path(logs) / board.name / kernel_id / "build.json").exists():
         raise BringupError(
             f"{board.name}/{kernel_id}: no build record (run: make build-all BOARD={board.name} KERNEL={kernel_id})"
         )
+    path = path or board.boot
+    boottiming.plan(board, logs, path, root, [kernel_id])  # root and path refused before anything is linked
     aa = aa_board(board, kernel_id)
     link_build(logs, board, kernel_id, aa)
     say(f"A/A check: {board.name}/{kernel_id} as arms {' and '.join(ARMS)} (board {aa.name})")
-    path = path or board.boot
-    boottiming.plan(aa, logs, path)
+    boottiming.plan(aa, logs, path, root)
+    for r in ROOTS:  # only this check's boot timing is judged: none left from an earlier one
+        for failed in (False, True):
+            (Path(logs) / aa.name / records.boot_timing_name(r, failed=failed)).unlink(missing_ok=True)
     rd = rootfs.build(aa, logs, cache, say=say)
-    say(f"boot timing: {runs} rounds")
+    say(f"boot timing: {runs} rounds, root {root}")
     boottiming.boot_timing(
         aa,
         logs,
@@ -95,6 +104,7 @@ def run(
         say=say,
         rootfs_ref=rd.ref(),
         guard=guard,
+        root=root,
     )
     say(f"footprint: {lmbench_runs} rounds, lmbench {lmbench}")
     footprint.footprint(aa, logs, cache, mode=lmbench, lmbench_runs=lmbench_runs, say=say, guard=guard)
@@ -105,6 +115,7 @@ def run(
         kernel=kernel_id,
         created=clock.now(),
         runs=runs,
+        root=root,
         lmbench=lmbench,
         lmbench_runs=lmbench_runs,
     )
@@ -135,7 +146,8 @@ def judge(model: dict) -> dict[str, Any]:
 
 def render(result: dict[str, Any]) -> str:
     lines = [
-        f"A/A check of {result['board']}/{result['kernel']}: {result['runs']} boot rounds, "
+        f"A/A check of {result['board']}/{result['kernel']}: {result['runs']} boot rounds "
+        f"(root {result.get('root', 'ramdisk')}), "
         f"{result['lmbench_runs']} footprint rounds (lmbench {result['lmbench']})",
         f"  metrics tested: {result['tested']}",
         f"  p < 0.05 before correction: {result['raw_false_positives']} ({_pct(result['raw_rate'])})",

@@ -109,8 +109,7 @@ def cmd_boot_timing(a) -> int:
         runs=a.runs,
         path=a.path,
         only=a.kernel or None,
-        until_ci=a.until_ci,
-        max_runs=a.max_runs,
+        **_until_ci(a),
         timeout_factor=a.timeout_factor,
         root=a.root,
         say=_say,
@@ -143,6 +142,7 @@ def cmd_footprint(a) -> int:
         lmbench_runs=a.lmbench_runs,
         say=_say,
         guard=_host_guard(),
+        **_until_ci(a),
     )
     sys.stdout.write(footprint.render_footprint(b.name, res))
     sys.stdout.write(footprint.render_lmbench(res))
@@ -202,6 +202,7 @@ def cmd_aa(a) -> int:
         lmbench=a.lmbench,
         lmbench_runs=a.lmbench_runs,
         path=a.path,
+        root=a.root,
         say=_say,
         guard=_host_guard(),
     )
@@ -307,6 +308,45 @@ def cmd_doc(a) -> int:
     else:
         sys.stdout.write(reference_markdown() if a.what == "board-files" else board_schema_json())
     return 0
+
+
+UNTIL_CI_DEFAULT = object()  # --until-ci without a width: stats.UNTIL_CI_PCT (a string would go through `type`)
+
+
+def _until_ci(a) -> dict:
+    """The --until-ci and --max-rounds of a command, as keyword arguments (the defaults
+    live in stats: UNTIL_CI_PCT, UNTIL_CI_MAX_ROUNDS)."""
+    from bringup import stats
+
+    out: dict = {}
+    if a.until_ci is not None:
+        out["until_ci"] = stats.UNTIL_CI_PCT if a.until_ci is UNTIL_CI_DEFAULT else a.until_ci
+    if a.max_rounds is not None:
+        out["max_rounds"] = a.max_rounds
+    return out
+
+
+def _until_ci_args(s, what: str, *aliases: str) -> None:
+    """--until-ci [PCT] and --max-rounds N (boot-timing, footprint-report)."""
+    s.add_argument(
+        "--until-ci",
+        nargs="?",
+        const=UNTIL_CI_DEFAULT,
+        type=_number(0, 100),
+        metavar="PCT",
+        help=f"add rounds (at least the rounds asked and 3) until the 95%% interval of every headline "
+        f"difference ({what}) is within ±PCT%% of the first kernel's median (default width 5), at most "
+        "--max-rounds; the record's 'stopped' says why the rounds stopped (docs/report.md)",
+    )
+    s.add_argument(
+        "--max-rounds",
+        *aliases,
+        dest="max_rounds",
+        type=_count(1, 1000),
+        default=None,
+        metavar="N",
+        help="at most N rounds with --until-ci (default 20)",
+    )
 
 
 def _boot_args(s) -> None:
@@ -439,14 +479,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--board", "-b", required=True)
     s.add_argument("--kernel", "-k", action="append", help="only this kernel id (repeatable)")
     _boot_args(s)
-    s.add_argument(
-        "--until-ci",
-        type=_number(0, 100),
-        metavar="PCT",
-        help="repeat until the 95%% CI half-width of the last milestone is below PCT %% of "
-        "its mean (at least --runs rounds, at most --max-runs)",
-    )
-    s.add_argument("--max-runs", type=_count(1, 1000), default=20, help="at most this many rounds with --until-ci")
+    _until_ci_args(s, "the boot milestones the summary states", "--max-runs")
     s.add_argument(
         "--timeout-factor", type=_number(0, 100), default=1.0, help="scale every milestone timeout (0 .. 100]"
     )
@@ -462,6 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--board", "-b", required=True)
     s.add_argument("--kernel", "-k", action="append")
     _lmbench_args(s)
+    _until_ci_args(s, "memory available to malloc() and every lmbench metric")
     s.add_argument("--timeout-factor", type=_number(0, 100), default=1.0, help="scale every timeout (0 .. 100]")
     s.set_defaults(fn=cmd_footprint)
 

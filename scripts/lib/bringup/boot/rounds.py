@@ -7,6 +7,9 @@ favours no kernel, and position can be checked as a factor."""
 
 from __future__ import annotations
 
+from bringup import stats
+from bringup.errors import BringupError
+
 
 def williams(n: int) -> list[list[int]]:
     """Rows of a Williams design for n treatments (n rows for even n, 2n for odd n)."""
@@ -34,3 +37,18 @@ def order(kernels: list[str], round_index: int) -> list[str]:
 def cycle(n: int) -> int:
     """Rounds in one balanced cycle."""
     return len(williams(n))
+
+
+def rule(runs: int, until_ci: float | None, max_rounds: int) -> stats.UntilCI:
+    """How many rounds a measurement runs (stats.UntilCI: `runs`, or with until_ci more
+    until every headline interval is that narrow, at most max_rounds); a request that
+    cannot work is refused here, before any boot."""
+    if until_ci is not None and not (0 < until_ci <= 100):
+        raise BringupError(f"--until-ci {until_ci}: give a width in % above 0 and at most 100")
+    r = stats.UntilCI(runs, until_ci, max_rounds, "--max-rounds")
+    if until_ci is not None and max_rounds < r.first_check:
+        raise BringupError(
+            f"--max-rounds {max_rounds} is below the {r.first_check} rounds --until-ci runs before it judges "
+            f"the intervals (at least {stats.UNTIL_CI_MIN_ROUNDS}, and at least the rounds asked)"
+        )
+    return r

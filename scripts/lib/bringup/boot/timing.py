@@ -132,7 +132,7 @@ def boot_timing(
     path: str | None = None,
     only: list | None = None,
     until_ci: float | None = None,
-    max_runs: int = 20,
+    max_rounds: int = stats.UNTIL_CI_MAX_ROUNDS,
     timeout_factor: float = 1.0,
     root: str = "ramdisk",
     say=print,
@@ -146,8 +146,14 @@ def boot_timing(
     Rounds: each round boots every kernel once, in the order of boot/rounds.py.
     With guard, the host-load guard (util/hostload.py) judges every run; a run on
     a disturbed host is done again, up to MAX_REDO times, and the redone run is
-    listed as disturbed instead of entering the statistics."""
+    listed as disturbed instead of entering the statistics.
+
+    until_ci (a width in %): more rounds until the 95 % interval of every headline
+    difference (the milestones the summary states: headline()) is that narrow, at
+    most max_rounds: the rule of stats.UntilCI; the summary's `stopped` says why
+    the rounds stopped."""
     path = path or board.boot
+    rule = rounds.rule(runs, until_ci, max_rounds)  # refused here, before any work
     builds = plan(board, logs, path, root, only)
     kernels = list(builds)
     rules = load_rules(board.milestones)
@@ -161,9 +167,8 @@ def boot_timing(
     recs: list[dict] = []
     order: list[list[str]] = []
     rnd = 0
-    limit = max_runs if until_ci else runs
-    stopped = f"{runs} rounds, as asked"
-    while rnd < limit:
+    limit = rule.limit
+    while True:
         rnd += 1
         order.append(rounds.order(kernels, rnd - 1))  # A B, B A, ...: no kernel always boots first
         for kid in order[-1]:
@@ -190,13 +195,12 @@ def boot_timing(
                 lambda r, rnd=rnd: say(_run_line(r, rnd, limit, rules)),
                 say,
             )
-        if until_ci and rnd >= max(runs, 3) and _precise_enough(recs, kernels, rules, until_ci):
-            say(f"95 % confidence intervals within ±{until_ci}% after {rnd} rounds")
-            stopped = f"95 % confidence intervals within ±{until_ci} % after {rnd} rounds"
+        if rule.done(rnd, headline(recs, kernels, rules), kernels):
             break
-    else:
-        if until_ci:
-            stopped = f"--max-runs {max_runs} reached before the intervals were within ±{until_ci} %"
+        if rule.left:
+            say(f"  after round {rnd}: {len(rule.left)} interval(s) not yet narrow: {rule.left[0]}")
+    if until_ci is not None:
+        say(f"  stopped: {rule.stopped}")
     summary = summarize(board, recs, rules, kernels)
     summary["path"] = path
     summary["root"] = root
@@ -205,7 +209,7 @@ def boot_timing(
         summary["kernels"][kid]["build_key"] = builds[kid][0].get("key")
     summary["rootfs"] = rd.model_dump()
     summary["order"] = order
-    summary["stopped"] = stopped
+    summary["stopped"] = rule.stopped
     failed = sum(k["failed"] for k in summary["kernels"].values())
     records.write(
         Path(logs) / board.name / records.boot_timing_name(root, failed=failed > 0), summary, records.BootTiming
@@ -235,18 +239,22 @@ def _boot_guarded(boot, prefix: Path, rnd: int, baseline: float | None, report, 
     return out
 
 
-def _precise_enough(recs, kernels, rules, pct) -> bool:
-    end = [m.name for m in rules.milestones if m.end]
-    for kid in kernels:
-        vals = [
-            r["milestones"][end[0]]["host_s"] - reference(r, rules)[1]
-            for r in recs
-            if r["kernel"] == kid and r["status"] == "ok" and end[0] in r["milestones"]
-        ]
-        s = stats.summarize(vals)
-        if not s or s["ci95_half_pct"] is None or s["ci95_half_pct"] > pct:
-            return False
-    return True
+def headline(recs: list[dict], kernels: list[str], rules: ms.Rules) -> dict[str, dict[str, dict[int, float]]]:
+    """The headline values of boot timing for --until-ci: the milestones the management
+    summary states (flagged `summary` in the milestone rules; the end milestone when
+    none is), as boot to <milestone> -> kernel -> round -> seconds from the reference,
+    over the good runs that count (not the redone ones)."""
+    shown = rules.flagged("summary") or rules.flagged("end")
+    out: dict[str, dict[str, dict[int, float]]] = {}
+    for m in shown:
+        per = out.setdefault(f"boot to {m.label}", {k: {} for k in kernels})
+        for r in recs:
+            f = r["milestones"].get(m.name) if r["status"] == "ok" and not r.get("redone") else None
+            if f and f["host_s"] is not None and r["kernel"] in per:
+                per[r["kernel"]][r.get("round") or r.get("run_index") or len(per[r["kernel"]]) + 1] = (
+                    f["host_s"] - reference(r, rules)[1]
+                )
+    return out
 
 
 def _run_line(r: dict, rnd: int, limit: int, rules: ms.Rules) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pexpect
 
-from bringup import records, targets
+from bringup import records, stats, targets
 from bringup.boot import rounds
 from bringup.boot.session import BootSession
 from bringup.build import lmbench as lmbench_build
@@ -230,11 +230,17 @@ def footprint(
     lmbench_runs: int = 1,
     say=print,
     guard: bool = True,
+    until_ci: float | None = None,
+    max_rounds: int = stats.UNTIL_CI_MAX_ROUNDS,
 ) -> dict:
     """lmbench_runs rounds of boots (one per kernel per round); footprint.json and
-    lmbench.json per kernel, with every round's values."""
+    lmbench.json per kernel, with every round's values.  until_ci (a width in %):
+    more rounds until the 95 % interval of every headline difference (headline()) is
+    that narrow, at most max_rounds (stats.UntilCI); footprint.json's `stopped`
+    says why the rounds stopped."""
     if lmbench_runs < 1:
         raise BringupError(f"lmbench runs {lmbench_runs}: give 1 or more")
+    rule = rounds.rule(lmbench_runs, until_ci, max_rounds)  # refused here, before any work
     if mode not in ("quick", "full", "none"):
         raise BringupError(f"lmbench mode {mode!r}: use quick, full or none")
     kernels = [k.id for k in board.kernels if not only or k.id in only]
@@ -265,7 +271,7 @@ def footprint(
         bset,
         mode,
         lm_missing,
-        lmbench_runs,
+        rule,
         timeout_factor,
         guard,
         say,
@@ -274,6 +280,7 @@ def footprint(
     for kid in kernels:
         recdir = Path(logs) / board.name / kid
         fp, lm = _records(board, kid, builds[kid], recdir, done[kid], rd, bset, mode, lm_info, lm_missing)
+        fp["stopped"] = rule.stopped
         records.write(recdir / "footprint.json", fp, records.Footprint)
         records.write(recdir / "lmbench.json", lm, records.Lmbench)
         results[kid] = (fp, lm)
@@ -298,22 +305,26 @@ def run_rounds(
     bset: BenchSet,
     mode: str,
     lm_missing: str | None,
-    n: int,
+    rule: stats.UntilCI,
     timeout_factor: float,
     guard: bool,
     say=print,
 ) -> dict[str, dict]:
-    """n rounds; each boots every kernel once (order of boot/rounds.py) and measures
-    free, /proc/meminfo, mem_eat and one lmbench pass.  The unit of replication is
-    the boot.  A round on a disturbed host (util/hostload.py) is done again."""
+    """Rounds until `rule` says stop (rule.stopped says why); each boots every kernel
+    once (order of boot/rounds.py) and measures free, /proc/meminfo, mem_eat and one
+    lmbench pass.  The unit of replication is the boot.  A round on a disturbed host
+    (util/hostload.py) is done again."""
     done: dict[str, dict] = {kid: {"rounds": [], "disturbed": 0} for kid in kernels}
     base = hostload.baseline() if guard else None
-    for rnd in range(1, n + 1):
+    of = f"{rule.limit}" if rule.pct is None else f"at most {rule.limit}"
+    rnd = 0
+    while True:
+        rnd += 1
         for kid in rounds.order(kernels, rnd - 1):
             recdir = Path(logs) / board.name / kid
             for attempt in range(1 + (MAX_REDO if guard else 0)):
                 run_dir = recdir / "footprint-runs" / f"{stamp}-r{rnd:02d}{f'-redo{attempt}' if attempt else ''}"
-                say(f"  round {rnd}/{n} {kid}: booting the ramdisk")
+                say(f"  round {rnd} of {of}, {kid}: booting the ramdisk")
                 before = hostload.snapshot() if guard else None
                 after = _one_boot(
                     board, kid, builds[kid], recdir, initrd, run_dir, rules, bset, mode, lm_missing, timeout_factor, say
@@ -321,11 +332,38 @@ def run_rounds(
                 host = hostload.judge(before, hostload.snapshot(), base) if before is not None else None
                 if host and host["disturbed"] and attempt < MAX_REDO:
                     done[kid]["disturbed"] += 1
-                    say(f"  round {rnd}/{n} {kid}: host disturbed ({host['disturbed']}): booting it again")
+                    say(f"  round {rnd} {kid}: host disturbed ({host['disturbed']}): booting it again")
                     continue
                 done[kid]["rounds"].append({"round": rnd, "run_dir": run_dir, "after": after, "host": host})
                 break
+        if rule.done(rnd, headline(done, mode, lm_missing), kernels):
+            break
+        if rule.left:
+            say(f"  after round {rnd}: {len(rule.left)} interval(s) not yet narrow: {rule.left[0]}")
+    if rule.pct is not None:
+        say(f"  stopped: {rule.stopped}")
     return done
+
+
+def headline(done: dict[str, dict], mode: str, lm_missing: str | None) -> dict[str, dict[str, dict[int, float]]]:
+    """The headline values of the footprint for --until-ci, as metric -> kernel ->
+    round -> value: what the management summary tests, i.e. the memory available to
+    malloc() (mem_eat's total, kB) and every lmbench metric (one pass per round).
+    Kernel Code + Data and total "free" are not among them: the summary states them
+    as sizes, untested."""
+    out: dict[str, dict[str, dict[int, float]]] = {}
+    kernels = list(done)
+    for kid, d in done.items():
+        for r in d["rounds"]:
+            eat = meminfo.parse_mem_eat(r["after"]["mem_eat"])
+            if eat:
+                out.setdefault("memory available to malloc()", {k: {} for k in kernels})[kid][r["round"]] = eat["kb"]
+            if mode == "none" or lm_missing or not r["after"].get("lmbench"):
+                continue
+            for b in lp.parse_runner(r["after"]["lmbench"][0]).values():
+                for m in b["metrics"]:
+                    out.setdefault(f"lmbench {m['name']}", {k: {} for k in kernels})[kid][r["round"]] = m["value"]
+    return out
 
 
 def _one_boot(board, kid, build, recdir, initrd, run_dir, rules, bset, mode, lm_missing, timeout_factor, say) -> dict:

@@ -111,6 +111,7 @@ class Footprint(Record):
     host: list[HostLoad] = []  # the host-load guard, per round (/3)
     disturbed: Count = 0  # rounds done again because the host was disturbed (/3)
     imported: Imported | None = None  # where an imported record came from (/4); None for a live run
+    stopped: Text | None = None  # why no more rounds were run, as boot-timing.json's (/4)
 
 
 class Metric(Part):
