@@ -32,8 +32,8 @@ from bringup.model.milestones import load_rules
 from bringup.parse import sizediff
 from bringup.records import Boot, BootTiming, Build, Footprint, Lmbench
 from bringup.records.boot import KernelTiming
+from bringup.report import bootexplain, charts, compare, findings
 from bringup.report import buildtable as buildreport
-from bringup.report import charts, compare, findings
 from bringup.report.tables import fmt_delta, pct
 from bringup.util import clock, paths
 
@@ -131,14 +131,72 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
             "milestones": mil,
             "rows": _boot_rows(nfs, mil, kernels, bdir, records.boot_timing_name("nfs"), rd),
         }
+    icname = records.boot_timing_name(profile="initcalls")
+    ic = rd.read(bdir / icname, BootTiming)
+    model["boot_explained"] = _boot_explained(ic, kernels, icname) if ic else None
     model["footprint_rows"] = _footprint_rows(fp, kernels)
     model["lmbench_groups"] = _lmbench_groups(lm, kernels)
     model["bw_mem"] = _bw_mem(lm, kernels)
     model["env"] = _environment(board, build)
     model["reproduce"] = _reproduce(board, model)
     model["findings"] = findings.summarize(model)
+    _explained_findings(model)
     _mark_from_family(model)
     return model
+
+
+def _boot_explained(ic: BootTiming, kernels: list[str], fname: str, top: int = 10) -> dict | None:
+    """The "Boot time explained" section from the initcalls profile's record
+    (report/bootexplain.py): per kernel its initcalls, against the first kernel the
+    initcalls that grew, shrank, appeared or vanished."""
+    blocks = {}
+    for k in kernels:
+        block = ic.kernels[k].initcalls if k in ic.kernels else None
+        if block is not None and block.runs:
+            blocks[k] = block.model_dump()
+    if not blocks:
+        return None
+    ks = list(blocks)
+    views = {k: bootexplain.kernel_view(blocks[k], top) for k in ks}
+    timeline = {
+        k: [
+            {
+                "key": bootexplain.key(c),
+                "level": c["level"],
+                "start_s": bootexplain.median_of(c["start_s"]),
+                "us": bootexplain.median_of([float(x) for x in c["us"] if x is not None]),
+            }
+            for c in blocks[k]["calls"]
+        ]
+        for k in ks
+    }
+    pairs = []
+    for k in ks[1:]:
+        att = bootexplain.attribute(blocks[ks[0]], blocks[k], ks[0], k)
+        if att is not None:
+            pairs.append({**att, "top": bootexplain.top_changes(att, top), "claim": bootexplain.claim(att)})
+    return {
+        "file": fname,
+        "cmdline_args": dict(ic.cmdline_args),
+        "kernels": views,
+        "pairs": pairs,
+        "timeline": timeline,
+        "levels": list(bootexplain.LEVEL_ORDER) + ["unknown"],
+    }
+
+
+def _explained_findings(model: dict) -> None:
+    """A summary bullet per kernel pair whose attribution is significant after the correction; none otherwise."""
+    be = model.get("boot_explained")
+    if not be:
+        return
+    for p in be["pairs"]:
+        if not p["claim"]:
+            continue
+        for f in model["findings"]:
+            if f["kernel"] == p["b"] and f["against"] == p["a"]:
+                item = {"kind": "tested", "significant": True, "claim": p["claim"], "link": "#boot-explained"}
+                f["sections"].append(("Boot time explained", [item]))
 
 
 def _mark_from_family(model: dict) -> None:
@@ -591,6 +649,10 @@ def make_charts(model: dict) -> dict:
     return {
         "sizes": charts.sizes([k for k in ks if k in model["sizes"]], model["sizes"], model["images"]),
         "boot": charts.boot_timeline(ks, model["boot_milestones"], means, cis),
+        **{
+            f"initcalls-{k}": charts.initcall_timeline(k, calls, model["boot_explained"]["levels"])
+            for k, calls in (model["boot_explained"] or {}).get("timeline", {}).items()
+        },
         "bw_mem": charts.bw_mem_cascade(ks, model["bw_mem"]),
     }
 
