@@ -72,9 +72,21 @@ def test_rows_add_up_to_the_difference_and_the_rest_is_unexplained():
     assert att["tested"] == 4
     assert {r["key"] for r in att["significant"]} == {"virtio_net_driver_init", "pl011_init", "new_init"}
     assert [r["key"] for r in bootexplain.top_changes(att, 2)] == ["virtio_net_driver_init", "new_init"]
-    text = bootexplain.claim(att)
-    assert text.startswith('6.12 reaches "Freeing unused kernel memory" 35.0 ms slower than 5.10')
-    assert "25.0 ms of it is in `virtio_net_driver_init`, `new_init`" in text
+    assert att["delta_p"] == pytest.approx(2 / 252)  # 5 runs a side, apart: 2 / C(10, 5)
+    assert bootexplain.claim(att).startswith("with initcall_debug, 6.12 reaches freeing_init 35.0 ms later than 5.10")
+    text = bootexplain.claim(att, '"Freeing unused kernel memory"')
+    assert text == (
+        'with initcall_debug, 6.12 reaches "Freeing unused kernel memory" 35.0 ms later than 5.10; in initcalls: '
+        "`virtio_net_driver_init` +20.0 ms, `new_init` +5.0 ms, `pl011_init` -2.0 ms "
+        "(significant after Benjamini-Hochberg over 4 tests)"
+    )
+    # the same initcalls with times to the milestone that overlap: the initcalls are claimed, the total is not
+    noisy_end = {**B5, "end_s": [0.999, 1.002, 1.0, 1.003, 0.998]}
+    text = bootexplain.claim(bootexplain.attribute(A5, noisy_end, "5.10", "6.12"), "X")
+    assert text.startswith(
+        "with initcall_debug, 6.12's initcalls differ from 5.10's: `virtio_net_driver_init` +20.0 ms"
+    )
+    assert text.endswith("the time to X differs by +0.0 ms, not significantly")
 
 
 def test_three_runs_can_claim_nothing():
@@ -212,3 +224,106 @@ def test_report_with_initcall_charts_renders_in_a_real_browser(logs, tmp_path): 
     for chart in ("chart-initcalls-5_10", "chart-initcalls-6_12"):
         m = re.search(rf'data-chart="{chart}"[^>]*data-rendered="(\d+)x(\d+)"', res["dom"])
         assert m and int(m.group(1)) > 200 and int(m.group(2)) > 80, chart
+
+
+def test_console_bytes_and_their_cost_at_the_baud_rate(tmp_path):
+    from bringup.boot import timing
+    from bringup.model.milestones import load_rules
+
+    run = tmp_path / "boot" / "r1"
+    run.mkdir(parents=True)
+    lines = [
+        "U-Boot 2023.01",  # 14 + 2
+        "[    0.000000] Booting Linux on physical CPU 0x0",  # 48 + 2
+        "[    0.500000] Freeing unused kernel memory: 1024K",  # 50 + 2
+        "[    0.600000] Run /init as init process",  # not counted: after the milestone
+    ]
+    (run / "console.log").write_text("".join(f"[{i:11.6f} {0.1:9.6f}] {x}\n" for i, x in enumerate(lines)))
+    assert timing.console_bytes(run / "console.log", 3) == (16 + 50 + 52, 50 + 52)
+    assert timing.baud_of("ttyAMA0,115200") == 115200 and timing.baud_of("ttyS0,9600n8") == 9600
+    assert timing.baud_of("tty0") is None
+    hit = {"host_s": 1.0, "printk_s": 0.5, "line": 3, "text": lines[2]}
+    rec = {"status": "ok", "run_id": "r1", "log": "console.log", "milestones": {"freeing_init": hit}}
+    c = timing.console_summary([rec, {**rec, "status": "fail"}], tmp_path, load_rules(), "ttyAMA0,115200")
+    assert c["until"] == "freeing_init" and c["bytes"]["median"] == 118 and c["kernel_bytes"]["median"] == 102
+    assert c["cost_s"] == pytest.approx(118 * 10 / 115200, abs=1e-6)
+
+
+def test_report_console_cost_says_qemu_is_not_rate_limited(logs):  # noqa: F811
+    d = logs / "qemu-arm"
+    rec = records.read(d / "boot-timing.json", records.BootTiming).model_dump(by_alias=True)
+    cost = {
+        "until": "freeing_init",
+        "bytes": rf.stats.summarize([20000, 20100, 19900]),
+        "kernel_bytes": rf.stats.summarize([15000, 15000, 15000]),
+        "baud": 115200,
+        "cost_s": 20000 * 10 / 115200,
+    }
+    for k in rec["kernels"].values():
+        k["console"] = cost
+    records.write(d / "boot-timing.json", records.validate(rec, records.BootTiming, "test"))
+    quiet = records.read(d / "boot-timing.json", records.BootTiming).model_dump(by_alias=True)
+    quiet["profile"] = "quiet"
+    for k in quiet["kernels"].values():
+        lo = k["milestones"]["login"]
+        lo["values"] = [v - 0.2 for v in lo["values"]]
+        lo["host"] = rf.stats.summarize(lo["values"])
+    records.write(d / "boot-timing-quiet.json", records.validate(quiet, records.BootTiming, "test"))
+    rep = report.write(load_board("qemu-arm"), logs, say=lambda m: None)
+    cc = rep.model["console_cost"]
+    assert cc["qemu"] is True and [r["kernel"] for r in cc["rows"]] == ["5.10", "6.12"]
+    row = cc["rows"][0]
+    assert row["bytes"] == 20000 and row["cost_s"] == pytest.approx(1.7361, abs=1e-4)  # 87 us a character
+    assert row["timing_s"] - row["quiet_s"] == pytest.approx(0.2) and row["p"] < 0.05
+    html = rep.index.read_text()
+    assert "its emulated serial line is not rate-limited" in html and ">1736<" in html
+
+
+def test_initcall_summary_reads_each_runs_console_log(tmp_path):
+    from bringup.boot import timing
+    from bringup.model.milestones import load_rules
+    from test_initcalls import SYSTEM_MAP
+
+    smap = tmp_path / "System.map"
+    smap.write_text(SYSTEM_MAP)
+    console = {
+        "r1": [
+            "[    0.010000] calling  0xc0a00400 @ 1",
+            "[    0.012000] initcall 0xc0a00400 returned 0 after 2000 usecs",
+            "[    0.020000] calling  0xc0a00600 @ 1",
+            "[    0.025000] initcall 0xc0a00600 returned -19 after 5000 usecs",
+            "[    0.030000] calling  0xc0a00600 @ 1",  # the same function twice: its times add up
+            "[    0.031000] initcall 0xc0a00600 returned 0 after 1000 usecs",
+            "[    0.500000] Freeing unused kernel memory: 1024K",
+        ],
+        "r2": [
+            "[    0.010000] calling  0xc0a00400 @ 1",
+            "[    0.013000] initcall 0xc0a00400 returned 0 after 3000 usecs",
+            "[    0.600000] Freeing unused kernel memory: 1024K",
+        ],
+    }
+    recs = []
+    for rid, lines in console.items():
+        (tmp_path / "boot" / rid).mkdir(parents=True)
+        (tmp_path / "boot" / rid / "console.log").write_text("\n".join(lines) + "\n")
+        hit = {"host_s": 2.0 if rid == "r1" else 2.1, "printk_s": None, "line": len(lines), "text": lines[-1]}
+        recs.append(
+            {
+                "status": "ok",
+                "run_id": rid,
+                "log": "console.log",
+                "round": int(rid[1]),
+                "milestones": {"freeing_init": hit},
+                "clock_zero_host_s": 1.5,
+            }
+        )
+    recs.append({**recs[0], "run_id": "r3", "redone": True})  # a redone run is not counted
+    ic = timing.initcall_summary(recs, tmp_path, smap, load_rules())
+    assert ic["runs"] == ["r1", "r2"] and ic["rounds"] == [1, 2]
+    assert ic["count"] == [3, 1] and ic["total_us"] == [8000, 3000]
+    assert ic["end_s"] == [2.0, 2.1] and ic["before_clock_s"] == [1.5, 1.5] and ic["end_milestone"] == "freeing_init"
+    calls = {c["fn"]: c for c in ic["calls"]}
+    assert calls["ipc_ns_init"]["us"] == [2000, 3000] and calls["ipc_ns_init"]["level"] == "pure"
+    assert calls["pl011_init"]["us"] == [6000, None] and calls["pl011_init"]["rc"] == -19
+    assert calls["pl011_init"]["level"] == "device" and calls["pl011_init"]["start_s"] == [0.02, None]
+    assert ic["unresolved"] == 0 and ic["format"] == "usecs"

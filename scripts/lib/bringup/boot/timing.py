@@ -13,6 +13,7 @@ not know whether the target is QEMU or a board on the bench.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -223,6 +224,10 @@ def boot_timing(
     summary["stopped"] = stopped
     summary["profile"] = pname
     summary["cmdline_args"] = args
+    for kid in kernels:
+        summary["kernels"][kid]["console"] = console_summary(
+            [r for r in recs if r["kernel"] == kid], builds[kid][1], rules, board.console
+        )
     if profile is not None and profile.record_initcalls:
         for kid in kernels:
             rec_b, recdir = builds[kid]
@@ -235,6 +240,65 @@ def boot_timing(
     name = records.boot_timing_name(root, failed=failed > 0, profile=pname)
     records.write(Path(logs) / board.name / name, summary, records.BootTiming)
     return summary
+
+
+STAMP_RE = re.compile(r"^\[\s*-?\d+\.\d+\s+-?\d+\.\d+\] ?")  # console.log's "[abs delta] " (console.py)
+
+
+def baud_of(console: str) -> int | None:
+    """The baud rate of a console= argument ('ttyAMA0,115200n8' -> 115200), or None."""
+    m = re.search(r",(\d+)", console)
+    return int(m.group(1)) if m else None
+
+
+def console_bytes(log: Path, upto: int) -> tuple[int, int]:
+    """(all bytes, the kernel's bytes) a console printed up to and including line
+    `upto` of a run's console.log, each line counted with the CR LF a serial console
+    sends; the kernel's from its first line with a printk time."""
+    total = kernel = 0
+    in_kernel = False
+    with open(log, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            if n > upto:
+                break
+            text = STAMP_RE.sub("", raw.decode("utf-8", errors="replace").rstrip("\r\n"), count=1)
+            size = len(text.encode("utf-8")) + 2
+            total += size
+            in_kernel = in_kernel or ms.PRINTK_RE.match(text) is not None
+            kernel += size if in_kernel else 0
+    return total, kernel
+
+
+def console_summary(recs: list[dict], recdir: Path, rules: ms.Rules, console: str) -> dict | None:
+    """What the console printed before user space (up to the after_initcalls milestone's
+    line) in each good run, and what that costs at the console's baud rate: 10 bits a
+    character (start, 8 data, stop).  QEMU's emulated UART is not rate-limited, so a
+    QEMU boot does not pay it; a real board's serial line does."""
+    end = next((m.name for m in rules.milestones if m.after_initcalls), None)
+    totals: list[float] = []
+    kernel: list[float] = []
+    for r in recs:
+        hit = r["milestones"].get(end) if end else None
+        if r["status"] != "ok" or r.get("redone") or not hit:
+            continue
+        try:
+            t, k = console_bytes(recdir / "boot" / r["run_id"] / r["log"], hit["line"])
+        except OSError:
+            continue
+        totals.append(t)
+        kernel.append(k)
+    if not totals:
+        return None
+    baud = baud_of(console)
+    med = stats.summarize(totals)
+    assert med is not None
+    return {
+        "until": end,
+        "bytes": med,
+        "kernel_bytes": stats.summarize(kernel),
+        "baud": baud,
+        "cost_s": round(med["median"] * 10 / baud, 6) if baud else None,
+    }
 
 
 def _version(build_rec: dict) -> str:

@@ -26,7 +26,7 @@ off) and also joins an initcall line a mailer wrapped in two.
 
 Per initcall: `fn` (the function, or its address), `module` (`[mod]` when printed),
 `symbol` as printed, `address` when printed, `us` (the duration the kernel printed, in
-microseconds; None when the era printed none), `rc`, `start_s` (printk time of the
+microseconds; None when the era printed none) and `printed` (as printed: "3 msecs"), `rc`, `start_s` (printk time of the
 `calling` line, else the end minus the duration), `end_s`, `host_start_s` and
 `host_end_s` (a capture's host times, when it has them), `pid`, `line` (of the result),
 `call_line`, and `level` and `object` (None until resolved).
@@ -44,13 +44,15 @@ from bringup.parse.logtext import LogText
 PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
 _SYM = r"(?P<sym>0x[0-9a-fA-F]+|[A-Za-z_.$][\w.$]*(?:\+0x[0-9a-fA-F]+/0x[0-9a-fA-F]+)?)(?:\(\))?"
 _MOD = r"(?:\s+\[(?P<mod>[\w.-]+)\])?"
-CALL_NEW = re.compile(rf"^calling\s+{_SYM}{_MOD}(?:\s+@=?\s*(?P<pid>\d+)?)?\s*$")
-CALL_OLD = re.compile(rf"^Calling initcall (?P<addr>0x[0-9a-fA-F]+)(?::\s+{_SYM})?\s*$")
+# text after a line's last field (a capture's noise, a message glued on) is allowed, except
+# after a bare word: "calling foo ..." is prose, "calling  foo+0x0/0x7d ..." is not
+CALL_NEW = re.compile(rf"^calling\s+{_SYM}{_MOD}(?:\s+@=?\s*(?P<pid>\d+)?)?(?P<rest>\s.*)?$")
+CALL_OLD = re.compile(rf"^Calling initcall (?P<addr>0x[0-9a-fA-F]+)(?::\s+{_SYM})?(?:\s.*)?$")
 RET_NEW = re.compile(
     rf"^initcall\s+{_SYM}{_MOD}\s+returned\s+(?P<rc>-?\d+)\s+after\s+(?P<n>\d+)\s+(?P<unit>usecs|msecs)\b"
 )
-RET_OLD = re.compile(rf"^initcall (?P<addr>0x[0-9a-fA-F]+)(?::\s+{_SYM})?\s+returned (?P<rc>-?\d+)\.\s*$")
-RAN_FOR = re.compile(rf"^initcall (?P<addr>0x[0-9a-fA-F]+) ran for (?P<n>\d+) msecs(?::\s+{_SYM})?\s*$")
+RET_OLD = re.compile(rf"^initcall (?P<addr>0x[0-9a-fA-F]+)(?::\s+{_SYM})?\s+returned (?P<rc>-?\d+)\.(?:\s.*)?$")
+RAN_FOR = re.compile(rf"^initcall (?P<addr>0x[0-9a-fA-F]+) ran for (?P<n>\d+) msecs(?::\s+{_SYM})?(?:\s.*)?$")
 ERR_OLD = re.compile(rf"^initcall at (?P<addr>0x[0-9a-fA-F]+)(?::\s+{_SYM})?:? returned with error code (?P<rc>-?\d+)")
 # the start of an initcall line that a mailer cut in two: joined with the next line
 UNFINISHED = re.compile(r"^(?:initcall\s+\S+(?:\s+\S+){0,4}|calling\s+\S+(?:\s+\[[\w.-]+\])?\s+@=?)\s*$")
@@ -105,6 +107,8 @@ class InitcallScan:
 
     def _line(self, n: int, host: float | None, pk: float | None, body: str) -> bool:
         c = CALL_NEW.match(body)
+        if c and c.group("rest") and c.group("rest").strip() and c.group("pid") is None and "+0x" not in c.group("sym"):
+            c = None  # "calling foo to ...": a sentence
         if c:
             self._call(c.group("sym"), n, host, pk, c.group("pid"))
             return True
@@ -118,8 +122,8 @@ class InitcallScan:
             us = int(r.group("n")) * (1000 if r.group("unit") == "msecs" else 1)
             self._format("usecs" if r.group("unit") == "usecs" else "msecs")
             self.counts["returned"] += 1
-            sym = r.group("sym")
-            self._done(sym, r.group("mod"), None, us, int(r.group("rc")), n, host, pk)
+            sym, printed = r.group("sym"), f"{r.group('n')} {r.group('unit')}"
+            self._done(sym, r.group("mod"), None, us, int(r.group("rc")), n, host, pk, printed)
             return True
         r = RET_OLD.match(body)
         if r:
@@ -137,7 +141,8 @@ class InitcallScan:
             addr = r.group("addr")
             p = self._pending.pop(addr, None)
             name = r.group("sym") or (p or {}).get("name")
-            self._done(addr, None, name, int(r.group("n")) * 1000, p["rc"] if p else None, n, host, pk)
+            ms = r.group("n")
+            self._done(addr, None, name, int(ms) * 1000, p["rc"] if p else None, n, host, pk, f"{ms} msecs")
             return True
         r = ERR_OLD.match(body)
         if r:
@@ -157,7 +162,7 @@ class InitcallScan:
             self._open.pop(next(iter(self._open)))
         self._open[key] = {"line": n, "host": host, "pk": pk, "pid": int(pid) if pid else None, "name": name}
 
-    def _done(self, key, mod, name, us, rc, n, host, pk) -> None:
+    def _done(self, key, mod, name, us, rc, n, host, pk, printed=None) -> None:
         call = self._open.pop(key, None) or {}
         sym = name or call.get("name") or key
         addr = key if key.startswith("0x") else None
@@ -172,6 +177,7 @@ class InitcallScan:
             "symbol": sym,
             "address": addr,
             "us": us,
+            "printed": printed,
             "rc": rc,
             "start_s": start,
             "end_s": pk,

@@ -179,6 +179,16 @@ class KernelInitcalls(Part):
     calls: list[Initcall]  # in the order of their first run
 
 
+class ConsoleCost(Part):
+    """What the console printed before user space, per run (/4)."""
+
+    until: Name | None  # the after_initcalls milestone: bytes up to its line
+    bytes: Stats  # every byte (bootloader and kernel), with CR LF per line
+    kernel_bytes: Stats | None  # from the kernel's first line with a printk time
+    baud: Annotated[int, Field(ge=1)] | None  # from the board's console= argument
+    cost_s: Seconds | None  # median bytes x 10 bits / baud: what a real serial line takes to send them
+
+
 class KernelTiming(Part):
     runs: Count
     ok: Count
@@ -193,6 +203,7 @@ class KernelTiming(Part):
     run_ids: list[FileName]
     disturbed: list[Failure] = []  # runs done again because the host was disturbed (/3)
     initcalls: KernelInitcalls | None = None  # the initcalls profile's (/4)
+    console: ConsoleCost | None = None  # console output before user space (/4)
 
 
 def _timing_1_to_2(d: dict[str, Any]) -> dict[str, Any]:

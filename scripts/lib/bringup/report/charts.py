@@ -172,12 +172,14 @@ def initcall_timeline(kernel: str, calls: list[dict], levels: list[str], labelle
     y = {lv: i for i, lv in enumerate(rows)}
     fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.6))
     slow = {id(c) for c in sorted(pts, key=lambda c: -c["us"])[:labelled]}
+    span = max(c["start_s"] + c["us"] / 1e6 for c in pts) - min(c["start_s"] for c in pts)
+    thin = max(span / 600, 1e-5)  # the shortest initcalls still show as a tick
     for c in pts:
         yi = y.get(c.get("level") or "unknown", 0)
         is_slow = id(c) in slow
         ax.barh(
             yi,
-            max(c["us"] / 1e6, 1e-5),
+            max(c["us"] / 1e6, thin),
             left=c["start_s"],
             height=0.6,
             color=COLORS[1] if is_slow else COLORS[0],
@@ -189,7 +191,7 @@ def initcall_timeline(kernel: str, calls: list[dict], levels: list[str], labelle
         ax.annotate(
             f"{c['key']} {c['us'] / 1000:.1f} ms",
             (c["start_s"] + c["us"] / 2e6, yi),
-            xytext=(0, 9 + 8 * (i % 2)),
+            xytext=(0, 8 + 8 * (i % 3)),
             textcoords="offset points",
             ha="center",
             fontsize=7,

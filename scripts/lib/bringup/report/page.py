@@ -133,7 +133,10 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
         }
     icname = records.boot_timing_name(profile="initcalls")
     ic = rd.read(bdir / icname, BootTiming)
-    model["boot_explained"] = _boot_explained(ic, kernels, icname) if ic else None
+    labels = {m.name: m.label for m in rules.milestones}
+    model["boot_explained"] = _boot_explained(ic, kernels, icname, labels) if ic else None
+    quiet = rd.read(bdir / records.boot_timing_name(profile="quiet"), BootTiming)
+    model["console_cost"] = _console_cost(board, boot, quiet, kernels, rules)
     model["footprint_rows"] = _footprint_rows(fp, kernels)
     model["lmbench_groups"] = _lmbench_groups(lm, kernels)
     model["bw_mem"] = _bw_mem(lm, kernels)
@@ -145,7 +148,7 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     return model
 
 
-def _boot_explained(ic: BootTiming, kernels: list[str], fname: str, top: int = 10) -> dict | None:
+def _boot_explained(ic: BootTiming, kernels: list[str], fname: str, labels: dict, top: int = 10) -> dict | None:
     """The "Boot time explained" section from the initcalls profile's record
     (report/bootexplain.py): per kernel its initcalls, against the first kernel the
     initcalls that grew, shrank, appeared or vanished."""
@@ -158,6 +161,8 @@ def _boot_explained(ic: BootTiming, kernels: list[str], fname: str, top: int = 1
         return None
     ks = list(blocks)
     views = {k: bootexplain.kernel_view(blocks[k], top) for k in ks}
+    for v in views.values():
+        v["end_label"] = labels.get(v["end_milestone"] or "", v["end_milestone"])
     timeline = {
         k: [
             {
@@ -174,7 +179,15 @@ def _boot_explained(ic: BootTiming, kernels: list[str], fname: str, top: int = 1
     for k in ks[1:]:
         att = bootexplain.attribute(blocks[ks[0]], blocks[k], ks[0], k)
         if att is not None:
-            pairs.append({**att, "top": bootexplain.top_changes(att, top), "claim": bootexplain.claim(att)})
+            label = labels.get(att["end_milestone"] or "")
+            pairs.append(
+                {
+                    **att,
+                    "end_label": label or att["end_milestone"],
+                    "top": bootexplain.top_changes(att, top),
+                    "claim": bootexplain.claim(att, label),
+                }
+            )
     return {
         "file": fname,
         "cmdline_args": dict(ic.cmdline_args),
@@ -182,6 +195,46 @@ def _boot_explained(ic: BootTiming, kernels: list[str], fname: str, top: int = 1
         "pairs": pairs,
         "timeline": timeline,
         "levels": list(bootexplain.LEVEL_ORDER) + ["unknown"],
+    }
+
+
+def _console_cost(
+    board: Board, boot: BootTiming | None, quiet: BootTiming | None, kernels: list[str], rules
+) -> dict | None:
+    """Console output before user space per kernel (the timing profile's runs), its cost
+    at the console's baud rate, and the end milestone's time in quiet runs against the
+    timing runs when both records exist (Mann-Whitney U, uncorrected: shown, never claimed)."""
+    end = next((m for m in rules.milestones if m.end), None)
+    rows = []
+    for k in kernels:
+        t = boot.kernels.get(k) if boot else None
+        q = quiet.kernels.get(k) if quiet else None
+        c = t.console if t else None
+        if c is None and q is None:
+            continue
+        row: dict[str, Any] = {
+            "kernel": k,
+            "bytes": c.bytes.median if c else None,
+            "kernel_bytes": c.kernel_bytes.median if c and c.kernel_bytes else None,
+            "baud": c.baud if c else None,
+            "cost_s": c.cost_s if c else None,
+            "timing_s": None,
+            "quiet_s": None,
+            "p": None,
+        }
+        if end is not None and t and q and end.name in t.milestones and end.name in q.milestones:
+            a, b = t.milestones[end.name], q.milestones[end.name]
+            row["timing_s"], row["quiet_s"] = a.host.median, b.host.median
+            test = stats.mann_whitney(a.values or [], b.values or [])
+            row["p"] = test["p"] if test else None
+        rows.append(row)
+    if not rows:
+        return None
+    return {
+        "rows": rows,
+        "end": end.label if end else None,
+        "qemu": board.qemu is not None,
+        "until": next((m.label for m in rules.milestones if m.after_initcalls), None),
     }
 
 
