@@ -327,3 +327,21 @@ def test_initcall_summary_reads_each_runs_console_log(tmp_path):
     assert calls["pl011_init"]["us"] == [6000, None] and calls["pl011_init"]["rc"] == -19
     assert calls["pl011_init"]["level"] == "device" and calls["pl011_init"]["start_s"] == [0.02, None]
     assert ic["unresolved"] == 0 and ic["format"] == "usecs"
+
+
+def test_a_difference_of_one_clock_tick_is_not_tested():
+    """Early initcalls timed with the jiffy print 0 or one tick: 5.10's 9765 us, 6.12's 10000 us."""
+    early_a = [call(f"e{i}_init", [9765, 0, 9765, 9765, 0], [0.01] * 5, level="core") for i in range(3)]
+    early_b = [call(f"e{i}_init", [10000, 10000, 0, 10000, 10000], [0.01] * 5, level="core") for i in range(3)]
+    a = block(5, [*early_a, call("vfp_init", [0] * 5, [0.02] * 5, level="core")], end=[1.0] * 5)
+    b = block(5, [*early_b, call("vfp_init", [10000] * 5, [0.02] * 5, level="core")], end=[1.01] * 5)
+    a["calls"].append(call("kswapd_init", [477, 480, 470, 475, 478], [0.3] * 5))
+    b["calls"].append(call("kswapd_init", [26038, 26000, 26100, 25990, 26050], [0.3] * 5))
+    assert bootexplain.clock_tick(a) == 9765 and bootexplain.clock_tick(b) == 10000
+    att = bootexplain.attribute(a, b, "5.10", "6.12")
+    rows = {r["key"]: r for r in att["rows"]}
+    assert rows["vfp_init"]["tick"] and not rows["vfp_init"]["tested"]  # 0 -> one tick in every run
+    assert rows["e0_init"]["tick"] and rows["e0_init"]["q"] is None
+    assert not rows["kswapd_init"]["tick"] and rows["kswapd_init"]["significant"]  # 25 ms, fine-grained
+    assert [r["key"] for r in att["significant"]] == ["kswapd_init"]
+    assert bootexplain.clock_tick(A5) is None  # no duration stands out: no tick

@@ -45,6 +45,10 @@ def test_initcalls_found_and_below_freeing_time(initcall_boot, kid):
     # every run's initcalls add up to less than the time to "Freeing unused kernel memory"
     for total_us, end_s in zip(ic["total_us"], ic["end_s"], strict=True):
         assert end_s is not None and 0 < total_us < end_s * 1e6
+    # what the console printed before user space, and its cost at qemu-arm's 115200 baud
+    c = k["console"]
+    assert c["baud"] == 115200 and c["bytes"]["median"] > c["kernel_bytes"]["median"] > 1000
+    assert c["cost_s"] == pytest.approx(c["bytes"]["median"] * 10 / 115200, rel=1e-3)
     # the console log of a run has the command line with the profile's arguments
     run = arm_built_log(initcall_boot, kid, ic["runs"][0])
     assert "initcall_debug" in run

@@ -23,7 +23,13 @@ Between two kernels (`attribute`), the rules:
   - significance: Mann-Whitney U over the runs (bringup.stats) for each row whose
     median is at least MIN_TESTED_US in either kernel (a filter on size, not on the
     difference), Benjamini-Hochberg over those rows; a row is significant when its
-    q-value is below ALPHA.  With n runs a side the smallest p is 2 / C(2n, n)
+    q-value is below ALPHA;
+  - clock ticks: until its real clocksource runs, a kernel times initcalls with the
+    jiffy, and prints 0 or one tick (10000 us at HZ=100) and nothing between.  A
+    kernel's tick is the duration of 1 ms or more it prints most often (at least 5
+    times, 3 times as often as any other); a row whose every duration in both
+    kernels is a whole number of ticks, and whose difference is no more than a tick,
+    is marked `tick` and not tested.  With n runs a side the smallest p is 2 / C(2n, n)
     (3 runs: 0.1), so a few runs claim nothing, and the report says so.
 """
 
@@ -42,6 +48,27 @@ LEVEL_ORDER = ("early", "pure", "core", "postcore", "arch", "subsys", "fs", "roo
 def _median(values: list[float | None]) -> float | None:
     v = [x for x in values if x is not None]
     return statistics.median(v) if v else None
+
+
+def clock_tick(ic: dict) -> int | None:
+    """The jiffy a kernel timed its early initcalls with, seen as the one duration of
+    1 ms or more it prints far more often than any other; None when there is none."""
+    counts: dict[int, int] = {}
+    for c in ic.get("calls") or []:
+        for x in c["us"]:
+            if x is not None and x >= 1000:
+                counts[x] = counts.get(x, 0) + 1
+    if not counts:
+        return None
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    value, n = ranked[0]
+    if n >= 5 and (len(ranked) == 1 or n >= 3 * ranked[1][1]):
+        return value
+    return None
+
+
+def _in_ticks(values: list[float], tick: int | None) -> bool:
+    return tick is not None and all(x % tick == 0 for x in values)
 
 
 def median_of(values: list[float | None]) -> float | None:
@@ -112,9 +139,17 @@ def attribute(a: dict, b: dict, name_a: str, name_b: str, alpha: float = ALPHA) 
     d_us = (end_b - end_a) * 1e6
     rows: list[dict[str, Any]] = []
 
+    ticks = (clock_tick(a), clock_tick(b))
+
     def add(kind: str, label: str, va: list[float], vb: list[float], status: str | None = None) -> None:
         ma, mb = _median(list(va)), _median(list(vb))
         ma, mb = ma or 0.0, mb or 0.0
+        tick = (
+            kind == "initcall"
+            and _in_ticks(va, ticks[0])
+            and _in_ticks(vb, ticks[1])
+            and abs(mb - ma) <= max(t or 0 for t in ticks)
+        )
         row = {
             "kind": kind,
             "key": label,
@@ -125,7 +160,8 @@ def attribute(a: dict, b: dict, name_a: str, name_b: str, alpha: float = ALPHA) 
             "p": None,
             "q": None,
             "significant": False,
-            "tested": max(abs(ma), abs(mb)) >= MIN_TESTED_US,
+            "tick": tick,
+            "tested": max(abs(ma), abs(mb)) >= MIN_TESTED_US and not tick,
         }
         if row["tested"]:
             t = stats.mann_whitney(va, vb)
@@ -175,6 +211,7 @@ def attribute(a: dict, b: dict, name_a: str, name_b: str, alpha: float = ALPHA) 
         "tested": len(tested),
         "significant": [r for r in rows if r["significant"]],
         "smallest_p": stats.smallest_p(min(na, nb), False, max(na, nb)) if na and nb else None,
+        "ticks_us": list(ticks),
         "appeared": [r for r in initcall_rows if r["status"] == "appeared"],
         "vanished": [r for r in initcall_rows if r["status"] == "vanished"],
     }
