@@ -345,3 +345,12 @@ def test_a_difference_of_one_clock_tick_is_not_tested():
     assert not rows["kswapd_init"]["tick"] and rows["kswapd_init"]["significant"]  # 25 ms, fine-grained
     assert [r["key"] for r in att["significant"]] == ["kswapd_init"]
     assert bootexplain.clock_tick(A5) is None  # no duration stands out: no tick
+
+
+def test_an_unknown_profile_fails_before_anything_is_booted(tmp_path):
+    from conftest import run_cli
+
+    p = run_cli("boot-timing", "--board", "qemu-arm", "--profile", "nope", env_extra={"BRINGUP_LOGS": str(tmp_path)})
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.strip() == "bringup: error: profile 'nope': no such profile (known: initcalls, quiet, timing)"
+    assert not any(tmp_path.iterdir())
