@@ -8,6 +8,7 @@
 #   RUNS=<n>         boots per kernel for boot-timing (default 5)
 #   BOOT_PATH=direct|u-boot  boot path for boot-timing (default: the board's 'boot')
 #   ROOT=ramdisk|nfs  root filesystem for boot-timing (nfs: NFS-Ganesha per run, kernel nfsroot)
+#   PROFILE=<name>   boot profile for boot-timing, configs/profiles/: timing (default), initcalls, quiet
 #   LMBENCH=quick|full|none  lmbench set for footprint-report
 #   KIND=bootlog|lmbench FILE=<file> [LABEL=<text>] [LMBENCH_HOST=<host>] [REPLACE=1]  for make import
 #   LMBENCH_RUNS=<n>  footprint rounds: each boots every kernel once (mem_eat + one lmbench pass)
@@ -32,6 +33,7 @@ CROSS_COMPILE ?=
 RUNS ?= 5
 BOOT_PATH ?=
 ROOT ?= ramdisk
+PROFILE ?= timing
 LMBENCH ?= quick
 LMBENCH_SRC ?=
 LMBENCH_RUNS ?= 5
@@ -81,7 +83,7 @@ build-report: $(DEPS_STAMP) ## print the build results table with deltas for BOA
 	@$(BRINGUP) build-report --board $(BOARD)
 
 boot-timing: $(DEPS_STAMP) ## boot each kernel of BOARD RUNS times over the serial console; milestone table
-	@$(BRINGUP) boot-timing --board $(BOARD) --runs $(RUNS) $(KSEL) $(if $(BOOT_PATH),--path $(BOOT_PATH)) --root $(ROOT) $(UNTIL)
+	@$(BRINGUP) boot-timing --board $(BOARD) --runs $(RUNS) $(KSEL) $(if $(BOOT_PATH),--path $(BOOT_PATH)) --root $(ROOT) --profile $(PROFILE) $(UNTIL)
 
 footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc() (mem_eat), lmbench (LMBENCH=quick|full|none)
 	@$(BRINGUP) footprint-report --board $(BOARD) $(KSEL) --lmbench $(LMBENCH) $(LMSRC) $(UNTIL)

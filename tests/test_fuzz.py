@@ -283,3 +283,26 @@ def test_text_as_it_reaches_people_gives_the_same_values(lines, how):
     except ParseError:
         got = None
     assert got == want
+
+
+INITCALL_LINES = [
+    line
+    for p in sorted((paths.ROOT / "tests" / "data" / "real").rglob("initcall*.log"))
+    for line in p.read_text(errors="replace").splitlines()
+]
+
+
+@SETTINGS
+@given(lines=st.lists(st.one_of(st.sampled_from(INITCALL_LINES), log_lines), max_size=60))
+def test_initcall_parser_takes_any_log(lines):
+    from bringup.parse.initcalls import parse_initcalls
+
+    data = "\n".join(lines).encode("utf-8", errors="replace")
+    try:
+        res = parse_initcalls(data)
+    except ParseError as e:  # a text without initcall lines, or no text, says so in one line
+        assert "\n" not in str(e) and str(e).startswith("input: ")
+        return
+    assert res["count"] == len(res["initcalls"]) and res["total_us"] >= 0
+    for e in res["initcalls"]:
+        assert 1 <= e["line"] <= res["lines"] and (e["us"] is None or e["us"] >= 0)

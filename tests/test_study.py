@@ -118,3 +118,23 @@ def test_inputs_key_follows_the_overlay(tmp_path, board):
     assert rootfs.inputs_key(board, overlay) == a
     (overlay / "etc" / "issue").write_text("changed\n")
     assert rootfs.inputs_key(board, overlay) != a
+
+
+def test_a_profile_with_study_runs_is_judged_on_its_own_record(tmp_path, board):
+    """make all runs the initcalls profile (study_runs) besides timing: its record is its own file."""
+    from bringup.model.profiles import study_profiles
+
+    (prof,) = study_profiles()
+    now = rootfs.inputs_key(board)
+    write_builds(tmp_path, board)
+    records.write(tmp_path / "qemu-arm" / "boot-timing.json", timing(board, now))
+    n = prof.spec.study_runs
+    why = study.boot_fresh(board, tmp_path, tmp_path, n, "u-boot", profile=prof.name)
+    assert why == "no boot-timing-initcalls.json"
+    records.write(tmp_path / "qemu-arm" / "boot-timing-initcalls.json", timing(board, now, ok=n - 1))
+    assert (
+        study.boot_fresh(board, tmp_path, tmp_path, n, "u-boot", profile=prof.name)
+        == f"5.10: {n - 1} good runs, {n} wanted"
+    )
+    records.write(tmp_path / "qemu-arm" / "boot-timing-initcalls.json", timing(board, now, ok=n))
+    assert study.boot_fresh(board, tmp_path, tmp_path, n, "u-boot", profile=prof.name) is None

@@ -95,8 +95,10 @@ def cmd_boot_timing(a) -> int:
     from bringup.build import rootfs
     from bringup.model.board import load_board
     from bringup.model.milestones import load_rules
+    from bringup.model.profiles import load_profile
 
     b = load_board(a.board)
+    profile = load_profile(a.profile)
     logs = paths.logs_dir()
     boottiming.plan(b, logs, a.path or b.boot, a.root, a.kernel or None)  # fails before the ramdisk is built
     rd = rootfs.build(b, logs, paths.cache_dir(), say=_say)
@@ -114,10 +116,12 @@ def cmd_boot_timing(a) -> int:
         root=a.root,
         say=_say,
         guard=_host_guard(),
+        profile=profile,
     )
     sys.stdout.write(boottiming.render_table(summary, load_rules(b.milestones)))
     failed = sum(k["failed"] for k in summary["kernels"].values())
-    _say(f"summary: {paths.rel(paths.logs_dir() / b.name / records.boot_timing_name(a.root, failed=failed > 0))}")
+    name = records.boot_timing_name(a.root, failed=failed > 0, profile=profile.name)
+    _say(f"summary: {paths.rel(paths.logs_dir() / b.name / name)}")
     if failed:
         _say(f"bringup: error: {failed} boot run(s) failed (see above); earlier boot-timing.json kept")
         return 4
@@ -255,10 +259,24 @@ def cmd_parse(a) -> int:
 
     if a.file != "-":
         _check_input_file(Path(a.file))
+    if a.map and a.what != "initcalls":
+        raise BringupError("--map: only for 'parse initcalls'")
+    if a.map:
+        _check_input_file(Path(a.map))
     name = "standard input" if a.file == "-" else a.file
     with contextlib.ExitStack() as stack:  # streamed: bounded memory for any size of input
         f = sys.stdin.buffer if a.file == "-" else stack.enter_context(open(a.file, "rb"))
-        if a.what == "bootlog":
+        if a.what == "initcalls":
+            from bringup.parse import initcalls
+
+            res = initcalls.parse_initcalls(f, name)
+            if a.map:
+                smap = initcalls.system_map(Path(a.map).read_text(errors="replace"))
+                res["unresolved"] = initcalls.resolve(res["initcalls"], smap)
+            if not a.json:
+                sys.stdout.write(_initcall_table(res, a.top))
+                return 0
+        elif a.what == "bootlog":
             rules = load_rules()
             if a.board:
                 from bringup.model.board import load_board
@@ -296,6 +314,25 @@ def cmd_import(a) -> int:
         res = importer.import_lmbench(b, paths.logs_dir(), Path(a.file), a.kernel, a.label, a.host, a.replace, say=_say)
     _say(f"import: {b.name}/{a.kernel} from {a.file} ({res['format']}); make report BOARD={b.name} shows it")
     return 0
+
+
+def _initcall_table(res: dict, top: int) -> str:
+    """`parse initcalls` without --json: the wording, the total and the slowest initcalls."""
+    out = [
+        f"{res['count']} initcalls ({res['timed']} with a duration), {res['total_us'] / 1000:.1f} ms in all; "
+        f"wording: {res['format_words']}; text: {res['text']['assumed']}"
+    ]
+    if res["unfinished"]:
+        out.append("still running where the log ends: " + ", ".join(u["fn"] for u in res["unfinished"][:10]))
+    timed = sorted((e for e in res["initcalls"] if e["us"] is not None), key=lambda e: -e["us"])[:top]
+    if timed:
+        out += ["", f"{'ms':>10}  {'start s':>10}  {'level':<8}  initcall"]
+        for e in timed:
+            start = "" if e["start_s"] is None else f"{e['start_s']:.6f}"
+            mod = f" [{e['module']}]" if e["module"] else ""
+            rc = f" (returned {e['rc']})" if e["rc"] else ""
+            out.append(f"{e['us'] / 1000:>10.3f}  {start:>10}  {e['level'] or '':<8}  {e['fn']}{mod}{rc}")
+    return "\n".join(out) + "\n"
 
 
 def cmd_doc(a) -> int:
@@ -481,6 +518,13 @@ def build_parser() -> argparse.ArgumentParser:
     _boot_args(s)
     _until_ci_args(s, "the boot milestones the summary states", "--max-runs")
     s.add_argument(
+        "--profile",
+        default="timing",
+        metavar="NAME",
+        help="boot profile, configs/profiles/NAME.toml: timing (default; the board's command line), initcalls "
+        "(initcall_debug: each run's initcalls go into boot-timing-initcalls.json), quiet (a silent console)",
+    )
+    s.add_argument(
         "--timeout-factor", type=_number(0, 100), default=1.0, help="scale every milestone timeout (0 .. 100]"
     )
     s.set_defaults(fn=cmd_boot_timing)
@@ -564,12 +608,28 @@ def build_parser() -> argparse.ArgumentParser:
         "ANSI: the format assumed is in the output). "
         "parse lmbench FILE: the values (with units and the better direction) of lmbench "
         "1.x-3.x summary tables, results files, raw tool output or the footprint runner's "
-        "blocks, in lmbench.json's structure. See docs/formats.md.",
+        "blocks, in lmbench.json's structure. "
+        "parse initcalls FILE: the initcall_debug lines of any era (2.6.0's 'Calling initcall 0x...', 2.6.25's "
+        "'ran for N msecs', today's 'calling fn @ pid' / 'returned N after N usecs'): per initcall the function, "
+        "module, duration, start time and return value. See docs/formats.md.",
     )
-    s.add_argument("what", choices=("bootlog", "lmbench"))
+    s.add_argument("what", choices=("bootlog", "lmbench", "initcalls"))
     s.add_argument("file", help="the log file, or - for standard input")
     s.add_argument("--board", "-b", help="use this board's milestone overrides")
-    s.add_argument("--json", action="store_true", help="print JSON (the default, and so far the only output)")
+    s.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON (bootlog and lmbench always do; initcalls prints a table without it)",
+    )
+    s.add_argument(
+        "--map",
+        metavar="SYSTEM_MAP",
+        help="initcalls: the kernel's System.map, to name initcalls printed as addresses (no CONFIG_KALLSYMS) "
+        "and give each its level (early, core, ..., late)",
+    )
+    s.add_argument(
+        "--top", type=_count(1, 100000), default=20, help="initcalls: the slowest N in the table (default 20)"
+    )
     s.set_defaults(fn=cmd_parse)
 
     s = sub.add_parser(

@@ -6,7 +6,9 @@ Up to date means:
 - build: build-all's own content key (source, config inputs, toolchain, recipe);
 - boot timing: boot-timing.json (boot-timing-nfs.json for root=nfs) was made
   from the current builds (build keys), with the same ramdisk, the same boot
-  path, and at least as many runs;
+  path, and at least as many runs; the same for each boot profile with
+  `study_runs` (configs/profiles/: initcalls, boot-timing-initcalls.json), with
+  its own number of runs;
 - footprint: footprint.json and lmbench.json of every kernel were made from the
   current build, in the same lmbench mode, with at least as many lmbench runs,
   on the same ramdisk.
@@ -30,6 +32,7 @@ from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure import footprint
 from bringup.model.board import Board
+from bringup.model.profiles import study_profiles
 from bringup.records import BootTiming, Build, Footprint, Lmbench, Rootfs, RootfsRef
 from bringup.report import page as report
 from bringup.util import paths
@@ -73,10 +76,10 @@ def ramdisk_changed(board: Board, logs: Path, used: RootfsRef, name: str) -> str
 
 
 def boot_fresh(
-    board: Board, logs: Path, cache: Path, runs: int, path: str, root: str = "ramdisk", say=print
+    board: Board, logs: Path, cache: Path, runs: int, path: str, root: str = "ramdisk", say=print, profile="timing"
 ) -> str | None:
-    """None when boot-timing.json (boot-timing-nfs.json) is up to date, else why not."""
-    name = records.boot_timing_name(root)
+    """None when boot-timing.json (boot-timing-nfs.json, boot-timing-<profile>.json) is up to date, else why not."""
+    name = records.boot_timing_name(root, profile=profile)
     s, why = _read(Path(logs) / board.name / name, BootTiming)
     if s is None:
         return why or f"no {name}"
@@ -157,6 +160,32 @@ def run(
         if failed:
             written = Path(logs) / board.name / records.boot_timing_name(root, failed=True)
             raise BootFailed(f"{failed} boot run(s) failed; see {paths.rel(written)}")
+
+    for prof in study_profiles():  # e.g. initcalls: a few boots with initcall_debug, for "Boot time explained"
+        n = prof.spec.study_runs or 1
+        why = "FORCE" if force else boot_fresh(board, logs, cache, n, path, root, say, profile=prof.name)
+        if why is None:
+            say(f"== [2/{steps}] boot-timing, profile {prof.name}: up to date, skipped")
+            continue
+        say(f"== [2/{steps}] boot-timing {board.name}, profile {prof.name}: {n} runs per kernel ({why})")
+        rd = rootfs.build(board, logs, cache, say=say)
+        summary = boottiming.boot_timing(
+            board,
+            logs,
+            Path(logs) / board.name / "rootfs" / rd.file,
+            partial(targets.for_board, board, say=say),
+            runs=n,
+            path=path,
+            root=root,
+            say=say,
+            rootfs_ref=rd.ref(),
+            guard=guard,
+            profile=prof,
+        )
+        failed = sum(k["failed"] for k in summary["kernels"].values())
+        if failed:
+            written = Path(logs) / board.name / records.boot_timing_name(root, failed=True, profile=prof.name)
+            raise BootFailed(f"{failed} boot run(s) of profile {prof.name} failed; see {paths.rel(written)}")
 
     why = "FORCE" if force else footprint_fresh(board, logs, lmbench, lmbench_runs)
     if why is None:

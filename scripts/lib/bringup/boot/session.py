@@ -127,7 +127,9 @@ class BootSession:
         root: str = "ramdisk",
         timeout_factor: float = 1.0,
         run_index: int = 0,
+        extra_args: str = "",
     ):
+        """extra_args: added to the command line (a boot profile's arguments for this kernel)."""
         if path not in PATHS:
             raise BringupError(f"boot path {path!r}: use 'direct' or 'u-boot'")
         if root not in ROOTS:
@@ -143,7 +145,8 @@ class BootSession:
         if root == "nfs":
             self.nfs = nfsroot.NfsRoot(board, kernel_id, self.initrd, self.run_dir, target.nfs_address())
         kernel = board.kernel(kernel_id)
-        self.cmdline = kernel_cmdline(board, kernel.cmdline, self.nfs.cmdline if self.nfs else "")
+        extra = " ".join(s for s in (self.nfs.cmdline if self.nfs else "", extra_args) if s)
+        self.cmdline = kernel_cmdline(board, kernel.cmdline, extra)
         if path == "u-boot":
             uboot.quote(self.cmdline)  # a command line U-Boot cannot take fails here, before power-on
         self.scan = ms.Scan(rules)
@@ -286,6 +289,7 @@ def boot_once(
     root: str = "ramdisk",
     timeout_factor: float = 1.0,
     run_index: int = 0,
+    extra_args: str = "",
 ) -> dict:
     """One boot to its end milestone and no further; its record.  A failed boot is
     recorded and returned; set-up faults (BringupError) and interrupts are raised."""
@@ -302,6 +306,7 @@ def boot_once(
         root=root,
         timeout_factor=timeout_factor,
         run_index=run_index,
+        extra_args=extra_args,
     )
     with contextlib.suppress(BootFailed), session:
         pass

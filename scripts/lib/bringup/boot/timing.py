@@ -13,6 +13,7 @@ not know whether the target is QEMU or a board on the bench.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,10 @@ from bringup.boot.target import Target
 from bringup.errors import BringupError
 from bringup.model.board import Board
 from bringup.model.milestones import load_rules
+from bringup.model.profiles import Profile
+from bringup.parse import initcalls as icparse
 from bringup.parse import milestones as ms
+from bringup.parse.errors import ParseError
 from bringup.util import clock, hostload
 
 # --- runs, statistics, summary ---------------------------------------------
@@ -138,6 +142,7 @@ def boot_timing(
     say=print,
     rootfs_ref: records.RootfsRef | None = None,
     guard: bool = True,
+    profile: Profile | None = None,
 ) -> dict:
     """Boot each kernel `runs` times.  initrd: the board's ramdisk (the caller builds
     it: build.rootfs; rootfs_ref is its record's reference, kept in the summary);
@@ -151,13 +156,22 @@ def boot_timing(
     until_ci (a width in %): more rounds until the 95 % interval of every headline
     difference (the milestones the summary states: headline()) is that narrow, at
     most max_rounds: the rule of stats.UntilCI; the summary's `stopped` says why
-    the rounds stopped."""
+    the rounds stopped.
+
+    profile: a boot profile (configs/profiles/): its arguments for each kernel's version
+    are added to the command line, the milestones it makes optional are not required,
+    and with `initcalls` each kernel's initcalls over the runs go into the summary
+    (initcall_summary).  The summary of a profile other than `timing` is its own file."""
     path = path or board.boot
     rule = rounds.rule(runs, until_ci, max_rounds)  # refused here, before any work
     builds = plan(board, logs, path, root, only)
     kernels = list(builds)
     rules = load_rules(board.milestones)
     rules = rules.for_root(root)  # e.g. an NFS boot must show the mount
+    pname = profile.name if profile is not None else "timing"
+    if profile is not None:
+        rules = rules.optional(profile.spec.optional_milestones)
+    args = {kid: profile.cmdline(_version(builds[kid][0])) if profile else "" for kid in kernels}
     initrd = Path(initrd)
     rd = rootfs_ref or records.RootfsRef(
         file=initrd.name, sha256=hashlib.sha256(initrd.read_bytes()).hexdigest(), inputs_key=None
@@ -173,7 +187,8 @@ def boot_timing(
         order.append(rounds.order(kernels, rnd - 1))  # A B, B A, ...: no kernel always boots first
         for kid in order[-1]:
             rec_b, recdir = builds[kid]
-            prefix = recdir / "boot" / f"{stamp}-{path}{'-nfs' if root == 'nfs' else ''}-r{rnd:02d}"
+            tag = f"{'-nfs' if root == 'nfs' else ''}{'' if pname == 'timing' else '-' + pname}"
+            prefix = recdir / "boot" / f"{stamp}-{path}{tag}-r{rnd:02d}"
             recs += _boot_guarded(
                 lambda run_dir, kid=kid, rec_b=rec_b, recdir=recdir, rnd=rnd: boot_once(
                     board,
@@ -188,6 +203,7 @@ def boot_timing(
                     root=root,
                     timeout_factor=timeout_factor,
                     run_index=rnd,
+                    extra_args=args[kid],
                 ),
                 prefix,
                 rnd,
@@ -210,11 +226,153 @@ def boot_timing(
     summary["rootfs"] = rd.model_dump()
     summary["order"] = order
     summary["stopped"] = rule.stopped
+    summary["profile"] = pname
+    summary["cmdline_args"] = args
+    for kid in kernels:
+        summary["kernels"][kid]["console"] = console_summary(
+            [r for r in recs if r["kernel"] == kid], builds[kid][1], rules, board.console
+        )
+    if profile is not None and profile.record_initcalls:
+        for kid in kernels:
+            rec_b, recdir = builds[kid]
+            smap = rec_b.get("artifacts", {}).get("System.map")
+            say(f"  {kid}: reading the initcalls of its runs")
+            summary["kernels"][kid]["initcalls"] = initcall_summary(
+                [r for r in recs if r["kernel"] == kid], recdir, recdir / smap if smap else None, rules
+            )
     failed = sum(k["failed"] for k in summary["kernels"].values())
-    records.write(
-        Path(logs) / board.name / records.boot_timing_name(root, failed=failed > 0), summary, records.BootTiming
-    )
+    name = records.boot_timing_name(root, failed=failed > 0, profile=pname)
+    records.write(Path(logs) / board.name / name, summary, records.BootTiming)
     return summary
+
+
+STAMP_RE = re.compile(r"^\[\s*-?\d+\.\d+\s+-?\d+\.\d+\] ?")  # console.log's "[abs delta] " (console.py)
+
+
+def baud_of(console: str) -> int | None:
+    """The baud rate of a console= argument ('ttyAMA0,115200n8' -> 115200), or None."""
+    m = re.search(r",(\d+)", console)
+    return int(m.group(1)) if m else None
+
+
+def console_bytes(log: Path, upto: int) -> tuple[int, int]:
+    """(all bytes, the kernel's bytes) a console printed up to and including line
+    `upto` of a run's console.log, each line counted with the CR LF a serial console
+    sends; the kernel's from its first line with a printk time."""
+    total = kernel = 0
+    in_kernel = False
+    with open(log, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            if n > upto:
+                break
+            text = STAMP_RE.sub("", raw.decode("utf-8", errors="replace").rstrip("\r\n"), count=1)
+            size = len(text.encode("utf-8")) + 2
+            total += size
+            in_kernel = in_kernel or ms.PRINTK_RE.match(text) is not None
+            kernel += size if in_kernel else 0
+    return total, kernel
+
+
+def console_summary(recs: list[dict], recdir: Path, rules: ms.Rules, console: str) -> dict | None:
+    """What the console printed before user space (up to the after_initcalls milestone's
+    line) in each good run, and what that costs at the console's baud rate: 10 bits a
+    character (start, 8 data, stop).  QEMU's emulated UART is not rate-limited, so a
+    QEMU boot does not pay it; a real board's serial line does."""
+    end = next((m.name for m in rules.milestones if m.after_initcalls), None)
+    totals: list[float] = []
+    kernel: list[float] = []
+    for r in recs:
+        hit = r["milestones"].get(end) if end else None
+        if r["status"] != "ok" or r.get("redone") or not hit:
+            continue
+        try:
+            t, k = console_bytes(recdir / "boot" / r["run_id"] / r["log"], hit["line"])
+        except OSError:
+            continue
+        totals.append(t)
+        kernel.append(k)
+    if not totals:
+        return None
+    baud = baud_of(console)
+    med = stats.summarize(totals)
+    assert med is not None
+    return {
+        "until": end,
+        "bytes": med,
+        "kernel_bytes": stats.summarize(kernel),
+        "baud": baud,
+        "cost_s": round(med["median"] * 10 / baud, 6) if baud else None,
+    }
+
+
+def _version(build_rec: dict) -> str:
+    return build_rec.get("version") or build_rec.get("kernelrelease") or ""
+
+
+def initcall_summary(recs: list[dict], recdir: Path, system_map: Path | None, rules: ms.Rules) -> dict:
+    """One kernel's initcalls over its good runs (those in the statistics), from each
+    run's console.log (parse/initcalls.py), named and levelled from the kernel's
+    System.map when its initcalls were printed as addresses (no CONFIG_KALLSYMS).
+    An initcall is `fn` (with ` [module]` when the kernel named one); one that ran
+    twice in a run counts with the sum of its times.  Per run besides: the time from
+    the reference to the after_initcalls milestone and to the kernel's clock zero (the
+    time before the kernel clock), for the report's attribution."""
+    smap = icparse.system_map(system_map.read_text(errors="replace")) if system_map and system_map.exists() else None
+    end = next((m.name for m in rules.milestones if m.after_initcalls), None)
+    runs = [r for r in recs if r["status"] == "ok" and not r.get("redone")]
+    calls: dict[str, dict] = {}
+    out: dict[str, Any] = {
+        "runs": [],
+        "rounds": [],
+        "count": [],
+        "total_us": [],
+        "end_s": [],
+        "before_clock_s": [],
+        "unresolved": 0,
+        "format": None,
+        "end_milestone": end,
+        "calls": [],
+    }
+    for i, r in enumerate(runs):
+        log = recdir / "boot" / r["run_id"] / r["log"]
+        try:
+            res = icparse.parse_initcalls(log.read_bytes(), str(log))
+        except (OSError, ParseError):
+            res = {"initcalls": [], "format": None}
+        if smap is not None:
+            out["unresolved"] += icparse.resolve(res["initcalls"], smap)
+        out["format"] = out["format"] or res["format"]
+        _, ref = reference(r, rules)
+        hit = r["milestones"].get(end) if end else None
+        out["runs"].append(r["run_id"])
+        out["rounds"].append(r.get("round") or i + 1)
+        out["count"].append(len(res["initcalls"]))
+        out["total_us"].append(sum(e["us"] or 0 for e in res["initcalls"]))
+        out["end_s"].append(round(hit["host_s"] - ref, 6) if hit and hit["host_s"] is not None else None)
+        cz = r.get("clock_zero_host_s")
+        out["before_clock_s"].append(round(cz - ref, 6) if cz is not None else None)
+        for e in res["initcalls"]:
+            key = e["fn"] + (f" [{e['module']}]" if e["module"] else "")
+            c = calls.setdefault(
+                key,
+                {
+                    "fn": e["fn"],
+                    "module": e["module"],
+                    "object": e.get("object"),
+                    "level": e.get("level"),
+                    "us": [None] * len(runs),
+                    "start_s": [None] * len(runs),
+                    "rc": None,
+                },
+            )
+            if e["us"] is not None:
+                c["us"][i] = (c["us"][i] or 0) + e["us"]
+            if c["start_s"][i] is None:
+                c["start_s"][i] = e["start_s"]
+            if e["rc"]:
+                c["rc"] = e["rc"]
+    out["calls"] = list(calls.values())
+    return out
 
 
 def _boot_guarded(boot, prefix: Path, rnd: int, baseline: float | None, report, say) -> list[dict]:

@@ -52,6 +52,7 @@ class MilestoneSpec(Strict):
     summary: bool = False
     prompt: bool = False
     required_for: list[Literal["ramdisk", "nfs"]] = []
+    after_initcalls: bool = False
 
     @model_validator(mode="after")
     def _some_regex(self) -> MilestoneSpec:
@@ -94,6 +95,8 @@ class MilestonesFile(Strict):
             raise ValueError("no milestone has end = true, so a boot would never be done")
         if sum(m.reference for m in v) > 1:
             raise ValueError("more than one milestone has reference = true")
+        if sum(m.after_initcalls for m in v) > 1:
+            raise ValueError("more than one milestone has after_initcalls = true")
         return v
 
 
@@ -171,4 +174,5 @@ def _milestone(m: MilestoneSpec, variants: list[tuple[str, str]], file: Path | N
         summary=m.summary,
         prompt=m.prompt,
         required_for=tuple(m.required_for),
+        after_initcalls=m.after_initcalls,
     )

@@ -28,6 +28,7 @@ from typing import BinaryIO
 
 from bringup.parse import meminfo
 from bringup.parse.errors import ParseError
+from bringup.parse.initcalls import InitcallScan
 from bringup.parse.logtext import DESCRIBE, LogText
 from bringup.parse.milestones import PRINTK_RE, Rules, Scan
 
@@ -35,11 +36,6 @@ VERSION_RE = re.compile(r"Linux version (\d+\.\d+[^\s(]*)")
 IMAGE_RE = re.compile(r"^\s*Image Name:\s+Linux-(\d+\.\d+\S*)")  # U-Boot's header of a uImage
 TAINT_RE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]{1,40}?) +(\d+\.\d+[^\s]*) #\d+")
 WARNING_RE = re.compile(r"^WARNING: ")
-INITCALL_RAN = re.compile(r"^initcall 0x[0-9a-f]+ ran for (\d+) msecs: (\S+?)(?:\(\))?(?:\s.*)?$")
-INITCALL_RET = re.compile(
-    r"^initcall (?:0x[0-9a-f]+: )?(\S+?)(?:\(\))? returned (-?\d+)(?:\.| after (\d+) (msecs|usecs))"
-)
-INITCALL_CALL = re.compile(r"^[Cc]alling +(?:initcall 0x[0-9a-f]+: )?(\S+?)(?:\(\))?(?: @ \d+)?(?:\s.*)?$")
 
 MAX_FREEING = 32
 MAX_LATER_FAULTS = 10
@@ -62,10 +58,7 @@ class BootLog:
         self.later_faults: list[dict] = []
         self.warnings: list[dict] = []
         self.warning_count = 0
-        self.initcalls: list[dict] = []
-        self.initcall_counts = {"calling": 0, "returned": 0, "ran_for": 0}
-        self.initcall_total_us = 0
-        self.slowest: list[tuple[int, int, dict]] = []  # a heap of (us, -line, entry)
+        self.initcalls = InitcallScan()  # parse/initcalls.py: every era's wording
         self.lines = 0
         self.printk_lines = 0
 
@@ -112,8 +105,7 @@ class BootLog:
             self.warning_count += 1
             if len(self.warnings) < MAX_WARNINGS:
                 self.warnings.append({"line": n, "text": text})
-        if "initcall" in body or "alling" in body:
-            self._initcall(n, body)
+        self.initcalls.feed(n, None, text)
 
     def _later_fault(self, n: int, text: str) -> None:
         if len(self.later_faults) >= MAX_LATER_FAULTS:
@@ -125,31 +117,20 @@ class BootLog:
                 self.later_faults.append({"kind": kind, "line": n, "text": text})
                 return
 
-    def _initcall(self, n: int, body: str) -> None:
-        if INITCALL_CALL.match(body):
-            self.initcall_counts["calling"] += 1
-            return
-        ran = INITCALL_RAN.match(body)
-        ret = None if ran else INITCALL_RET.match(body)
-        if ran:
-            self.initcall_counts["ran_for"] += 1
-            fn, us, printed, rc = ran.group(2), int(ran.group(1)) * 1000, f"{ran.group(1)} msecs", None
-        elif ret:
-            self.initcall_counts["returned"] += 1
-            if ret.group(3) is None:
-                return  # 2.6.2x's "returned 0." line; its time is on the "ran for" line
-            unit = ret.group(4)
-            us = int(ret.group(3)) * (1000 if unit == "msecs" else 1)
-            fn, printed, rc = ret.group(1), f"{ret.group(3)} {unit}", int(ret.group(2))
-        else:
-            return
-        entry = {"line": n, "fn": fn, "us": us, "printed": printed, "rc": rc}
-        self.initcall_total_us += us
-        if len(self.initcalls) < MAX_INITCALLS:
-            self.initcalls.append(entry)
-        heapq.heappush(self.slowest, (us, -n, entry))
-        if len(self.slowest) > SLOWEST:
-            heapq.heappop(self.slowest)
+    def _initcall_result(self) -> dict | None:
+        """initcall_debug timings (parse/initcalls.py), in bootlog's words: the line counts,
+        and every call with a time as {line, fn (as printed), us, printed, rc}."""
+        ic = self.initcalls.result()
+        counts = {k: ic[k] for k in ("calling", "returned", "ran_for")}
+        if not sum(counts.values()):
+            return None
+        entries = [
+            {"line": e["line"], "fn": e["symbol"], "us": e["us"], "printed": e["printed"], "rc": e["rc"]}
+            for e in ic["initcalls"]
+            if e["us"] is not None
+        ][:MAX_INITCALLS]
+        slowest = heapq.nlargest(SLOWEST, entries, key=lambda e: (e["us"], -e["line"]))
+        return {**counts, "timed": len(entries), "total_us": ic["total_us"], "slowest": slowest, "entries": entries}
 
     def recognised(self) -> bool:
         """Whether anything of a boot was seen (else the input is not a boot log)."""
@@ -163,13 +144,13 @@ class BootLog:
             or self.memory.avail
             or self.memory.total
             or self.freeing
-            or sum(self.initcall_counts.values())
+            or self.initcalls.counts["calling"]
+            or self.initcalls.counts["returned"]
         )
 
     def result(self) -> dict:
         res = self.scan.result()
         version = self.version or self.taint_version or self.image_version
-        counts = self.initcall_counts
         init = next((f for f in self.freeing if f["kind"] == "init"), None)
         res.update(
             kernel_version=version["release"] if version else None,
@@ -181,15 +162,7 @@ class BootLog:
             init_freed_kb=init["kb"] if init else None,
             later_faults=self.later_faults,
             warnings={"count": self.warning_count, "first": self.warnings},
-            initcalls=None
-            if not sum(counts.values())
-            else {
-                **counts,
-                "timed": len(self.initcalls),
-                "total_us": self.initcall_total_us,
-                "slowest": [e for _, _, e in sorted(self.slowest, reverse=True)],
-                "entries": self.initcalls,
-            },
+            initcalls=self._initcall_result(),
             lines=self.lines,
             complete=self.scan.done() or any(m.prompt and m.name in self.scan.found for m in self.rules.milestones),
         )

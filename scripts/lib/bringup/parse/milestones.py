@@ -55,6 +55,7 @@ class Milestone:
     summary: bool = False
     prompt: bool = False
     required_for: tuple[str, ...] = ()
+    after_initcalls: bool = False
 
     def match(self, body: str, text: str) -> str | None:
         """Who prints the wording this line matches ("" when unnamed), or None."""
@@ -77,6 +78,11 @@ class Rules:
         return replace(
             self, milestones=[replace(m, required=True) if root in m.required_for else m for m in self.milestones]
         )
+
+    def optional(self, names: list[str] | tuple[str, ...]) -> Rules:
+        """The rules of a boot that is not expected to print these milestones (a boot
+        profile's optional_milestones, e.g. a quiet console): they are no longer required."""
+        return replace(self, milestones=[replace(m, required=False) if m.name in names else m for m in self.milestones])
 
     def reference(self) -> Milestone | None:
         return next((m for m in self.milestones if m.reference), None)

@@ -152,6 +152,46 @@ class Failure(Part):
     error: Text | None
 
 
+UsecOrNone = Annotated[int, Field(ge=0)] | None
+
+
+class Initcall(Part):
+    """One initcall over a kernel's runs (/4): lists in the order of KernelInitcalls.runs."""
+
+    fn: Name  # the function (its address when no System.map named it)
+    module: Name | None  # the module the kernel printed (`[mod]`)
+    object: Name | None  # the object file its initcall entry names (5.13+ System.map)
+    level: Name | None  # early, pure, core, postcore, arch, subsys, fs, rootfs, device, late (from System.map)
+    us: list[UsecOrNone]  # its duration in each run, as printed; None: not in that run (or no duration printed)
+    start_s: list[Seconds | None]  # printk time of its start in each run
+    rc: int | None  # a non-zero return value seen in any run
+
+
+class KernelInitcalls(Part):
+    """A kernel's initcalls over its good runs, for the initcalls profile (/4)."""
+
+    runs: list[FileName]
+    rounds: list[Annotated[int, Field(ge=1)]]
+    count: list[Count]  # initcalls with a result, per run
+    total_us: list[Count]  # their durations summed, per run
+    end_s: list[Real | None]  # time from the reference to the after_initcalls milestone, per run
+    before_clock_s: list[Real | None]  # time from the reference to the kernel's clock zero, per run
+    unresolved: Count  # initcalls printed as addresses that the System.map did not name (all runs)
+    format: Name | None  # parse/initcalls.py FORMATS key
+    end_milestone: Name | None  # the after_initcalls milestone
+    calls: list[Initcall]  # in the order of their first run
+
+
+class ConsoleCost(Part):
+    """What the console printed before user space, per run (/4)."""
+
+    until: Name | None  # the after_initcalls milestone: bytes up to its line
+    bytes: Stats  # every byte (bootloader and kernel), with CR LF per line
+    kernel_bytes: Stats | None  # from the kernel's first line with a printk time
+    baud: Annotated[int, Field(ge=1)] | None  # from the board's console= argument
+    cost_s: Seconds | None  # median bytes x 10 bits / baud: what a real serial line takes to send them
+
+
 class KernelTiming(Part):
     runs: Count
     ok: Count
@@ -165,6 +205,8 @@ class KernelTiming(Part):
     failures: list[Failure]
     run_ids: list[FileName]
     disturbed: list[Failure] = []  # runs done again because the host was disturbed (/3)
+    initcalls: KernelInitcalls | None = None  # the initcalls profile's (/4)
+    console: ConsoleCost | None = None  # console output before user space (/4)
 
 
 def _timing_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
@@ -191,3 +233,5 @@ class BootTiming(Record):
     stopped: Text | None = None  # why no more rounds were run (/3)
     run: RelPath | None = None  # an imported record: the directory with the copy of the log (/4)
     imported: Imported | None = None  # where an imported record came from (/4); None for a live run
+    profile: Name = "timing"  # the boot profile (configs/profiles/) of these runs (/4)
+    cmdline_args: dict[Name, Text] = {}  # what the profile added to each kernel's command line (/4)

@@ -28,10 +28,13 @@ MAX_RECORD = 64 * 1024 * 1024  # a record larger than this is not one
 KINDS: dict[str, list[type[Record]]] = {}  # kind -> its models (filled by records/__init__.py)
 
 
-def boot_timing_name(root: str = "ramdisk", failed: bool = False) -> str:
+def boot_timing_name(root: str = "ramdisk", failed: bool = False, profile: str = "timing") -> str:
     """The boot-timing summary's file name under logs/<board>/: ramdisk and NFS-root
-    timings are kept apart, and a failed invocation's summary never replaces a good one."""
+    timings are kept apart, so are boot profiles other than `timing`
+    (boot-timing-initcalls.json), and a failed invocation's summary never replaces a good one."""
     stem = "boot-timing" if root == "ramdisk" else f"boot-timing-{root}"
+    if profile != "timing":
+        stem += f"-{profile}"
     return f"{stem}-failed.json" if failed else f"{stem}.json"
 
 

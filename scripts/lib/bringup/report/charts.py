@@ -158,3 +158,50 @@ def _size_label(n: int) -> str:
         if n >= f and n % f == 0:
             return f"{n // f}{unit}"
     return str(n)
+
+
+def initcall_timeline(kernel: str, calls: list[dict], levels: list[str], labelled: int = 8) -> str | None:
+    """Bootgraph-style: each initcall a bar on the printk time axis (its median start and
+    median duration over the runs), one row per initcall level (early ... late, or one
+    row when the levels are not known), the slowest `labelled` ones named.
+    calls: [{key, level, start_s, us}]."""
+    pts = [c for c in calls if c.get("start_s") is not None and c.get("us") is not None]
+    if not pts:
+        return None
+    rows = [lv for lv in levels if any((c.get("level") or "unknown") == lv for c in pts)] or ["unknown"]
+    y = {lv: i for i, lv in enumerate(rows)}
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.6))
+    slow = {id(c) for c in sorted(pts, key=lambda c: -c["us"])[:labelled]}
+    span = max(c["start_s"] + c["us"] / 1e6 for c in pts) - min(c["start_s"] for c in pts)
+    thin = max(span / 600, 1e-5)  # the shortest initcalls still show as a tick
+    for c in pts:
+        yi = y.get(c.get("level") or "unknown", 0)
+        is_slow = id(c) in slow
+        ax.barh(
+            yi,
+            max(c["us"] / 1e6, thin),
+            left=c["start_s"],
+            height=0.6,
+            color=COLORS[1] if is_slow else COLORS[0],
+            alpha=0.9 if is_slow else 0.6,
+            edgecolor="none",
+        )
+    for i, c in enumerate(sorted((c for c in pts if id(c) in slow), key=lambda c: c["start_s"])):
+        yi = y.get(c.get("level") or "unknown", 0)
+        ax.annotate(
+            f"{c['key']} {c['us'] / 1000:.1f} ms",
+            (c["start_s"] + c["us"] / 2e6, yi),
+            xytext=(0, 8 + 8 * (i % 3)),
+            textcoords="offset points",
+            ha="center",
+            fontsize=7,
+            arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "#666"},
+        )
+    ax.set_yticks(range(len(rows)), rows)
+    ax.invert_yaxis()
+    ax.set_ylim(len(rows) - 0.4, -0.9)
+    ax.set_xlabel("printk time (s): median start and duration over the runs; red: the slowest")
+    ax.set_title(f"{kernel}: initcalls", fontsize=9, loc="left")
+    fig.tight_layout()
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", kernel)
+    return _svg(fig, f"chart-initcalls-{safe}", f"initcall timeline of {kernel}")

@@ -33,8 +33,8 @@ from bringup.model.milestones import load_rules
 from bringup.parse import sizediff
 from bringup.records import Boot, BootTiming, Build, Footprint, Lmbench
 from bringup.records.boot import KernelTiming, MilestoneStats
+from bringup.report import bootexplain, charts, compare, findings
 from bringup.report import buildtable as buildreport
-from bringup.report import charts, compare, findings
 from bringup.report.tables import fmt_delta, pct
 from bringup.util import clock, paths
 
@@ -142,6 +142,12 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
             "milestones": mil,
             "rows": _boot_rows(nfs, mil, kernels, bdir, records.boot_timing_name("nfs"), rd, imported),
         }
+    icname = records.boot_timing_name(profile="initcalls")
+    ic = rd.read(bdir / icname, BootTiming)
+    labels = {m.name: m.label for m in rules.milestones}
+    model["boot_explained"] = _boot_explained(ic, kernels, icname, labels) if ic else None
+    quiet = rd.read(bdir / records.boot_timing_name(profile="quiet"), BootTiming)
+    model["console_cost"] = _console_cost(board, boot, quiet, kernels, rules)
     model["footprint_rows"] = _footprint_rows(fp, kernels)
     model["lmbench_groups"] = _lmbench_groups(lm, kernels)
     model["bw_mem"] = _bw_mem(lm, kernels)
@@ -149,6 +155,7 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     _imported_env(model)
     model["reproduce"] = _reproduce(board, model)
     model["findings"] = findings.summarize(model)
+    _explained_findings(model)
     _mark_from_family(model)
     return model
 
@@ -224,6 +231,111 @@ def _imported(
         for e in entries:
             e["mark"] = f"imported from {e['name']} (sha256 {e['sha256'][:12]}…, {e['format']})"
     return out
+
+
+def _boot_explained(ic: BootTiming, kernels: list[str], fname: str, labels: dict, top: int = 10) -> dict | None:
+    """The "Boot time explained" section from the initcalls profile's record
+    (report/bootexplain.py): per kernel its initcalls, against the first kernel the
+    initcalls that grew, shrank, appeared or vanished."""
+    blocks = {}
+    for k in kernels:
+        block = ic.kernels[k].initcalls if k in ic.kernels else None
+        if block is not None and block.runs:
+            blocks[k] = block.model_dump()
+    if not blocks:
+        return None
+    ks = list(blocks)
+    views = {k: bootexplain.kernel_view(blocks[k], top) for k in ks}
+    for v in views.values():
+        v["end_label"] = labels.get(v["end_milestone"] or "", v["end_milestone"])
+    timeline = {
+        k: [
+            {
+                "key": bootexplain.key(c),
+                "level": c["level"],
+                "start_s": bootexplain.median_of(c["start_s"]),
+                "us": bootexplain.median_of([float(x) for x in c["us"] if x is not None]),
+            }
+            for c in blocks[k]["calls"]
+        ]
+        for k in ks
+    }
+    pairs = []
+    for k in ks[1:]:
+        att = bootexplain.attribute(blocks[ks[0]], blocks[k], ks[0], k)
+        if att is not None:
+            label = labels.get(att["end_milestone"] or "")
+            pairs.append(
+                {
+                    **att,
+                    "end_label": label or att["end_milestone"],
+                    "top": bootexplain.top_changes(att, top),
+                    "claim": bootexplain.claim(att, label),
+                }
+            )
+    return {
+        "file": fname,
+        "cmdline_args": dict(ic.cmdline_args),
+        "kernels": views,
+        "pairs": pairs,
+        "timeline": timeline,
+        "levels": list(bootexplain.LEVEL_ORDER) + ["unknown"],
+    }
+
+
+def _console_cost(
+    board: Board, boot: BootTiming | None, quiet: BootTiming | None, kernels: list[str], rules
+) -> dict | None:
+    """Console output before user space per kernel (the timing profile's runs), its cost
+    at the console's baud rate, and the end milestone's time in quiet runs against the
+    timing runs when both records exist (Mann-Whitney U, uncorrected: shown, never claimed)."""
+    end = next((m for m in rules.milestones if m.end), None)
+    rows = []
+    for k in kernels:
+        t = boot.kernels.get(k) if boot else None
+        q = quiet.kernels.get(k) if quiet else None
+        c = t.console if t else None
+        if c is None and q is None:
+            continue
+        row: dict[str, Any] = {
+            "kernel": k,
+            "bytes": c.bytes.median if c else None,
+            "kernel_bytes": c.kernel_bytes.median if c and c.kernel_bytes else None,
+            "baud": c.baud if c else None,
+            "cost_s": c.cost_s if c else None,
+            "timing_s": None,
+            "quiet_s": None,
+            "p": None,
+        }
+        if end is not None and t and q and end.name in t.milestones and end.name in q.milestones:
+            a, b = t.milestones[end.name], q.milestones[end.name]
+            row["timing_s"] = a.host.median if a.host else None
+            row["quiet_s"] = b.host.median if b.host else None
+            test = stats.mann_whitney(a.values or [], b.values or [])
+            row["p"] = test["p"] if test else None
+        rows.append(row)
+    if not rows:
+        return None
+    return {
+        "rows": rows,
+        "end": end.label if end else None,
+        "qemu": board.qemu is not None,
+        "until": next((m.label for m in rules.milestones if m.after_initcalls), None),
+    }
+
+
+def _explained_findings(model: dict) -> None:
+    """A summary bullet per kernel pair whose attribution is significant after the correction; none otherwise."""
+    be = model.get("boot_explained")
+    if not be:
+        return
+    for p in be["pairs"]:
+        if not p["claim"]:
+            continue
+        for f in model["findings"]:
+            if f["kernel"] == p["b"] and f["against"] == p["a"]:
+                item = {"kind": "tested", "significant": True, "claim": p["claim"], "link": "#boot-explained"}
+                f["sections"].append(("Boot time explained", [item]))
 
 
 def _mark_from_family(model: dict) -> None:
@@ -763,6 +875,10 @@ def make_charts(model: dict) -> dict:
     return {
         "sizes": charts.sizes([k for k in ks if k in model["sizes"]], model["sizes"], model["images"]),
         "boot": charts.boot_timeline(ks, model["boot_milestones"], means, cis),
+        **{
+            f"initcalls-{k}": charts.initcall_timeline(k, calls, model["boot_explained"]["levels"])
+            for k, calls in (model["boot_explained"] or {}).get("timeline", {}).items()
+        },
         "bw_mem": charts.bw_mem_cascade(ks, model["bw_mem"]),
     }
 

@@ -1,0 +1,245 @@
+"""Boot time explained: which initcalls make one kernel boot slower than another.
+
+Reads the initcalls profile's boot-timing record only (boot-timing-initcalls.json,
+`kernels.<id>.initcalls`: per run, every initcall's printed duration, the time to the
+after_initcalls milestone and the time before the kernel's clock started).
+
+Per kernel (`kernel_view`): the total time in initcalls (median over the runs), the
+top N initcalls by median duration, and the time per level (early ... late) where the
+System.map gave the levels.
+
+Between two kernels (`attribute`), the rules:
+  - the difference to explain, D, is the difference of the medians of the time from
+    the reference to the after_initcalls milestone ("Freeing unused kernel memory"),
+    measured in these same runs (initcall_debug slows a boot; the timing profile's
+    numbers are not mixed in);
+  - each initcall's time in a run is its printed duration, 0 in a run where it did not
+    run: so an initcall only one kernel has (appeared, vanished) is compared with 0;
+  - a row's share is the difference of its medians; "time before the kernel clock"
+    (host time at the kernel's clock zero, from the reference) is a row like the others;
+  - unexplained = D minus the sum of every row's share: the kernel's own work outside
+    initcalls (start_kernel before the first initcall, the work between them), the
+    console output of the initcall lines themselves, and the error of summing medians;
+  - significance: Mann-Whitney U over the runs (bringup.stats) for each row whose
+    median is at least MIN_TESTED_US in either kernel (a filter on size, not on the
+    difference), Benjamini-Hochberg over those rows; a row is significant when its
+    q-value is below ALPHA;
+  - clock ticks: until its real clocksource runs, a kernel times initcalls with the
+    jiffy, and prints 0 or one tick (10000 us at HZ=100) and nothing between.  A
+    kernel's tick is the duration of 1 ms or more it prints most often (at least 5
+    times, 3 times as often as any other); a row whose every duration in both
+    kernels is a whole number of ticks, and whose difference is no more than a tick,
+    is marked `tick` and not tested.  With n runs a side the smallest p is 2 / C(2n, n)
+    (3 runs: 0.1), so a few runs claim nothing, and the report says so.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from bringup import stats
+
+ALPHA = 0.05
+MIN_TESTED_US = 1000  # rows smaller than this in both kernels are shown, never tested
+LEVEL_ORDER = ("early", "pure", "core", "postcore", "arch", "subsys", "fs", "rootfs", "device", "late")
+
+
+def _median(values: list[float | None]) -> float | None:
+    v = [x for x in values if x is not None]
+    return statistics.median(v) if v else None
+
+
+def clock_tick(ic: dict) -> int | None:
+    """The jiffy a kernel timed its early initcalls with, seen as the one duration of
+    1 ms or more it prints far more often than any other; None when there is none."""
+    counts: dict[int, int] = {}
+    for c in ic.get("calls") or []:
+        for x in c["us"]:
+            if x is not None and x >= 1000:
+                counts[x] = counts.get(x, 0) + 1
+    if not counts:
+        return None
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    value, n = ranked[0]
+    if n >= 5 and (len(ranked) == 1 or n >= 3 * ranked[1][1]):
+        return value
+    return None
+
+
+def _in_ticks(values: list[float], tick: int | None) -> bool:
+    return tick is not None and all(x % tick == 0 for x in values)
+
+
+def median_of(values: list[float | None]) -> float | None:
+    """The median of the values that are there (None when none is)."""
+    return _median(values)
+
+
+def key(call: dict) -> str:
+    return call["fn"] + (f" [{call['module']}]" if call.get("module") else "")
+
+
+def _per_run(call: dict) -> list[float]:
+    return [float(x or 0) for x in call["us"]]
+
+
+def kernel_view(ic: dict, top: int = 10) -> dict[str, Any]:
+    """One kernel's initcalls: total, top N by median duration, time per level."""
+    calls = ic.get("calls") or []
+    rows = []
+    for c in calls:
+        med = _median([float(x) for x in c["us"] if x is not None])
+        if med is None:
+            continue
+        rows.append(
+            {
+                "key": key(c),
+                "fn": c["fn"],
+                "module": c.get("module"),
+                "level": c.get("level"),
+                "median_us": med,
+                "runs": sum(1 for x in c["us"] if x is not None),
+                "start_s": _median(c["start_s"]),
+            }
+        )
+    rows.sort(key=lambda r: -r["median_us"])
+    n = len(ic.get("runs") or [])
+    levels: dict[str, float] = {}
+    for i in range(n):
+        per: dict[str, float] = {}
+        for c in calls:
+            lv = c.get("level") or "unknown"
+            per[lv] = per.get(lv, 0.0) + float(c["us"][i] or 0)
+        for lv, v in per.items():
+            levels.setdefault(lv, 0.0)
+            levels[lv] = levels[lv] + v / n
+    order = {lv: i for i, lv in enumerate((*LEVEL_ORDER, "unknown"))}
+    return {
+        "runs": n,
+        "count": _median([float(x) for x in ic.get("count") or []]),
+        "total_us": _median([float(x) for x in ic.get("total_us") or []]),
+        "end_s": _median(ic.get("end_s") or []),
+        "end_milestone": ic.get("end_milestone"),
+        "before_clock_s": _median(ic.get("before_clock_s") or []),
+        "unresolved": ic.get("unresolved", 0),
+        "format": ic.get("format"),
+        "top": rows[:top],
+        "by_level": [{"level": lv, "mean_us": levels[lv]} for lv in sorted(levels, key=lambda x: order.get(x, 99))],
+        "levels_known": any(c.get("level") for c in calls),
+    }
+
+
+def attribute(a: dict, b: dict, name_a: str, name_b: str, alpha: float = ALPHA) -> dict[str, Any] | None:
+    """What makes kernel b's time to the after_initcalls milestone differ from kernel a's
+    (see the module's rules); None when either has no runs with that milestone."""
+    end_a, end_b = _median(a.get("end_s") or []), _median(b.get("end_s") or [])
+    if end_a is None or end_b is None:
+        return None
+    d_us = (end_b - end_a) * 1e6
+    rows: list[dict[str, Any]] = []
+
+    ticks = (clock_tick(a), clock_tick(b))
+
+    def add(kind: str, label: str, va: list[float], vb: list[float], status: str | None = None) -> None:
+        ma, mb = _median(list(va)), _median(list(vb))
+        ma, mb = ma or 0.0, mb or 0.0
+        tick = (
+            kind == "initcall"
+            and _in_ticks(va, ticks[0])
+            and _in_ticks(vb, ticks[1])
+            and abs(mb - ma) <= max(t or 0 for t in ticks)
+        )
+        row = {
+            "kind": kind,
+            "key": label,
+            "a_us": ma,
+            "b_us": mb,
+            "delta_us": mb - ma,
+            "status": status or ("grew" if mb > ma else "shrank" if mb < ma else "same"),
+            "p": None,
+            "q": None,
+            "significant": False,
+            "tick": tick,
+            "tested": max(abs(ma), abs(mb)) >= MIN_TESTED_US and not tick,
+        }
+        if row["tested"]:
+            t = stats.mann_whitney(va, vb)
+            row["p"] = None if t is None else t["p"]
+        rows.append(row)
+
+    bca = [x * 1e6 for x in a.get("before_clock_s") or [] if x is not None]
+    bcb = [x * 1e6 for x in b.get("before_clock_s") or [] if x is not None]
+    if bca and bcb:
+        add("clock", "time before the kernel clock", bca, bcb)
+    ca = {key(c): c for c in a.get("calls") or []}
+    cb = {key(c): c for c in b.get("calls") or []}
+    na, nb = len(a.get("runs") or []), len(b.get("runs") or [])
+    for k in list(ca) + [k for k in cb if k not in ca]:
+        va = _per_run(ca[k]) if k in ca else [0.0] * na
+        vb = _per_run(cb[k]) if k in cb else [0.0] * nb
+        status = "appeared" if k not in ca else "vanished" if k not in cb else None
+        add("initcall", k, va, vb, status)
+    tested = [r for r in rows if r["p"] is not None]
+    for r, q in zip(tested, stats.fdr([r["p"] for r in tested]), strict=True):
+        r["q"] = q
+        r["significant"] = q < alpha
+    explained = sum(r["delta_us"] for r in rows)
+    ta = [float(x) for x in a.get("total_us") or []]
+    tb = [float(x) for x in b.get("total_us") or []]
+    total = stats.mann_whitney(ta, tb)
+    initcall_rows = [r for r in rows if r["kind"] == "initcall"]
+    dtest = stats.mann_whitney(a.get("end_s") or [], b.get("end_s") or [])
+    return {
+        "a": name_a,
+        "b": name_b,
+        "end_milestone": a.get("end_milestone") or b.get("end_milestone"),
+        "runs": [na, nb],
+        "delta_us": d_us,
+        "delta_p": None if dtest is None else dtest["p"],
+        "end_a_s": end_a,
+        "end_b_s": end_b,
+        "explained_us": explained,
+        "unexplained_us": d_us - explained,
+        "initcalls_delta_us": sum(r["delta_us"] for r in initcall_rows),
+        "initcalls_total": {
+            "a_us": _median(list(ta)),
+            "b_us": _median(list(tb)),
+            "p": None if total is None else total["p"],
+        },
+        "rows": rows,
+        "tested": len(tested),
+        "significant": [r for r in rows if r["significant"]],
+        "smallest_p": stats.smallest_p(min(na, nb), False, max(na, nb)) if na and nb else None,
+        "ticks_us": list(ticks),
+        "appeared": [r for r in initcall_rows if r["status"] == "appeared"],
+        "vanished": [r for r in initcall_rows if r["status"] == "vanished"],
+    }
+
+
+def top_changes(att: dict, n: int = 10) -> list[dict]:
+    """The rows with the largest differences, largest first (grown and shrunk)."""
+    return sorted((r for r in att["rows"] if r["delta_us"]), key=lambda r: -abs(r["delta_us"]))[:n]
+
+
+def claim(att: dict, label: str | None = None) -> str | None:
+    """The summary's sentence, in seed 002's voice, only when a row is significant after
+    the correction; None otherwise (nothing is claimed).  The difference in the time to
+    the milestone is stated as a finding only when it is itself significant (Mann-Whitney
+    over the runs).  label: the after_initcalls milestone's label, else its name."""
+    sig = sorted(att["significant"], key=lambda r: -abs(r["delta_us"]))
+    if not sig:
+        return None
+    what = label or att["end_milestone"]
+    d = att["delta_us"] / 1000
+    rows = ", ".join(f"`{r['key']}` {r['delta_us'] / 1000:+.1f} ms" for r in sig[:4])
+    more = f" and {len(sig) - 4} more" if len(sig) > 4 else ""
+    tested = f"significant after Benjamini-Hochberg over {att['tested']} tests"
+    if att.get("delta_p") is not None and att["delta_p"] < ALPHA:
+        when = "later" if d > 0 else "sooner"
+        head = f"with initcall_debug, {att['b']} reaches {what} {abs(d):.1f} ms {when} than {att['a']}"
+        return f"{head}; in initcalls: {rows}{more} ({tested})"
+    return (
+        f"with initcall_debug, {att['b']}'s initcalls differ from {att['a']}'s: {rows}{more} ({tested}); "
+        f"the time to {what} differs by {d:+.1f} ms, not significantly"
+    )
