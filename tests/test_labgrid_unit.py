@@ -49,6 +49,7 @@ Acquired resource 'NetworkSerialPort' (lab-exp/board1/NetworkSerialPort/NetworkS
 def test_show_output_is_read_into_place_and_resources():
     p = lgparse.place_show(SHOW)
     assert p.name == "lab-arm-1" and p.acquired == "vm/root"
+    assert p.matches == ["lab-exp/board1/*"]
     assert [r.cls for r in p.resources] == ["NetworkPowerPort", "NetworkSerialPort"]
     serial = p.of_class("NetworkSerialPort")[0]
     assert serial.params == {"host": "127.0.0.1", "port": 45001, "protocol": "raw"}
@@ -244,3 +245,12 @@ def test_direct_is_refused_for_boards_that_cannot_load_a_kernel(tmp_path, board,
     else:
         assert err[0].endswith("no [uboot] table, so it cannot boot through U-Boot")
     assert not (tmp_path / "logs").exists() or not any((tmp_path / "logs").rglob("*.json"))
+
+
+def test_ctrl_c_during_a_boot_still_releases_the_place(tmp_path):
+    log = tmp_path / "calls"
+    b = lab_board(tmp_path, f'echo "$@" >> {log}\nexit 0\n')
+    with pytest.raises(KeyboardInterrupt), LabgridTarget(b):
+        raise KeyboardInterrupt
+    calls = log.read_text().splitlines()
+    assert calls[0].endswith("acquire") and calls[-1].endswith("-p p1 release")

@@ -20,8 +20,10 @@ def test_a_board_that_boots_another_build_fails_the_run(arm_built, tmp_path, pat
     if (logs / name).exists():
         shutil.rmtree(logs / name)
     shutil.copytree(logs / "qemu-arm" / "6.12", logs / name / "6.12", ignore=shutil.ignore_patterns("boot", "foot*"))
+    old = json.loads((logs / "qemu-arm" / "5.10" / "build.json").read_text())["artifacts"]
+    new = json.loads((logs / name / "6.12" / "build.json").read_text())["artifacts"]
     for img in ("zImage", "uImage"):  # what the board loads is 5.10's
-        shutil.copyfile(logs / "qemu-arm" / "5.10" / "images" / img, logs / name / "6.12" / "images" / img)
+        shutil.copyfile(logs / "qemu-arm" / "5.10" / old[img], logs / name / "6.12" / new[img])
     board = tmp_path / f"{name}.toml"
     text = (ROOT / "boards" / "qemu-arm.toml").read_text().replace('name = "qemu-arm"', f'name = "{name}"')
     board.write_text(

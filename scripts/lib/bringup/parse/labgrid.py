@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _PLACE = re.compile(r"^Place '(?P<name>[^']*)':$", re.M)
+_MATCHES = re.compile(r"^  matches:\n(?P<lines>(?:    .*\n?)*)", re.M)
 _ACQUIRED = re.compile(r"^  acquired: (?P<who>.*)$", re.M)
 _RESOURCE = re.compile(
     r"^(?P<kind>Acquired|Matching) resource '(?P<name>[^']*)' \((?P<path>[^)\s]*)\):\n(?P<body>(?:  .*(?:\n|$))+)",
@@ -51,6 +52,7 @@ class Place:
     name: str
     acquired: str | None  # host/user, or None
     resources: list[Resource] = field(default_factory=list)
+    matches: list[str] = field(default_factory=list)  # exporter/group/class patterns
 
     def of_class(self, *classes: str) -> list[Resource]:
         return [r for r in self.resources if r.cls in classes]
@@ -64,6 +66,9 @@ def place_show(text: str) -> Place:
     a = _ACQUIRED.search(text)
     who = a["who"].strip() if a else "None"
     place = Place(m["name"], None if who == "None" else who)
+    mt = _MATCHES.search(text)
+    if mt:
+        place.matches = [line.strip() for line in mt["lines"].splitlines() if line.strip()]
     for r in _RESOURCE.finditer(text):
         try:
             d = ast.literal_eval(textwrap.dedent(r["body"]).strip())

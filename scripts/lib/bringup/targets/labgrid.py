@@ -200,7 +200,13 @@ class LabgridTarget:
     # -- where things are ---------------------------------------------------------
     def _resources(self) -> lgparse.Place:
         if self.place is None:
-            self.place = self.show()
+            place = self.show()
+            if not place.resources:  # no exporter serves any of its matches
+                raise BringupError(
+                    f"labgrid place {self.place_name}: match {', '.join(place.matches) or '(none)'} has no "
+                    f"matching remote resource (its exporter is not running, or does not export that resource)"
+                )
+            self.place = place
         return self.place
 
     def _tftp_provider(self) -> lgparse.Resource | None:
