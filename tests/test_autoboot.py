@@ -80,3 +80,29 @@ def test_interrupt_fields_are_validated():
                 "kernels": [{"id": "k", "source": {"url": "https://example.org/linux.tar.xz"}, "defconfig": "x"}],
             }
         )
+
+
+def test_a_bench_board_that_prints_at_power_on_is_heard_and_stopped(tmp_path, fake_build):
+    """The bench sequence end to end: the board prints its banner and countdown the
+    moment its power command runs, whether anyone listens or not, and flushes the
+    first keys; the serial-board target listens first, hears the banner and the
+    autoboot prompt, and stops autoboot by repeating the interrupt."""
+    from bringup import targets
+    from test_boot_engine import bench_board
+
+    on = tmp_path / "powered-on"
+    fb = FakeBoard(power_file=on, deaf_for=0.3, bootdelay=1)
+    board, _, _ = bench_board(tmp_path, fb.console_url, on)
+    rec, recdir, initrd = fake_build
+    run_dir = tmp_path / "run"
+    try:
+        r = bs.boot_once(
+            board, "k", rec, recdir, initrd, run_dir, targets.for_board(board, run_dir), load_rules(), path="u-boot"
+        )
+    finally:
+        fb.stop()
+    assert r["status"] == "ok", r["error"]
+    assert fb.lost == b"" and not fb.autobooted
+    log = (run_dir / "console.log").read_text()
+    assert "U-Boot 2023.01 (fake)" in log and "Hit any key to stop autoboot" in log
+    assert fb.received[-1] == "bootm 0x200000 0x400000"
