@@ -110,6 +110,19 @@ def test_boot_timing_on_a_labgrid_place_through_uboot(arm_built, lab, tmp_path):
     time.sleep(0.3)
     assert not lab.shim.is_on(0), "QEMU still running after power off"
 
+    # a quick footprint on the same place: a real board's measurement boots the
+    # kernel we built through U-Boot too (never 'direct', which would boot the flash)
+    p = bringup(
+        arm_built, "footprint-report", "--board", str(board), "--lmbench", "none", "--lmbench-runs", "1", timeout=900
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    fp = json.loads((logs / KERNEL / "footprint.json").read_text())
+    assert fp["malloc_kb"] > 0 and fp["kernelrelease"] == rec["kernelrelease"]
+    frec = json.loads((logs / KERNEL / fp["run"] / "boot.json").read_text())
+    assert frec["status"] == "ok" and frec["path"] == "u-boot" and frec["labgrid"]["place"] == "lab-arm-1"
+    assert frec["booted_kernel"] == rec["booted_kernel"]
+    assert lab.acquired_by("lab-arm-1") is None
+
 
 def test_a_place_held_by_someone_else_is_waited_for_then_given_up(arm_built, lab, tmp_path):
     lab.add_board("board1")
