@@ -121,6 +121,7 @@ class Lab:
         self.env = {**os.environ, "LG_COORDINATOR": self.address}
         self.shim = PowerShim()
         self.lines: list[SerialLine] = []
+        self.bridges: list = []
         self.boards: dict[str, dict] = {}
         self.coordinator = self._spawn("coordinator", [str(LGBIN / "labgrid-coordinator"), "-l", self.address])
         self._wait_for_coordinator()
@@ -155,28 +156,37 @@ class Lab:
             raise RuntimeError(f"labgrid-client {' '.join(args)}: {p.stdout}{p.stderr}")
         return p
 
-    def add_board(self, name: str) -> dict:
-        """A board (QEMU + U-Boot) behind outlet len(boards), a serial line and a TFTP dir."""
+    def add_board(self, name: str, rfc2217: bool = False) -> dict:
+        """A board (QEMU + U-Boot) behind outlet len(boards), a serial line and a TFTP dir.
+        rfc2217: the serial port is served through an RFC 2217 server (as ser2net's
+        telnet mode), else as raw TCP."""
         line = SerialLine()
         self.lines.append(line)
         tftp = self.work / f"tftp-{name}"
         tftp.mkdir()
         index = len(self.boards)
         self.shim.outlets[index] = qemu_argv(line.board_port, tftp)
-        self.boards[name] = {"line": line, "tftp": tftp, "index": index}
+        url = line.url
+        if rfc2217:
+            from .rfc2217_bridge import Rfc2217Bridge
+
+            bridge = Rfc2217Bridge(line.url)
+            self.bridges.append(bridge)
+            url = bridge.url
+        self.boards[name] = {"line": line, "tftp": tftp, "index": index, "url": url}
         return self.boards[name]
 
     def export(self) -> None:
         """Write the exporter YAML for every board and start the exporter."""
         y = []
         for name, b in self.boards.items():
-            port = int(b["line"].url.rsplit(":", 1)[1])
+            scheme, port = b["url"].split("://")[0], int(b["url"].rsplit(":", 1)[1])
             y += [
                 f"{name}:",
                 "  NetworkSerialPort:",
                 "    host: 127.0.0.1",
                 f"    port: {port}",
-                "    protocol: raw",
+                f"    protocol: {'rfc2217' if scheme == 'rfc2217' else 'raw'}",
                 "  NetworkPowerPort:",
                 "    model: simplerest",
                 f"    host: '{self.shim.url}'",
@@ -218,6 +228,8 @@ class Lab:
     def close(self) -> None:
         self.kill_exporter()
         self.shim.close()
+        for bridge in self.bridges:
+            bridge.close()
         for line in self.lines:
             line.close()
         self.coordinator.terminate()

@@ -78,8 +78,11 @@ def with_builds(arm_built, name):
     return logs / name
 
 
-def test_boot_timing_on_a_labgrid_place_through_uboot(arm_built, lab, tmp_path):
-    b = lab.add_board("board1")
+@pytest.mark.parametrize("console", ["raw", "rfc2217"])
+def test_boot_timing_on_a_labgrid_place_through_uboot(arm_built, lab, tmp_path, console):
+    """console: the place's NetworkSerialPort as raw TCP (ser2net's raw mode), or
+    RFC 2217 (ser2net's telnet mode; the quick footprint runs on the raw one only)."""
+    b = lab.add_board("board1", rfc2217=console == "rfc2217")
     lab.export()
     lab.add_place("lab-arm-1", "board1")
     board = board_file(tmp_path, "lab-arm", "lab-arm-1", lab.address)
@@ -89,8 +92,8 @@ def test_boot_timing_on_a_labgrid_place_through_uboot(arm_built, lab, tmp_path):
     run = sorted((logs / KERNEL / "boot").glob("*-r01"))[-1]
     rec = json.loads((run / "boot.json").read_text())
     assert rec["status"] == "ok" and rec["t0"] == "power-on"
-    port = b["line"].url.rsplit(":", 1)[1]
-    assert rec["console"] == f"socket://127.0.0.1:{port}"  # the place's NetworkSerialPort
+    assert rec["console"] == b["url"]  # the place's NetworkSerialPort
+    assert rec["console"].startswith("rfc2217://" if console == "rfc2217" else "socket://")
     lg = rec["labgrid"]
     assert lg["place"] == "lab-arm-1" and lg["exporter"] == "lab-exp" and lg["coordinator"] == lab.address
     assert lg["acquired_by"].endswith("/" + getpass.getuser())
@@ -110,6 +113,9 @@ def test_boot_timing_on_a_labgrid_place_through_uboot(arm_built, lab, tmp_path):
     time.sleep(0.3)
     assert not lab.shim.is_on(0), "QEMU still running after power off"
 
+    if console == "rfc2217":
+        assert (115200, 8, "N", 1) in lab.bridges[0].negotiated  # it spoke RFC 2217 to the server
+        return
     # a quick footprint on the same place: a real board's measurement boots the
     # kernel we built through U-Boot too (never 'direct', which would boot the flash)
     p = bringup(
