@@ -56,7 +56,7 @@ UNTIL := $(if $(UNTIL_CI),--until-ci $(CI_PCT)) $(if $(MAX_ROUNDS),--max-rounds 
 DEPS_STAMP := .venv/.requirements.sha256
 q = '$(subst ','\'',$(1))'
 
-.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report report import boards test test-unit test-integration bench bench-aa bench-boot clean
+.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report report import boards test test-unit test-integration bench bench-aa bench-boot bench-labgrid clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -65,7 +65,7 @@ help: ## list the targets
 deps: ## install Debian packages and the Python venv (idempotent)
 	@scripts/install-deps
 
-$(DEPS_STAMP): requirements.txt requirements-dev.txt pyproject.toml scripts/debian-packages.txt
+$(DEPS_STAMP): requirements.txt requirements-dev.txt requirements-labgrid.txt pyproject.toml scripts/debian-packages.txt
 	@scripts/install-deps
 
 all: $(DEPS_STAMP) ## the whole study for BOARD: build-all, boot-timing, footprint-report, report (skips what is up to date)
@@ -133,3 +133,6 @@ bench-boot: $(DEPS_STAMP) ## boot benchmark: printk lag, overhead against bare Q
 
 clean: ## remove results under logs/ (the download/build cache is kept: see README)
 	@find logs -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +
+
+bench-labgrid: $(DEPS_STAMP) ## labgrid overhead: one QEMU board through a labgrid place vs its own socket console
+	@.venv/bin/python bench/labgrid_bench.py $(if $(KERNEL),--kernel $(KERNEL))

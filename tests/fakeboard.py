@@ -45,10 +45,21 @@ class FakeBoard:
         power_file: Path | None = None,
         tftp_dir: Path | None = None,
         shell=False,
+        stop_str=b" ",
+        deaf_for=0.0,
+        bootdelay=5.0,
+        flash=None,
     ):
         self.kernel, self.uboot, self.tftp_error = kernel, uboot, tftp_error
         self.close_after, self.hang_after, self.shell = close_after, hang_after, shell
         self.power_file, self.tftp_dir = power_file, tftp_dir
+        # autoboot: the countdown flushes input for deaf_for seconds (keys typed then are
+        # lost), then waits bootdelay seconds for stop_str; unstopped, it boots `flash`
+        # (the kernel in the board's flash; default: the same lines as `kernel`)
+        self.stop_str, self.deaf_for, self.bootdelay = stop_str, deaf_for, bootdelay
+        self.flash = flash if flash is not None else kernel
+        self.interrupts = 0  # bytes of stop attempts the board saw (after the deaf window)
+        self.autobooted = False
         self.srv = socket.socket()
         self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.srv.bind(("127.0.0.1", 0))
@@ -136,25 +147,11 @@ class FakeBoard:
                         return
                     return self._kernel(self.conn)
                 conn = self.conn
-                conn.recv(1)
+                if not self._stop_autoboot(conn):
+                    self.autobooted = True
+                    return self._kernel(conn, self.flash)
                 conn.sendall(b"\r\n=> ")
-                buf = b""
-                while not self._stop.is_set():
-                    data = conn.recv(4096)
-                    if not data:
-                        return
-                    buf += data
-                    while b"\n" in buf:
-                        line, buf = buf.split(b"\n", 1)
-                        cmd = line.decode().strip()
-                        self.received.append(cmd)
-                        conn.sendall(cmd.encode() + b"\r\n")
-                        if cmd.startswith("tftpboot") and self.tftp_error:
-                            conn.sendall(b"TFTP error: 'File not found' (1)\r\n=> ")
-                        elif cmd.startswith("bootm"):
-                            return self._kernel(conn)
-                        else:
-                            conn.sendall(b"ok\r\n=> ")
+                return self._uboot_shell(conn)
             else:
                 self._accept(5)
                 if self.conn is not None:
@@ -162,8 +159,47 @@ class FakeBoard:
         except OSError:
             pass
 
-    def _kernel(self, conn):
-        for i, (delay, data) in enumerate(self.kernel):
+    def _uboot_shell(self, conn):
+        """U-Boot's prompt: echo each command, answer ok (or the TFTP error), boot at bootm."""
+        buf = b""
+        while not self._stop.is_set():
+            data = conn.recv(4096)
+            if not data:
+                return
+            buf += data
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                cmd = line.decode().strip()
+                if cmd:
+                    self.received.append(cmd)
+                conn.sendall(cmd.encode() + b"\r\n")
+                if cmd.startswith("tftpboot") and self.tftp_error:
+                    conn.sendall(b"TFTP error: 'File not found' (1)\r\n=> ")
+                elif cmd.startswith("bootm"):
+                    return self._kernel(conn)
+                else:
+                    conn.sendall(b"ok\r\n=> ")
+
+    def _stop_autoboot(self, conn) -> bool:
+        """U-Boot's countdown: True when stop_str arrived in time."""
+        start = time.monotonic()
+        got = b""
+        while time.monotonic() - start < self.deaf_for + self.bootdelay:
+            if not select.select([conn], [], [], 0.01)[0]:
+                continue
+            data = conn.recv(64)
+            if not data:
+                return False
+            if time.monotonic() - start < self.deaf_for:
+                continue  # flushed: the key is lost
+            self.interrupts += len(data)
+            got += data
+            if self.stop_str in got:
+                return True
+        return False
+
+    def _kernel(self, conn, lines=None):
+        for i, (delay, data) in enumerate(self.kernel if lines is None else lines):
             if self.hang_after is not None and i == self.hang_after:
                 self._stop.wait(30)
                 return

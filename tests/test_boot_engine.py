@@ -348,6 +348,12 @@ target = "zImage"
 port = "{fb.console_url}"
 [power]
 on = ["false"]
+[tftp]
+dir = "{tmp_path / "tftproot"}"
+[uboot]
+binary = "-"
+kernel_addr = "0x42000000"
+initrd_addr = "0x44000000"
 [[kernels]]
 id = "k"
 source = {{ path = "/tmp" }}
@@ -357,7 +363,9 @@ defconfig = "xconfig"
     rec, recdir, initrd = fake_build
     run_dir = tmp_path / "run"
     with pytest.raises(BringupError, match=r"board dead-board: power.on command false failed \(exit 1\)"):
-        bs.boot_once(board, "k", rec, recdir, initrd, run_dir, targets.for_board(board, run_dir), load_rules())
+        bs.boot_once(
+            board, "k", rec, recdir, initrd, run_dir, targets.for_board(board, run_dir), load_rules(), path="u-boot"
+        )
     fb.stop()
     saved = json.loads((tmp_path / "run" / "boot.json").read_text())
     assert saved["status"] == "fail" and "power.on command false failed" in saved["error"]
@@ -483,7 +491,7 @@ def test_session_offers_a_shell_and_records_when_it_ends(arm, fake_build, tmp_pa
         assert (out, rc) == ("output of free\n", 0)
         assert "root" in fb.received
     saved = json.loads((tmp_path / "run" / "boot.json").read_text())
-    assert all(saved[k] == v for k, v in s.record.items()) and saved["schema"] == "bringup.boot/2"
+    assert all(saved[k] == v for k, v in s.record.items()) and saved["schema"] == "bringup.boot/3"
     assert saved["status"] == "ok" and saved["error"] is None
     assert saved["t0"] == "power-on" and saved["console"] == fb.console_url and "login" in saved["milestones"]
 

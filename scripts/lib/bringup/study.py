@@ -31,7 +31,7 @@ from bringup.build import kernel as build
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure import footprint
-from bringup.model.board import Board
+from bringup.model.board import Board, check_boot_path
 from bringup.model.profiles import study_profiles
 from bringup.records import BootTiming, Build, Footprint, Lmbench, Rootfs, RootfsRef
 from bringup.report import page as report
@@ -134,6 +134,7 @@ def run(
     guard: bool = True,
 ) -> report.Report:
     path = path or board.boot
+    check_boot_path(board, path)  # before any work
     steps = 4
     say(f"== [1/{steps}] build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
     build.build_all(board, logs, cache, force=force, jobs=jobs, say=say)

@@ -18,7 +18,9 @@ Entering the session boots, in this order:
   6. the U-Boot dialogue, for path "u-boot" (boot/uboot.py);
   7. milestones are scanned as lines arrive until the end milestone (the roles
      come from the rules: configs/milestones.toml); a fault, a timeout, the
-     target dying or the console closing fails the boot (BootFailed).
+     target dying or the console closing fails the boot (BootFailed), and so
+     does a 'Linux version' banner that is not the build's (boot/identity.py:
+     "booted kernel X, expected Y").
 Leaving it closes the console, powers the target off, stops the NFS server,
 and writes run_dir/boot.json: status ok, fail (with the error) or interrupted.
 A boot that fails on entering is cleaned up and recorded the same way before
@@ -39,10 +41,11 @@ from typing import Any
 from bringup import records
 from bringup.boot import nfsroot, uboot
 from bringup.boot.console import Console
+from bringup.boot.identity import KernelCheck
 from bringup.boot.shell import Shell
 from bringup.boot.target import BootSpec, Target
 from bringup.errors import BootFailed, BringupError
-from bringup.model.board import Board
+from bringup.model.board import Board, check_boot_path
 from bringup.parse import milestones as ms
 from bringup.util import clock
 
@@ -134,8 +137,7 @@ class BootSession:
             raise BringupError(f"boot path {path!r}: use 'direct' or 'u-boot'")
         if root not in ROOTS:
             raise BringupError(f"root {root!r}: use 'ramdisk' or 'nfs'")
-        if path == "u-boot" and board.uboot is None:
-            raise BringupError(f"board {board.name}: no [uboot] table, so it cannot boot through U-Boot")
+        check_boot_path(board, path)  # 'direct' needs a target that loads the kernel itself
         self.board, self.kernel_id, self.target, self.rules = board, kernel_id, target, rules
         self.initrd, self.run_dir = Path(initrd), Path(run_dir)
         self.path, self.root, self.factor = path, root, timeout_factor
@@ -150,6 +152,7 @@ class BootSession:
         if path == "u-boot":
             uboot.quote(self.cmdline)  # a command line U-Boot cannot take fails here, before power-on
         self.scan = ms.Scan(rules)
+        self.kernel_check = KernelCheck.for_build(build_rec, recdir)  # the booted kernel must be this build
         self._console: Console | None = None
         self._shell: Shell | None = None
         self._stack = contextlib.ExitStack()
@@ -222,7 +225,7 @@ class BootSession:
             except BootFailed as e:
                 why = _cause(target, console)
                 raise BootFailed(f"{e}" + (f" ({why})" if why else "")) from None
-        _watch(console, target, self.scan, self.rules, self.factor)
+        _watch(console, target, self.scan, self.rules, self.factor, self.kernel_check)
 
     def _stage(self) -> dict[str, str]:
         """Copy the bootloader's files where the target's TFTP server serves them;
@@ -271,6 +274,8 @@ class BootSession:
             self._stack.close()  # console, target (power off), NFS server
         finally:
             rec.update(self.scan.result())
+            seen = self.kernel_check.seen
+            rec["booted_kernel"] = seen.full() if seen else None
             rec["finished"] = clock.now()
             records.write(self.run_dir / "boot.json", rec, records.Boot)
 
@@ -313,9 +318,12 @@ def boot_once(
     return session.record
 
 
-def _watch(console: Console, target: Target, scan: ms.Scan, rules: ms.Rules, factor: float) -> None:
+def _watch(
+    console: Console, target: Target, scan: ms.Scan, rules: ms.Rules, factor: float, check: KernelCheck | None = None
+) -> None:
     """Feed lines to the scanner until the end milestone; fail on a fault, a
-    timeout (naming the milestone), the target dying or the console closing."""
+    timeout (naming the milestone), the target dying, the console closing, or
+    a version banner that is not the kernel built (check)."""
     fed = 0
     last_t = 0.0
     partial_rules = rules.flagged("match_partial")
@@ -323,12 +331,8 @@ def _watch(console: Console, target: Target, scan: ms.Scan, rules: ms.Rules, fac
         console.wait(fed, timeout=0.05)
         lines = console.lines
         while fed < len(lines):
-            line = lines[fed]
-            scan.feed(line.n, line.t, line.text)
+            _feed(lines[fed], scan, check)
             fed += 1
-            if scan.fault:
-                f = scan.fault
-                raise BootFailed(f"{f['message']} at line {f['line']}: {f['text'].strip()!r}")
         if scan.found:
             last_t = max(f.host for f in scan.found.values() if f.host is not None)
         part = console.partial()
@@ -350,6 +354,17 @@ def _watch(console: Console, target: Target, scan: ms.Scan, rules: ms.Rules, fac
         why = _cause(target, console)
         if why:
             raise BootFailed(f"{why}, before {nxt.label if nxt else 'the end'}")
+
+
+def _feed(line, scan: ms.Scan, check: KernelCheck | None) -> None:
+    """One console line to the scanner and the kernel check; a fault or another kernel fails the boot."""
+    scan.feed(line.n, line.t, line.text)
+    wrong = check.feed(line.text) if check is not None else None
+    if wrong:
+        raise BootFailed(wrong)
+    if scan.fault:
+        f = scan.fault
+        raise BootFailed(f"{f['message']} at line {f['line']}: {f['text'].strip()!r}")
 
 
 def _cause(target: Target, console: Console, grace: float = 1.0) -> str | None:

@@ -2,8 +2,8 @@
 
 The engine (boot/session.py) talks to a Target and never asks what kind it is.
 Targets live in bringup.targets: QEMU (targets/qemu.py), a board on the bench
-with a serial console and power commands (targets/serial.py), and later a
-labgrid place.  The split follows labgrid's: the board file's tables are the
+with a serial console and power commands (targets/serial.py), and a labgrid
+place (targets/labgrid.py).  The split follows labgrid's: the board file's tables are the
 resources (serial port, power commands, TFTP directory), a Target is the
 drivers behind one protocol (power, console, where boot files go), and the
 BootSession is the strategy that takes the board from off to a shell.

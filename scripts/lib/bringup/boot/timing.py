@@ -23,7 +23,7 @@ from bringup.boot import rounds
 from bringup.boot.session import PATHS, ROOTS, boot_once
 from bringup.boot.target import Target
 from bringup.errors import BringupError
-from bringup.model.board import Board
+from bringup.model.board import Board, check_boot_path
 from bringup.model.milestones import load_rules
 from bringup.model.profiles import Profile
 from bringup.parse import initcalls as icparse
@@ -112,8 +112,7 @@ def plan(
         raise BringupError(f"root {root!r}: use 'ramdisk' or 'nfs'")
     if path not in PATHS:
         raise BringupError(f"boot path {path!r}: use 'direct' or 'u-boot'")
-    if path == "u-boot" and not board.uboot:
-        raise BringupError(f"board {board.name}: no [uboot] table, so it cannot boot through U-Boot")
+    check_boot_path(board, path)  # 'direct' on a real board, 'u-boot' without [uboot]
     kernels = [k.id for k in board.kernels if not only or k.id in only]
     if only and set(only) - set(kernels):
         raise BringupError(f"board {board.name}: no kernel {sorted(set(only) - set(kernels))[0]!r}")

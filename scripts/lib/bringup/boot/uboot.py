@@ -3,7 +3,9 @@ ramdisk (and dtb) over TFTP, boot.  Works on any pexpect-like console."""
 
 from __future__ import annotations
 
+import contextlib
 import re
+import time
 
 import pexpect
 
@@ -12,6 +14,8 @@ from bringup.errors import BootFailed, BringupError
 from bringup.model.board import UbootSpec
 
 AUTOBOOT = r"Hit any key to stop autoboot|Press SPACE to abort autoboot|autoboot in \d+ seconds"
+# the board went on booting: its bootloader started an image, or a kernel speaks
+BOOTED_ANYWAY = r"## Booting kernel|Starting kernel \.\.\.|Uncompressing Linux|Linux version \d"
 ERRORS = [
     r"TFTP error",
     r"Retry count exceeded",
@@ -77,8 +81,7 @@ def run(exp, uboot: UbootSpec, files: dict, cmdline: str, net: Network, timeout:
     except pexpect.EOF as e:
         raise BootFailed(f"U-Boot: console closed before the prompt: {e}") from None
     if i == 0:
-        exp.send(" ")
-        _expect(exp, [prompt], "the U-Boot prompt after stopping autoboot", 10)
+        stop_autoboot(exp, uboot, prompt, 10)
     cmds = commands(uboot, files, cmdline, net)  # refuses an unquotable command line before anything is sent
     for cmd, wait_prompt in cmds:
         exp.sendline(cmd)
@@ -95,6 +98,37 @@ def run(exp, uboot: UbootSpec, files: dict, cmdline: str, net: Network, timeout:
                 rest = ""
             detail = (start + matched + rest).strip()
             raise BootFailed(f"U-Boot: '{cmd}' failed: {detail}")
+
+
+def stop_autoboot(exp, uboot: UbootSpec, prompt: str, timeout: float) -> None:
+    """Send the board's interrupt string until the prompt answers: a board may
+    flush its input when the countdown starts, or want a whole stop string, so
+    one key is not enough.  Echoes and extra prompts that the repeated interrupt
+    caused are read away, so the first command starts on a quiet line."""
+    deadline = time.monotonic() + timeout
+    while True:
+        exp.send(uboot.interrupt)
+        try:
+            if exp.expect([prompt, BOOTED_ANYWAY], timeout=uboot.interrupt_interval) == 1:
+                raise BootFailed(
+                    f"U-Boot: autoboot not stopped by the interrupt {uboot.interrupt!r}: "
+                    f"the board booted on its own ({exp.after.strip()!r})"
+                )
+            break
+        except pexpect.TIMEOUT:
+            if time.monotonic() >= deadline:
+                raise BootFailed(
+                    f"U-Boot: autoboot not stopped: no prompt {uboot.prompt!r} within {timeout:.0f}s "
+                    f"of sending the interrupt {uboot.interrupt!r} every {uboot.interrupt_interval}s"
+                ) from None
+        except pexpect.EOF as e:
+            raise BootFailed(f"U-Boot: console closed while stopping autoboot: {e}") from None
+    # what the last sends caused (a prompt per newline, echoed keys) arrives now
+    with contextlib.suppress(pexpect.TIMEOUT, pexpect.EOF):
+        while True:
+            exp.expect([prompt], timeout=min(0.2, 2 * uboot.interrupt_interval))
+    exp.sendline("")  # a fresh prompt: any echoed key is cleared from the command line
+    _expect(exp, [prompt], "the U-Boot prompt after stopping autoboot", timeout)
 
 
 def _expect(exp, patterns, what, timeout) -> int:

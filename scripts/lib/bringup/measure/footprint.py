@@ -23,7 +23,7 @@ from bringup.build import lmbench as lmbench_build
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.model.benchset import BenchSet, load_set
-from bringup.model.board import Board
+from bringup.model.board import Board, measure_path
 from bringup.model.milestones import load_rules
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
@@ -243,6 +243,7 @@ def footprint(
     rule = rounds.rule(lmbench_runs, until_ci, max_rounds)  # refused here, before any work
     if mode not in ("quick", "full", "none"):
         raise BringupError(f"lmbench mode {mode!r}: use quick, full or none")
+    measure_path(board)  # a real board without [uboot] is refused here, before any work
     kernels = [k.id for k in board.kernels if not only or k.id in only]
     builds = {}
     for kid in kernels:
@@ -376,7 +377,7 @@ def _one_boot(board, kid, build, recdir, initrd, run_dir, rules, bset, mode, lm_
         run_dir,
         targets.for_board(board, run_dir, say=say),
         rules,
-        path="direct",
+        path=measure_path(board),  # QEMU: direct; a real board: the kernel we built, through U-Boot
         timeout_factor=timeout_factor,
     )
     try:

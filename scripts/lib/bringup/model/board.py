@@ -511,6 +511,18 @@ class UbootSpec(Strict):
     ] = "${fdtcontroladdr}"
     prompt: Annotated[str, Field(min_length=1, max_length=64)] = "=> "
     boot_command: Literal["bootm", "bootz", "booti"] = "bootm"
+    interrupt: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=32,
+            description='what stops autoboot (a key, or CONFIG_AUTOBOOT_STOP_STR such as "\\u0003" or "stop"); '
+            "sent again every interrupt_interval seconds until the prompt answers",
+        ),
+    ] = " "
+    interrupt_interval: Annotated[
+        float, Field(gt=0, le=5, description="seconds between two sends of the interrupt string")
+    ] = 0.1
 
 
 class SerialSpec(Strict):
@@ -529,12 +541,12 @@ class TftpSpec(Strict):
     dir: Annotated[
         str,
         Field(
-            min_length=1,
             max_length=4096,
             description="the host's TFTP root (tftpd-hpa's directory); "
-            "bringup writes bringup/<board>/<kernel>/ under it",
+            "bringup writes bringup/<board>/<kernel>/ under it (may be empty on a labgrid place "
+            "whose TFTP provider says where files go)",
         ),
-    ]
+    ] = ""
     serverip: Annotated[IPv4, Field(description="U-Boot serverip (empty: the one DHCP gives)")] = ""
     ipaddr: Annotated[IPv4, Field(description="U-Boot ipaddr when dhcp = false")] = ""
     dhcp: Annotated[bool, Field(description="run dhcp in U-Boot")] = True
@@ -601,6 +613,45 @@ class NfsSpec(Strict):
         return self
 
 
+class LabgridSpec(Strict):
+    place: Annotated[
+        str,
+        Field(pattern=r"^[A-Za-z0-9_.+-]+$", max_length=200, description="the labgrid place the board is"),
+    ]
+    coordinator: Annotated[
+        str,
+        Field(
+            pattern=r"^([A-Za-z0-9_.-]+|\[[0-9A-Fa-f:]+\]):\d+$|^$",
+            max_length=300,
+            description="the coordinator's HOST:PORT (labgrid 25+, gRPC); empty: $LG_COORDINATOR",
+        ),
+    ] = ""
+    acquire_timeout: Annotated[
+        float, Field(ge=0, le=86400, description="seconds to wait for a place someone else holds, then fail")
+    ] = 600
+    client: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_./+-]*$",
+            max_length=4096,
+            description="the labgrid-client to run; empty: .venv-labgrid/bin/labgrid-client (make deps), "
+            "then labgrid-client on PATH",
+        ),
+    ] = ""
+    power_settle: Annotated[float, Field(ge=0, le=60, description="seconds to wait after switching the board off")] = (
+        1.0
+    )
+    watch_interval: Annotated[
+        float,
+        Field(
+            ge=0,
+            le=3600,
+            description="seconds between two checks, while a boot runs, that the place's resources are "
+            "still there (an exporter gone fails the run); 0: no checks",
+        ),
+    ] = 5.0
+
+
 class PowerSpec(Strict):
     on: Annotated[Argv, Field(description="command that switches the board on (an argument list, no shell)")] = []
     off: Annotated[Argv, Field(description="command that switches it off")] = []
@@ -628,6 +679,10 @@ class BoardFile(Strict):
         PowerSpec | None, Field(description="power commands of a real board (argument lists, no shell)")
     ] = None
     tftp: Annotated[TftpSpec | None, Field(description="TFTP for a real board booting through U-Boot")] = None
+    labgrid: Annotated[
+        LabgridSpec | None,
+        Field(description="the board is a labgrid place: console, power and TFTP come from it (docs/labgrid.md)"),
+    ] = None
     nfs: Annotated[NfsSpec, Field(description="NFS root (boot-timing --root nfs); the defaults suit QEMU boards")] = (
         NfsSpec()
     )
@@ -646,8 +701,12 @@ class BoardFile(Strict):
     def _consistent(self) -> BoardFile:
         if self.boot == "u-boot" and self.uboot is None:
             raise located("uboot", "missing, but boot = 'u-boot'")
-        if self.qemu is None and self.serial is None:
-            raise located("qemu", "a board needs a [qemu] or a [serial] table")
+        if self.qemu is None and self.serial is None and self.labgrid is None:
+            raise located("qemu", "a board needs a [qemu], a [serial] or a [labgrid] table")
+        if self.labgrid is not None and (self.qemu is not None or self.serial is not None):
+            raise located("labgrid", "a labgrid place brings its own console and power: drop [qemu] and [serial]")
+        if self.tftp is not None and not self.tftp.dir and self.labgrid is None:
+            raise located("tftp.dir", "required (the host's TFTP root) unless the board is a labgrid place")
         ids = [k.id for k in self.kernels]
         for i, kid in enumerate(ids):
             if kid in ids[:i]:
@@ -696,12 +755,34 @@ class Board:
     boot: str
     milestones: dict[str, str]
     kernels: list[Kernel] = field(default_factory=list)
+    labgrid: LabgridSpec | None = None
 
     def kernel(self, kid: str) -> Kernel:
         for k in self.kernels:
             if k.id == kid:
                 return k
         raise DataError(f"board {self.name}: no kernel {kid!r} (has: {', '.join(k.id for k in self.kernels)})")
+
+
+def check_boot_path(board: Board, path: str) -> None:
+    """Refuse, in one line, a boot path the board cannot take.  'direct' means the
+    target loads the kernel itself (QEMU's -kernel); a real board (no [qemu]) would
+    boot whatever its flash holds while the records name the kernel we built."""
+    if path == "direct" and board.qemu is None:
+        raise DataError(
+            f"board {board.name}: boot path 'direct' needs a target that loads the kernel itself ([qemu]); "
+            f"a real board would boot whatever is in its flash: boot it through U-Boot (--path u-boot)"
+        )
+    if path == "u-boot" and board.uboot is None:
+        raise DataError(f"board {board.name}: no [uboot] table, so it cannot boot through U-Boot")
+
+
+def measure_path(board: Board) -> str:
+    """The boot path of a measurement boot (footprint, lmbench): QEMU loads the kernel
+    itself; a real board loads the kernel we built through U-Boot (refused without [uboot])."""
+    path = "direct" if board.qemu is not None else "u-boot"
+    check_boot_path(board, path)
+    return path
 
 
 def resolve_config(name: str, configs: Path) -> Path:
@@ -777,6 +858,7 @@ def load_board(name_or_path: str, boards: Path | None = None, configs: Path | No
         boot=d.boot,
         milestones=d.milestones,
         kernels=kernels,
+        labgrid=d.labgrid,
     )
 
 

@@ -84,10 +84,29 @@ class HostLoad(Part):
     disturbed: Text | None  # why the run counts as disturbed, or None
 
 
+class LabgridResource(Part):
+    cls: Name  # NetworkSerialPort, NetworkPowerPort, RemoteTFTPProvider, ...
+    path: Text  # exporter/group/class/name
+    params: dict[str, Any]  # as the coordinator published them
+
+
+class LabgridPlace(Part):
+    """The labgrid place a boot ran on (targets/labgrid.py)."""
+
+    place: Name
+    coordinator: Text
+    exporter: Name | None  # the exporter of the console's resource
+    acquired_by: Text | None  # host/user, as the coordinator shows it
+    wait_s: Seconds  # how long the place was waited for
+    resources: list[LabgridResource]
+    power: Text  # how power was switched: 'labgrid-client power' (the place's power driver)
+    tftp: Text | None  # where the boot files went (the place's TFTP provider or the board's [tftp])
+
+
 class Boot(Record):
     KIND = "bringup.boot"
-    VERSION = 2
-    MIGRATIONS = {1: same_fields}
+    VERSION = 3
+    MIGRATIONS = {1: same_fields, 2: same_fields}
 
     board: Name
     kernel: Name
@@ -118,6 +137,8 @@ class Boot(Record):
     printk_lag_ms: Lag | None
     round: Annotated[int, Field(ge=1)] | None = None  # the round of boots this run belongs to (/2)
     host: HostLoad | None = None  # the host-load guard's view of this run (/2)
+    booted_kernel: Text | None = None  # the 'Linux version' banner the console showed (/3)
+    labgrid: LabgridPlace | None = None  # the labgrid place the boot ran on (/3)
 
 
 class Stats(Part):

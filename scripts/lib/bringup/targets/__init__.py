@@ -3,6 +3,7 @@ protocol of bringup.boot.target.
 
   qemu.QemuTarget      QEMU (a board file with a [qemu] table)
   serial.SerialTarget  a board on the bench: [serial], [power], [tftp]
+  labgrid.LabgridTarget  a labgrid place: [labgrid] (console, power, TFTP from the lab)
 
 for_board() is the one place that looks at which kind a board is.
 """
@@ -13,14 +14,17 @@ from pathlib import Path
 
 from bringup.boot.target import Target
 from bringup.model.board import Board
+from bringup.targets.labgrid import LabgridTarget
 from bringup.targets.qemu import QemuTarget
 from bringup.targets.serial import SerialTarget
 
-__all__ = ["QemuTarget", "SerialTarget", "Target", "for_board"]
+__all__ = ["LabgridTarget", "QemuTarget", "SerialTarget", "Target", "for_board"]
 
 
 def for_board(board: Board, run_dir: Path, *, say=print) -> Target:
     """A fresh target for one boot of `board`; its files go to run_dir."""
     if board.qemu is not None:
         return QemuTarget(board, run_dir)
+    if board.labgrid is not None:
+        return LabgridTarget(board, say=say)
     return SerialTarget(board, say=say)

@@ -1,0 +1,383 @@
+"""A labgrid place as a Target: the board lives in a shared lab, and labgrid's
+coordinator says where its console, power and TFTP directory are.
+
+labgrid only tells where things are and switches power: bringup keeps its own
+console reader (per-line host timestamps, boot/console.py) on the place's
+NetworkSerialPort (raw TCP as socket://, RFC 2217 as rfc2217://), and its own
+U-Boot dialogue.  labgrid's client runs as a command (`labgrid-client`, from
+its own venv .venv-labgrid made by `make deps`): labgrid pins a fork of
+pyserial that replaces the `serial` module bringup's console uses, so the two
+never share a venv (docs/labgrid.md).
+
+One boot is one acquisition:
+
+    with LabgridTarget(board, run_dir) as t:   # acquire (waiting while someone else
+                                               # holds the place, up to acquire_timeout)
+        t.prepare(spec)      # resources read from the coordinator; power off
+        Console(t.console_url)                 # the place's serial port, before power-on
+        t.power_on()         # labgrid-client power on (the place's power driver); t0
+    # __exit__: power off, release; also on errors and Ctrl-C
+
+While the boot runs, a watcher asks the coordinator every `watch_interval`
+seconds whether the place's resources are still there: an exporter that went
+away fails the run (alive()) instead of leaving it to time out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from bringup.boot.target import BootSpec, Network, Staging, Target
+from bringup.errors import BringupError
+from bringup.model.board import Board
+from bringup.parse import labgrid as lgparse
+from bringup.util import paths
+
+POWER_CLASSES = (
+    "NetworkPowerPort",
+    "PDUDaemonPort",
+    "NetworkUSBPowerPort",
+    "NetworkSiSPMPowerPort",
+    "TasmotaPowerPort",
+    "NetworkYKUSHPowerPort",
+    "NetworkSysfsGPIO",
+)
+TFTP_CLASSES = ("RemoteTFTPProvider", "TFTPProvider")
+SERIAL_CLASSES = ("NetworkSerialPort",)
+
+
+def client_path(board: Board) -> str:
+    """The labgrid-client to run: the board file's, .venv-labgrid's, or the one on PATH."""
+    assert board.labgrid is not None
+    if board.labgrid.client:
+        return board.labgrid.client
+    own = paths.ROOT / ".venv-labgrid" / "bin" / "labgrid-client"
+    if own.exists():
+        return str(own)
+    found = shutil.which("labgrid-client")
+    if found is None:
+        raise BringupError(
+            f"board {board.name}: no labgrid-client (run `make deps`, which installs labgrid into .venv-labgrid, "
+            f"or set labgrid.client in {board.file.name})"
+        )
+    return found
+
+
+def coordinator_address(board: Board) -> str:
+    assert board.labgrid is not None
+    addr = board.labgrid.coordinator or os.environ.get("LG_COORDINATOR", "")
+    if not addr:
+        raise BringupError(
+            f"board {board.name}: no labgrid coordinator: set labgrid.coordinator in {board.file.name} "
+            f"or LG_COORDINATOR=HOST:PORT"
+        )
+    return addr
+
+
+class LabgridTarget:
+    """A labgrid place: see the module's docstring."""
+
+    def __init__(self, board: Board, say=print, poll: float = 1.0):
+        if board.labgrid is None:
+            raise BringupError(f"board {board.name}: no [labgrid] table")
+        self.board, self.spec, self.say = board, board.labgrid, say
+        self.place_name = board.labgrid.place
+        self.coordinator = coordinator_address(board)
+        self.client = client_path(board)
+        self.watch_interval, self.poll = board.labgrid.watch_interval, poll
+        self.console_url = ""
+        self.baud = 115200
+        self.t0: float | None = None
+        self.place: lgparse.Place | None = None
+        self.acquired = False
+        self.wait_s = 0.0
+        self._gone: str | None = None
+        self._watcher: threading.Thread | None = None
+        self._stop_watch = threading.Event()
+        self._info: dict[str, Any] | None = None
+
+    # -- labgrid-client ---------------------------------------------------------
+    def _client(self, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
+        """labgrid-client -x COORDINATOR -p PLACE args; in its own session, so that the
+        user's Ctrl-C reaches bringup (which then releases the place) and not a release
+        that is under way."""
+        argv = [self.client, "-x", self.coordinator, "-p", self.place_name, *args]
+        try:
+            proc = subprocess.Popen(
+                argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+            )
+        except OSError as e:
+            raise BringupError(f"labgrid-client {self.client}: cannot run: {e.strerror}") from None
+        interrupted = False
+        while True:
+            try:
+                out, _ = proc.communicate(timeout=timeout)
+                break
+            except KeyboardInterrupt:
+                interrupted = True  # let the command finish (a release must not be cut short)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                raise BringupError(
+                    f"labgrid place {self.place_name}: 'labgrid-client {' '.join(args)}' did not answer "
+                    f"within {timeout:.0f}s (coordinator {self.coordinator})"
+                ) from None
+        if interrupted:
+            raise KeyboardInterrupt
+        return subprocess.CompletedProcess(argv, proc.returncode, out, "")
+
+    def _error(self, what: str, out: str) -> BringupError:
+        msg = lgparse.client_error(out)
+        where = f"labgrid coordinator {self.coordinator}"
+        if "Could not connect to coordinator" in out or "coordinator is unavailable" in out:
+            return BringupError(
+                f"{where} unreachable (labgrid.coordinator in {self.board.file.name}, or LG_COORDINATOR)"
+            )
+        if "matches nothing" in msg:
+            return BringupError(f"labgrid place {self.place_name!r} unknown to {where} (labgrid-client places)")
+        if "has no matching remote resource" in msg:
+            return BringupError(
+                f"labgrid place {self.place_name}: {msg.replace('Match', 'match', 1)} "
+                f"(its exporter is not running, or does not export that resource)"
+            )
+        return BringupError(f"labgrid place {self.place_name}: {what} failed: {msg}")
+
+    def show(self) -> lgparse.Place:
+        p = self._client("show")
+        if p.returncode != 0:
+            raise self._error("show", p.stdout)
+        try:
+            return lgparse.place_show(p.stdout)
+        except ValueError as e:
+            raise BringupError(f"labgrid place {self.place_name}: cannot read 'labgrid-client show': {e}") from None
+
+    # -- acquire / release --------------------------------------------------------
+    def acquire(self) -> None:
+        """Acquire the place; while someone else holds it, wait (up to acquire_timeout)."""
+        start = time.monotonic()
+        told = 0.0
+        while True:
+            p = self._client("acquire")
+            if p.returncode == 0:
+                self.acquired = True
+                self.wait_s = time.monotonic() - start
+                return
+            msg = lgparse.client_error(p.stdout)
+            holder = _holder(msg)
+            if holder is None:
+                raise self._error("acquire", p.stdout)
+            waited = time.monotonic() - start
+            if waited >= self.spec.acquire_timeout:
+                raise BringupError(
+                    f"labgrid place {self.place_name}: acquired by {holder}; gave up after "
+                    f"{waited:.0f}s (labgrid.acquire_timeout = {self.spec.acquire_timeout:g})"
+                )
+            if told == 0.0 or time.monotonic() - told > 60:
+                self.say(
+                    f"  labgrid place {self.place_name} is acquired by {holder}: waiting "
+                    f"(up to {self.spec.acquire_timeout - waited:.0f}s more)"
+                )
+                told = time.monotonic()
+            time.sleep(min(self.poll, max(0.0, self.spec.acquire_timeout - waited)))
+
+    def release(self) -> None:
+        if not self.acquired:
+            return
+        p = self._client("release")
+        self.acquired = False
+        if p.returncode != 0:
+            self.say(f"warning: labgrid place {self.place_name}: release failed: {lgparse.client_error(p.stdout)}")
+
+    # -- where things are ---------------------------------------------------------
+    def _resources(self) -> lgparse.Place:
+        if self.place is None:
+            place = self.show()
+            if not place.resources:  # no exporter serves any of its matches
+                raise BringupError(
+                    f"labgrid place {self.place_name}: match {', '.join(place.matches) or '(none)'} has no "
+                    f"matching remote resource (its exporter is not running, or does not export that resource)"
+                )
+            self.place = place
+        return self.place
+
+    def _tftp_provider(self) -> lgparse.Resource | None:
+        found = self._resources().of_class(*TFTP_CLASSES)
+        return found[0] if found else None
+
+    def staging(self, kernel_id: str) -> Staging:
+        prefix = f"bringup/{self.board.name}/{kernel_id}/"
+        prov = self._tftp_provider()
+        if prov is not None:
+            host = str(prov.params.get("host", "localhost"))
+            if not _is_local(host):
+                raise BringupError(
+                    f"labgrid place {self.place_name}: its TFTP provider {prov.path} is on {host}; bringup copies "
+                    f"boot files only to a provider on this host (or set [tftp] dir to a directory {host} serves)"
+                )
+            internal = Path(str(prov.params.get("internal", "")))
+            external = str(prov.params.get("external", "")).strip("/")
+            return Staging(internal / prefix, f"{external}/{prefix}" if external else prefix)
+        t = self.board.tftp
+        if t is None or not t.dir:
+            raise BringupError(
+                f"labgrid place {self.place_name}: no TFTP provider on the place and no [tftp] dir in "
+                f"{self.board.file.name}: nowhere to put the boot files"
+            )
+        return Staging(Path(t.dir) / prefix, prefix)
+
+    def network(self) -> Network:
+        t = self.board.tftp
+        if t is None:
+            return Network(serverip=None)
+        return Network(serverip=t.serverip or None, dhcp=t.dhcp, ipaddr=t.ipaddr or None)
+
+    def nfs_address(self) -> str:
+        address = self.board.nfs.address or (self.board.tftp.serverip if self.board.tftp else "")
+        if not address:
+            raise BringupError(
+                f"{self.board.file.name}: field 'nfs.address': not set, and no tftp.serverip to use instead"
+            )
+        return address
+
+    # -- the boot -------------------------------------------------------------------
+    def prepare(self, boot: BootSpec) -> None:
+        """Read the acquired place's resources (console, power), switch the board off."""
+        self.t0 = None
+        self.place = self.show()
+        serial = self.place.of_class(*SERIAL_CLASSES)
+        if not serial:
+            raise BringupError(
+                f"labgrid place {self.place_name}: no NetworkSerialPort among its resources "
+                f"({', '.join(r.cls for r in self.place.resources) or 'none'})"
+            )
+        sp = serial[0]
+        proto = str(sp.params.get("protocol", "rfc2217"))
+        scheme = {"raw": "socket", "rfc2217": "rfc2217"}.get(proto)
+        if scheme is None:
+            raise BringupError(f"labgrid place {self.place_name}: {sp.path}: serial protocol {proto!r} not supported")
+        self.console_url = f"{scheme}://{sp.params.get('host')}:{sp.params.get('port')}"
+        self.baud = int(sp.params.get("speed", 115200))
+        power = self.place.of_class(*POWER_CLASSES)
+        if not power:
+            raise BringupError(
+                f"labgrid place {self.place_name}: no power resource ({', '.join(POWER_CLASSES)}) among its resources"
+            )
+        prov = self._tftp_provider()
+        self._info = {
+            "place": self.place_name,
+            "coordinator": self.coordinator,
+            "exporter": sp.exporter,
+            "acquired_by": self.place.acquired,
+            "wait_s": round(self.wait_s, 3),
+            "resources": [{"cls": r.cls, "path": r.path, "params": r.params} for r in self.place.resources],
+            "power": f"labgrid-client power ({power[0].cls} {power[0].path})",
+            "tftp": f"{prov.cls} {prov.path}"
+            if prov
+            else (f"[tftp] dir {self.board.tftp.dir}" if self.board.tftp else None),
+        }
+        self._power("off")
+        time.sleep(self.spec.power_settle)
+        self._start_watch()
+
+    def _power(self, action: str) -> None:
+        p = self._client("power", action)
+        if p.returncode != 0:
+            raise self._error(f"power {action}", p.stdout)
+
+    def power_on(self) -> None:
+        self._power("on")
+        self.t0 = time.monotonic()
+
+    def power_off(self) -> None:
+        try:
+            self._power("off")
+        except BringupError as e:
+            self.say(f"warning: {e}")
+
+    def alive(self) -> str | None:
+        return self._gone
+
+    def describe(self) -> dict[str, Any]:
+        return {"t0": "power-on", "console": self.console_url or None, "qemu_argv": None, "labgrid": self._info}
+
+    # -- the exporter watch ------------------------------------------------------------
+    def _start_watch(self) -> None:
+        if self.watch_interval <= 0 or self._watcher is not None:
+            return
+        used = {r.path for r in self.place.resources} if self.place else set()
+        self._watcher = threading.Thread(target=self._watch, args=(used,), daemon=True)
+        self._watcher.start()
+
+    def _watch(self, used: set[str]) -> None:
+        while not self._stop_watch.wait(self.watch_interval):
+            try:
+                now = self.show()
+            except BringupError as e:
+                self._gone = str(e)
+                return
+            have = {r.path for r in now.resources if r.avail}
+            lost = sorted(used - have)
+            if lost:
+                exporters = sorted({p.split("/", 1)[0] for p in lost})
+                self._gone = (
+                    f"labgrid exporter {', '.join(exporters)} gone: place {self.place_name} lost {', '.join(lost)}"
+                )
+                return
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def __enter__(self) -> LabgridTarget:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop_watch.set()
+        try:
+            if self.acquired:
+                self.power_off()
+        finally:
+            # the release must happen, even when the user presses Ctrl-C again now
+            with _sigint_deferred():
+                self.release()
+
+
+def _holder(msg: str) -> str | None:
+    """Who holds the place, when the acquire failed because someone does."""
+    if "already acquired by " in msg:
+        return msg.split("already acquired by ", 1)[1].split(".", 1)[0].strip()
+    if msg.startswith("You have already acquired place"):
+        return "you (another bringup, or a run that did not release it: labgrid-client -p PLACE release)"
+    return None
+
+
+def _is_local(host: str) -> bool:
+    names = {"localhost", "127.0.0.1", "::1", socket.gethostname(), socket.getfqdn()}
+    return host in names
+
+
+@contextlib.contextmanager
+def _sigint_deferred():
+    """Ctrl-C during the block is held until it ends (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    old = signal.signal(signal.SIGINT, lambda s, f: got.append(s))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if got:
+        raise KeyboardInterrupt
+
+
+def _implements_target(t: LabgridTarget) -> Target:  # mypy checks that LabgridTarget is a Target
+    return t
