@@ -12,6 +12,7 @@
 #   KIND=bootlog|lmbench FILE=<file> [LABEL=<text>] [LMBENCH_HOST=<host>] [REPLACE=1]  for make import
 #   LMBENCH_RUNS=<n>  footprint rounds: each boots every kernel once (mem_eat + one lmbench pass)
 #   LMBENCH_SRC=<tree|tarball|URL> [LMBENCH_SHA256=<hex>]  build lmbench from this source
+#   WORKLOADS=a,b WORKLOAD_RUNS=<n> WORKLOAD_MODE=quick|full  for make workloads (configs/workloads/)
 #   BRINGUP_DL_DIR=<dir>[:<dir>...]  download directories searched (by file name, verified by
 #                    sha256 or the board's tree id) before a source URL is downloaded;
 #                    ../shared/sources beside the clone is added when it exists
@@ -33,6 +34,9 @@ LMBENCH ?= quick
 LMBENCH_SRC ?=
 LMBENCH_RUNS ?= 5
 LMBENCH_SHA256 ?=
+WORKLOADS ?=
+WORKLOAD_RUNS ?= 3
+WORKLOAD_MODE ?= quick
 PYTEST_ARGS ?=
 
 SHARED_SOURCES := $(wildcard $(abspath $(CURDIR)/../shared/sources))
@@ -47,7 +51,7 @@ LMSRC := --lmbench-runs $(LMBENCH_RUNS) $(if $(LMBENCH_SRC),--lmbench-source $(L
 DEPS_STAMP := .venv/.requirements.sha256
 q = '$(subst ','\'',$(1))'
 
-.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report report import boards test test-unit test-integration bench bench-aa bench-boot clean
+.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report workloads report import boards test test-unit test-integration bench bench-aa bench-boot clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -78,6 +82,9 @@ boot-timing: $(DEPS_STAMP) ## boot each kernel of BOARD RUNS times over the seri
 
 footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc() (mem_eat), lmbench (LMBENCH=quick|full|none)
 	@$(BRINGUP) footprint-report --board $(BOARD) $(KSEL) --lmbench $(LMBENCH) $(LMSRC)
+
+workloads: $(DEPS_STAMP) ## application workloads in a ramdisk, WORKLOAD_RUNS rounds [WORKLOADS=a,b WORKLOAD_MODE=quick|full]; docs/workloads.md
+	@$(BRINGUP) workloads --board $(BOARD) $(KSEL) --runs $(WORKLOAD_RUNS) --mode $(WORKLOAD_MODE) $(if $(WORKLOADS),--workloads $(WORKLOADS))
 
 report: $(DEPS_STAMP) ## write logs/BOARD/report/index.html and report.md from the records (tables, charts, summary)
 	@$(BRINGUP) report --board $(BOARD)
