@@ -268,3 +268,70 @@ def test_records_keep_rounds_and_never_write_zero_for_a_failure(tmp_path):
     assert [f["round"] for f in o["failures"]] == [2, 2, 2, 2]
     c = rec["workloads"]["compress"]
     assert c["measured"] and all(m["values"] == [1.5, 1.5] for m in c["metrics"])
+
+
+# --- the command line: bad input is one line, before any work ----------------------------
+
+
+@pytest.fixture
+def empty_logs(tmp_path, monkeypatch):
+    monkeypatch.setenv("BRINGUP_LOGS", str(tmp_path / "logs"))
+    return tmp_path
+
+
+def one_error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("bringup: error: "), err
+    return err[0]
+
+
+def test_cli_unknown_workload_is_one_line(empty_logs, capsys):
+    from bringup import cli
+
+    assert cli.main(["workloads", "-b", "qemu-arm", "--workloads", "openssl,nope"]) == 2
+    assert "workload 'nope': no file configs/workloads/nope.toml (known: compress, openssl, sysbench)" in one_error(
+        capsys
+    )
+
+
+def test_cli_bad_workload_file_is_one_line_before_the_build_check(empty_logs, capsys, monkeypatch):
+    from bringup import cli
+
+    d = write(empty_logs, GOOD.replace('unit = "kB/s"', 'unit = "kB"'), "bad")
+    monkeypatch.setattr(wm, "workloads_dir", lambda: d)
+    assert cli.main(["workloads", "-b", "qemu-arm"]) == 2
+    msg = one_error(capsys)
+    assert "bad.toml: field 'metric[0].unit': 'kB' is not one of" in msg and "no build record" not in msg
+
+
+def test_cli_without_builds_names_the_missing_record(empty_logs, capsys):
+    from bringup import cli
+
+    assert cli.main(["workloads", "-b", "qemu-arm", "--workloads", "openssl"]) == 2
+    assert "no build record" in one_error(capsys)
+
+
+def test_a_package_debian_does_not_have_leaves_only_its_workload_not_measured(monkeypatch, tmp_path):
+    from bringup.model.board import load_board
+
+    class FakeApt:
+        def __init__(self, *a, **k):
+            pass
+
+        def candidate(self, p):
+            return None if p.startswith("nosuchpkg") else "1.0"
+
+        def depends_closure(self, pkgs):
+            raise AssertionError("no package of a good workload here: nothing to resolve")
+
+    monkeypatch.setattr(mw, "PrivateApt", FakeApt)
+    bad = wm.Workload.model_validate(
+        {**wm.load_all(["openssl"])["openssl"].model_dump(), "packages": ["nosuchpkg"], "input": []}
+    )
+    entries, versions, missing = mw.payload(
+        load_board("qemu-arm"), {"bad": bad}, "quick", tmp_path, say=lambda *_: None
+    )
+    assert missing == {"bad": "Debian bookworm has no package 'nosuchpkg' for armhf"}
+    assert versions == {}
+    ran = mw.run_in_boot(FakeShell({}), {"bad": bad}, "quick", missing, say=lambda *_: None)
+    assert mw.values_of(bad, ran["bad"]) == ({}, ["Debian bookworm has no package 'nosuchpkg' for armhf"])
