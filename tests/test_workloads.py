@@ -335,3 +335,63 @@ def test_a_package_debian_does_not_have_leaves_only_its_workload_not_measured(mo
     assert versions == {}
     ran = mw.run_in_boot(FakeShell({}), {"bad": bad}, "quick", missing, say=lambda *_: None)
     assert mw.values_of(bad, ran["bad"]) == ({}, ["Debian bookworm has no package 'nosuchpkg' for armhf"])
+
+
+def test_the_round_loop_boots_each_kernel_once_per_round_interleaved(tmp_path, monkeypatch):
+    """workloads() with the guest replaced by a fake shell: one boot per kernel per round,
+    in the order A B, B A; every round's value kept with its round; raw outputs beside."""
+    import recordfactory as rf
+    from bringup import records
+    from bringup.model.board import load_board
+
+    board = load_board("qemu-arm")
+    logs = tmp_path / "logs"
+    for k in board.kernels:
+        records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
+    monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {"openssl": "3.0.20-1~deb12u2"}, {}))
+    rd = records.Rootfs(
+        board="qemu-arm",
+        name="workloads",
+        file="workloads.cpio.gz",
+        bytes=1,
+        sha256=rf.key("rd"),
+        inputs_key=rf.key("inputs"),
+        userspace_arch="armhf",
+        busybox={"source": "debian", "version": "1"},
+        files=[],
+        extra={"mode": "quick"},
+    )
+    monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rd)
+    text = capture("openssl-speed-armhf.txt")
+    boots: list[str] = []
+
+    class FakeSession:
+        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
+            run_dir.mkdir(parents=True, exist_ok=True)
+            self.kid = kid
+
+        def __enter__(self):
+            boots.append(self.kid)
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def shell(self):
+            n = boots.count(self.kid)  # 6.12's sha256 is 1000 kB/s higher in its 2nd boot
+            out = text.replace("40895.11k", f"{40895.11 + (1000 if self.kid == '6.12' and n == 2 else 0):.2f}k")
+            return FakeShell({"openssl speed": (out, 0)})
+
+    monkeypatch.setattr(mw, "BootSession", FakeSession)
+    monkeypatch.setattr(mw.targets, "for_board", lambda *a, **kw: None)
+    res = mw.workloads(board, logs, tmp_path / "cache", names=["openssl"], runs=2, guard=False, say=lambda *_: None)
+    assert boots == ["5.10", "6.12", "6.12", "5.10"]
+    rec = records.read(logs / "qemu-arm" / "6.12" / "workloads.json", records.Workloads)
+    assert rec == res["6.12"] and rec.runs == 2 and rec.mode == "quick"
+    sha = rec.workloads["openssl"].metrics[0]
+    assert sha.name == "sha256" and sha.values == [pytest.approx(40895.11), pytest.approx(41895.11)]
+    assert sha.rounds == [1, 2] and sha.value == pytest.approx(41395.11)
+    assert rec.workloads["openssl"].seconds == [1.5, 1.5] and rec.workloads["openssl"].failures == []
+    assert [d.split("/")[0] for d in rec.run_dirs] == ["workload-runs", "workload-runs"]
+    raw = (logs / "qemu-arm" / "6.12" / rec.run_dirs[0] / "workloads.txt").read_text()
+    assert raw.startswith("=== openssl speed rc=0 elapsed=1.5\n")
