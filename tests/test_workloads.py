@@ -42,6 +42,15 @@ def test_openssl_parser_on_a_real_speed_table():
         assert wp.metric(text, m.regex, m.scale) == pytest.approx(v)
 
 
+def test_openssl_parser_on_the_table_the_guest_printed():
+    wl = wm.load_all(["openssl"])["openssl"]
+    text = capture("openssl-speed-guest-armhf.txt")
+    # by hand: "sha256           34519.95k", "aes-128-cbc      22359.34k",
+    # "rsa 2048 bits 0.033667s 0.000772s     29.7   1295.0"
+    expect = {"sha256": 34519.95, "aes-128-cbc": 22359.34, "rsa2048 sign": 29.7, "rsa2048 verify": 1295.0}
+    assert {m.name: wp.metric(text, m.regex or "", m.scale) for m in wl.metric} == pytest.approx(expect)
+
+
 def test_openssl_parser_finds_nothing_in_the_progress_lines_alone():
     wl = wm.load_all(["openssl"])["openssl"]
     progress = "\n".join(x for x in capture("openssl-speed-armhf.txt").splitlines() if x.startswith("Doing"))
