@@ -36,7 +36,7 @@ def metric(text: str, regex: str, scale: float = 1.0) -> float | None:
         return None
     try:
         v = float(m.group(1))
-    except (TypeError, ValueError):
+    except (IndexError, TypeError, ValueError):  # no group, or not a number
         return None
     return v * scale if v == v and v not in (float("inf"), float("-inf")) else None
 
