@@ -16,6 +16,7 @@
 #   UNTIL_CI=1 [CI_PCT=<pct>] [MAX_ROUNDS=<n>]  boot-timing, footprint-report: add rounds until every
 #                    headline difference's 95 % interval is within ±CI_PCT % (default 5), at most
 #                    MAX_ROUNDS (default 20); the record's 'stopped' says why (docs/report.md)
+#   WORKLOADS=a,b WORKLOAD_RUNS=<n> WORKLOAD_MODE=quick|full  for make workloads (configs/workloads/)
 #   BRINGUP_DL_DIR=<dir>[:<dir>...]  download directories searched (by file name, verified by
 #                    sha256 or the board's tree id) before a source URL is downloaded;
 #                    ../shared/sources beside the clone is added when it exists
@@ -41,6 +42,9 @@ LMBENCH_SHA256 ?=
 UNTIL_CI ?=
 CI_PCT ?=
 MAX_ROUNDS ?=
+WORKLOADS ?=
+WORKLOAD_RUNS ?= 3
+WORKLOAD_MODE ?= quick
 PYTEST_ARGS ?=
 
 SHARED_SOURCES := $(wildcard $(abspath $(CURDIR)/../shared/sources))
@@ -56,7 +60,7 @@ UNTIL := $(if $(UNTIL_CI),--until-ci $(CI_PCT)) $(if $(MAX_ROUNDS),--max-rounds 
 DEPS_STAMP := .venv/.requirements.sha256
 q = '$(subst ','\'',$(1))'
 
-.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report report import boards test test-unit test-integration bench bench-aa bench-boot bench-labgrid clean
+.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report workloads report import boards test test-unit test-integration bench bench-aa bench-boot bench-labgrid clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -87,6 +91,9 @@ boot-timing: $(DEPS_STAMP) ## boot each kernel of BOARD RUNS times over the seri
 
 footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc() (mem_eat), lmbench (LMBENCH=quick|full|none)
 	@$(BRINGUP) footprint-report --board $(BOARD) $(KSEL) --lmbench $(LMBENCH) $(LMSRC) $(UNTIL)
+
+workloads: $(DEPS_STAMP) ## application workloads in a ramdisk, WORKLOAD_RUNS rounds [WORKLOADS=a,b WORKLOAD_MODE=quick|full]; docs/workloads.md
+	@$(BRINGUP) workloads --board $(BOARD) $(KSEL) --runs $(WORKLOAD_RUNS) --mode $(WORKLOAD_MODE) $(if $(WORKLOADS),--workloads $(WORKLOADS))
 
 report: $(DEPS_STAMP) ## write logs/BOARD/report/index.html and report.md from the records (tables, charts, summary)
 	@$(BRINGUP) report --board $(BOARD)

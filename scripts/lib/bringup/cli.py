@@ -153,6 +153,28 @@ def cmd_footprint(a) -> int:
     return 0
 
 
+def cmd_workloads(a) -> int:
+    from bringup.measure import workloads
+    from bringup.model.board import load_board
+
+    b = load_board(a.board)
+    names = [n.strip() for n in (a.workloads or "").split(",") if n.strip()] or None
+    res = workloads.workloads(
+        b,
+        paths.logs_dir(),
+        paths.cache_dir(),
+        only=a.kernel or None,
+        names=names,
+        mode=a.mode,
+        runs=a.runs,
+        timeout_factor=a.timeout_factor,
+        guard=_host_guard(),
+        say=_say,
+    )
+    sys.stdout.write(workloads.render(res))
+    return 0
+
+
 def cmd_report(a) -> int:
     from bringup.model.board import load_board
     from bringup.report import page as report
@@ -542,6 +564,25 @@ def build_parser() -> argparse.ArgumentParser:
     _until_ci_args(s, "memory available to malloc() and every lmbench metric")
     s.add_argument("--timeout-factor", type=_number(0, 100), default=1.0, help="scale every timeout (0 .. 100]")
     s.set_defaults(fn=cmd_footprint)
+
+    s = sub.add_parser(
+        "workloads",
+        help="boot a ramdisk with the application workloads of configs/workloads/ and run them in rounds",
+        description="Put the Debian packages of the workloads (configs/workloads/<name>.toml, docs/workloads.md) "
+        "and their libraries into a ramdisk, boot every kernel once per round (order A B, B A, ...) and run "
+        "every workload in each boot. Writes logs/<board>/<kernel>/workloads.json.",
+    )
+    s.add_argument("--board", "-b", required=True)
+    s.add_argument("--kernel", "-k", action="append")
+    s.add_argument("--workloads", "-w", metavar="A,B", help="the workloads to run (default: all of configs/workloads/)")
+    s.add_argument(
+        "--runs", type=_count(1, 100), default=3, metavar="N", help="rounds: boots of each kernel (default 3)"
+    )
+    s.add_argument(
+        "--mode", choices=("quick", "full"), default="quick", help="each workload's quick (default) or full size"
+    )
+    s.add_argument("--timeout-factor", type=_number(0, 100), default=1.0, help="scale every timeout (0 .. 100]")
+    s.set_defaults(fn=cmd_workloads)
 
     s = sub.add_parser(
         "report",

@@ -30,8 +30,9 @@ from bringup.records.io import (
 )
 from bringup.records.measure import Footprint, Lmbench
 from bringup.records.rootfs import Rootfs, RootfsRef
+from bringup.records.workloads import Workloads
 
-MODELS: list[type[Record]] = [Build, BuildFailure, Rootfs, Boot, BootTiming, Footprint, Lmbench]
+MODELS: list[type[Record]] = [Build, BuildFailure, Rootfs, Boot, BootTiming, Footprint, Lmbench, Workloads]
 for _m in MODELS:
     KINDS.setdefault(_m.KIND, []).append(_m)
 
@@ -49,6 +50,7 @@ __all__ = [
     "RecordError",
     "Rootfs",
     "RootfsRef",
+    "Workloads",
     "artifact",
     "boot_timing_name",
     "load",

@@ -30,6 +30,7 @@ from bringup import records, stats
 from bringup.records import BootTiming, Build, Footprint, Lmbench
 from bringup.records.boot import MilestoneStats
 from bringup.records.measure import Metric
+from bringup.report import workloads
 from bringup.report.tables import pct
 
 ALPHA = 0.05
@@ -272,11 +273,14 @@ def summarize(model: dict) -> list[dict]:
         metrics: list[dict] = []
         if base in lm and k in lm and lm[base].measured and lm[k].measured:
             metrics = lmbench_metric_findings(lm[base], lm[k], k)
+        wmetrics = workloads.kernel_findings(model, base, k)
         family = [f for _, fs in sections for f in fs if f["kind"] == "tested"]
         family += [f for f in metrics if f["kind"] == "tested"]
+        family += [f for f in wmetrics if f["kind"] == "tested"]
         resolve(family)
         if metrics:
             sections.append(("lmbench", lmbench_groups(metrics, k)))
+        sections += workloads.sections(wmetrics)
         host = host_findings(model, [base, k])
         if host:
             sections.append(("Host", host))

@@ -31,11 +31,12 @@ from bringup.errors import BringupError
 from bringup.model.board import Board
 from bringup.model.milestones import load_rules
 from bringup.parse import sizediff
-from bringup.records import Boot, BootTiming, Build, Footprint, Lmbench
+from bringup.records import Boot, BootTiming, Build, Footprint, Lmbench, Workloads
 from bringup.records.boot import KernelTiming, MilestoneStats
 from bringup.report import bootexplain, charts, compare, findings
 from bringup.report import buildtable as buildreport
 from bringup.report.tables import fmt_delta, pct
+from bringup.report.workloads import tables as workload_tables
 from bringup.util import clock, paths
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -86,6 +87,7 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     build = {k: b for k in live_ids if (b := rd.read(bdir / k / "build.json", Build, k))}
     fp = {k: f for k in ids if (f := rd.read(bdir / k / "footprint.json", Footprint, k))}
     lm = {k: m for k in ids if (m := rd.read(bdir / k / "lmbench.json", Lmbench, k))}
+    wl = {k: w for k in ids if (w := rd.read(bdir / k / "workloads.json", Workloads, k))}
     live_boot = rd.read(bdir / records.boot_timing_name(), BootTiming)
     boot, imported_boot = _with_imported_boots(live_boot, bdir, ids, rd, records.boot_timing_name())
     live_nfs = rd.read(bdir / records.boot_timing_name("nfs"), BootTiming)
@@ -101,6 +103,7 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
         "build": build,
         "footprint": fp,
         "lmbench": lm,
+        "workloads": wl,
         "boot": boot,
         "live_boot": live_boot,
         "imported": imported,
@@ -151,6 +154,7 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     model["footprint_rows"] = _footprint_rows(fp, kernels)
     model["lmbench_groups"] = _lmbench_groups(lm, kernels)
     model["bw_mem"] = _bw_mem(lm, kernels)
+    model["workload_tables"] = workload_tables(wl, kernels)
     model["env"] = _environment(board, build)
     _imported_env(model)
     model["reproduce"] = _reproduce(board, model)
@@ -366,6 +370,10 @@ def _mark_from_family(model: dict) -> None:
     for g in lm.get("groups", []):
         for row in g["rows"]:
             mark(row["deltas"], lm["kernels"], f"lmbench:{row['name']}")
+    wt = model.get("workload_tables") or {}
+    for w in wt.get("workloads", []):
+        for row in w["rows"]:
+            mark(row["deltas"], wt["kernels"], row["key"])
 
 
 def _delta(a: float | None, b: float | None) -> float | None:
@@ -809,6 +817,18 @@ def _reproduce(board: Board, model: dict) -> list[dict]:
             {
                 "step": "footprint and lmbench",
                 "command": f"make footprint-report BOARD={b} LMBENCH={mode}",
+                "detail": [],
+            }
+        )
+    wl = model.get("workloads") or {}
+    if wl:
+        r0 = next(iter(wl.values()))
+        names = ",".join(sorted({n for r in wl.values() for n in r.workloads}))
+        steps.append(
+            {
+                "step": "workloads",
+                "command": f"make workloads BOARD={b} WORKLOADS={names} "
+                f"WORKLOAD_RUNS={r0.runs} WORKLOAD_MODE={r0.mode}",
                 "detail": [],
             }
         )

@@ -1,0 +1,392 @@
+"""Application workloads in a ramdisk, in rounds of boots like lmbench (docs/workloads.md).
+
+The workloads of configs/workloads/ name Debian packages; those packages and
+their library closure (apt, through the private configuration lmbench uses) go
+into a ramdisk of their own, logs/<board>/rootfs/workloads.cpio.gz, with the
+input files generated on the host.  Its own ramdisk, not the footprint one: the
+footprint's free-memory numbers would move with every package added.
+
+Each round boots every kernel once (order of boot/rounds.py) and runs every
+selected workload once in that boot; the unit of replication is the boot, as for
+lmbench.  A step that fails, times out or prints no number for a metric leaves
+that value "not measured" with the reason; a workload with no value at all is not
+measured.  Result: logs/<board>/<kernel>/workloads.json (bringup.workloads).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+from pathlib import Path
+
+from bringup import records, targets
+from bringup.boot import rounds
+from bringup.boot.session import BootSession
+from bringup.build import rootfs
+from bringup.errors import BootFailed, BringupError
+from bringup.measure.footprint import deb_entries
+from bringup.model.board import Board
+from bringup.model.milestones import load_rules
+from bringup.model.workload import INPUTS_DIR, Input, Mode, Workload, load_all
+from bringup.parse import workload as wp
+from bringup.util import clock, cpio, hostload, paths
+from bringup.util.aptprivate import PrivateApt
+
+# busybox applets the workload steps may use besides those of the base ramdisk
+APPLETS = ["timeout", "nproc", "md5sum", "sha256sum", "gzip", "gunzip"]
+WORDS = [
+    "the",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+    "was",
+    "for",
+    "that",
+    "on",
+    "with",
+    "as",
+    "by",
+    "at",
+    "from",
+    "kernel",
+    "memory",
+    "page",
+    "process",
+    "file",
+    "system",
+    "thread",
+    "lock",
+    "cache",
+    "buffer",
+    "device",
+    "driver",
+    "interrupt",
+    "schedule",
+    "network",
+    "packet",
+    "socket",
+    "read",
+    "write",
+    "open",
+    "close",
+    "map",
+    "unmap",
+    "fault",
+    "signal",
+    "timer",
+    "clock",
+    "board",
+    "boot",
+    "image",
+    "build",
+    "compile",
+    "link",
+    "module",
+    "config",
+]
+MAX_REDO = 2  # a round on a disturbed host is done again at most this many times
+
+
+def generate(inp: Input, mode: Mode) -> bytes:
+    """An input file's bytes: the same for the same (kind, size, seed), on any host."""
+    n = inp.quick_bytes if mode == "quick" else inp.full_bytes
+    if inp.kind == "zeros":
+        return bytes(n)
+    out = bytearray()
+    counter = 0
+    while len(out) < n:
+        block = hashlib.sha256(f"{inp.seed}:{counter}".encode()).digest()
+        counter += 1
+        if inp.kind == "random":
+            out += block
+            continue
+        for i in range(0, 32, 2):  # text: words picked by the hash, a line break now and then
+            out += WORDS[block[i] % len(WORDS)].encode()
+            out += b"\n" if block[i + 1] < 24 else b" "
+    return bytes(out[:n])
+
+
+def payload(
+    board: Board, wls: dict[str, Workload], mode: Mode, cache: Path, say=print
+) -> tuple[list[cpio.Entry], dict[str, str], dict[str, str]]:
+    """The ramdisk's workload files: cpio entries, the version of every package
+    (closure included), and the workloads that cannot run (name -> reason: a
+    package Debian does not have for this architecture)."""
+    arch = board.arch.debian_arch
+    apt = PrivateApt(cache / "apt", rootfs.USERSPACE_SUITE, architectures=tuple(dict.fromkeys(("amd64", arch))))
+    missing: dict[str, str] = {}
+    wanted: list[str] = []
+    for name, wl in wls.items():
+        for p in wl.packages:
+            try:
+                v = apt.candidate(f"{p}:{arch}")
+            except BringupError as e:
+                v, why = None, str(e)
+            else:
+                why = f"Debian {rootfs.USERSPACE_SUITE} has no package {p!r} for {arch}"
+            if v is None:
+                missing[name] = why
+                say(f"  workload {name}: {why}: not measured")
+                break
+        else:
+            wanted += [f"{p}:{arch}" for p in wl.packages]
+    entries: list[cpio.Entry] = [cpio.directory("usr/share"), cpio.directory(INPUTS_DIR)]
+    versions: dict[str, str] = {}
+    if wanted:
+        closure = [p for p in apt.depends_closure(sorted(set(wanted))) if p.endswith(f":{arch}") or ":" not in p]
+        say(f"  workload packages for {arch}: {len(closure)} with their libraries")
+        for p in closure:
+            deb = apt.download(p)
+            versions[p.split(":")[0]] = deb.name.split("_")[1].replace("%3a", ":")
+            entries += deb_entries(deb)
+    for a in APPLETS:
+        entries.append(cpio.symlink(f"usr/bin/{a}", "/bin/busybox"))
+    for name, wl in wls.items():
+        if name in missing or not wl.input:
+            continue
+        entries.append(cpio.directory(f"{INPUTS_DIR}/{name}"))
+        for inp in wl.input:
+            entries.append(cpio.file(f"{INPUTS_DIR}/{name}/{inp.name}", generate(inp, mode)))
+    return entries, versions, missing
+
+
+def run_in_boot(sh, wls: dict[str, Workload], mode: Mode, skip: dict[str, str], say=print) -> dict[str, dict]:
+    """Every workload's steps in one booted ramdisk: per workload, per step its
+    output, elapsed seconds and exit status; or why the workload did not run."""
+    out: dict[str, dict] = {}
+    lost: str | None = None
+    for name, wl in wls.items():
+        if name in skip:
+            out[name] = {"error": skip[name], "steps": {}}
+            continue
+        if lost:
+            out[name] = {"error": lost, "steps": {}}
+            continue
+        steps: dict[str, dict] = {}
+        error = None
+        for step, cmd in wl.commands(mode, name):
+            t = wl.step_timeout(step, mode)
+            try:
+                text, _ = sh.run(wp.wrap(cmd), timeout=t, name=f"workload {name}, step {step.name}")
+            except BootFailed as e:
+                error = str(e)
+                lost = _recover(sh, name)
+                break
+            body, elapsed, rc = wp.split(text)
+            steps[step.name] = {"text": body, "elapsed": elapsed, "rc": rc}
+            if rc != 0:
+                error = f"step {step.name} exited {rc}: {wp.last_line(body)}"
+                break
+        out[name] = {"error": error, "steps": steps}
+        say(f"    {name}: {'done' if error is None else 'not measured: ' + error}")
+    return out
+
+
+def _recover(sh, name: str) -> str | None:
+    """After a step timed out: interrupt it and check that the shell answers again;
+    the reason the remaining workloads cannot run in this boot when it does not."""
+    try:
+        sh.exp.sendcontrol("c")
+        sh.run("true", timeout=30, name="shell after an interrupted step")
+    except BootFailed:
+        return f"the console did not answer after workload {name} timed out"
+    return None
+
+
+def values_of(wl: Workload, ran: dict) -> tuple[dict[str, float], list[str]]:
+    """One boot's metric values of a workload, and why the others have none."""
+    vals: dict[str, float] = {}
+    why: list[str] = []
+    if ran["error"] and not ran["steps"]:
+        return vals, [ran["error"]]
+    for m in wl.metric:
+        st = ran["steps"].get(m.step)
+        if st is None or st["rc"] != 0:
+            why.append(f"{m.name}: {ran['error'] or f'step {m.step} did not run'}")
+            continue
+        v = st["elapsed"] * m.scale if m.elapsed else wp.metric(st["text"], m.regex or "", m.scale)
+        if v is None:
+            what = "no elapsed time" if m.elapsed else f"no match for its regex in step {m.step}'s output"
+            why.append(f"{m.name}: {what} ({wp.last_line(st['text'])})")
+        else:
+            vals[m.name] = v
+    return vals, why
+
+
+def workloads(
+    board: Board,
+    logs: Path,
+    cache: Path,
+    only: list[str] | None = None,
+    names: list[str] | None = None,
+    mode: Mode = "quick",
+    runs: int = 3,
+    timeout_factor: float = 1.0,
+    guard: bool = True,
+    say=print,
+    directory: Path | None = None,
+) -> dict[str, records.Workloads]:
+    """`runs` rounds of boots; workloads.json per kernel with every round's values."""
+    if runs < 1:
+        raise BringupError(f"workload runs {runs}: give 1 or more")
+    if mode not in ("quick", "full"):
+        raise BringupError(f"workload mode {mode!r}: use quick or full")
+    wls = load_all(names, directory)
+    kernels = [k.id for k in board.kernels if not only or k.id in only]
+    builds = {}
+    for kid in kernels:
+        f = Path(logs) / board.name / kid / "build.json"
+        if not f.exists():
+            raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
+        builds[kid] = records.read_json(f, "bringup.build")
+    entries, versions, missing = payload(board, wls, mode, cache, say)
+    rd = rootfs.build(
+        board,
+        logs,
+        cache,
+        extra=entries,
+        name="workloads",
+        extra_key={"libraries": [f"{p}={v}" for p, v in sorted(versions.items())], "mode": mode},
+        say=say,
+    )
+    initrd = Path(logs) / board.name / "rootfs" / rd.file
+    rules = load_rules(board.milestones)
+    stamp = clock.stamp()
+    done: dict[str, dict] = {kid: {"rounds": [], "disturbed": 0} for kid in kernels}
+    base = hostload.baseline() if guard else None
+    for rnd in range(1, runs + 1):
+        for kid in rounds.order(kernels, rnd - 1):
+            recdir = Path(logs) / board.name / kid
+            for attempt in range(1 + (MAX_REDO if guard else 0)):
+                run_dir = recdir / "workload-runs" / f"{stamp}-r{rnd:02d}{f'-redo{attempt}' if attempt else ''}"
+                say(f"  round {rnd}/{runs} {kid}: booting the workload ramdisk")
+                before = hostload.snapshot() if guard else None
+                ran = _one_boot(
+                    board, kid, builds[kid], recdir, initrd, run_dir, rules, wls, mode, missing, timeout_factor, say
+                )
+                host = hostload.judge(before, hostload.snapshot(), base) if before is not None else None
+                if host and host["disturbed"] and attempt < MAX_REDO:
+                    done[kid]["disturbed"] += 1
+                    say(f"  round {rnd}/{runs} {kid}: host disturbed ({host['disturbed']}): booting it again")
+                    continue
+                done[kid]["rounds"].append({"round": rnd, "run_dir": run_dir, "ran": ran, "host": host})
+                break
+    results = {}
+    for kid in kernels:
+        recdir = Path(logs) / board.name / kid
+        rec = record(board, kid, builds[kid], recdir, done[kid], rd, wls, mode, versions)
+        results[kid] = records.write(recdir / "workloads.json", rec, records.Workloads)
+    return results
+
+
+def _one_boot(board, kid, build, recdir, initrd, run_dir, rules, wls, mode, missing, timeout_factor, say) -> dict:
+    session = BootSession(
+        board,
+        kid,
+        build,
+        recdir,
+        initrd,
+        run_dir,
+        targets.for_board(board, run_dir, say=say),
+        rules,
+        path="direct",
+        timeout_factor=timeout_factor,
+    )
+    try:
+        with session:
+            ran = run_in_boot(session.shell(), wls, mode, missing, say)
+    except BootFailed as e:
+        raise BootFailed(
+            f"{board.name}/{kid}: workload run failed: {e} (log: {paths.rel(run_dir / 'console.log')})"
+        ) from None
+    raw = []
+    for name, r in ran.items():
+        for step, st in r["steps"].items():
+            raw.append(f"=== {name} {step} rc={st['rc']} elapsed={st['elapsed']}\n{st['text']}")
+        if r["error"]:
+            raw.append(f"=== {name}: not measured: {r['error']}")
+    (run_dir / "workloads.txt").write_text("\n".join(raw) + "\n")
+    return ran
+
+
+def record(board, kid, build, recdir, done, rd, wls: dict[str, Workload], mode, versions) -> dict:
+    """workloads.json of one kernel from its rounds."""
+    rs = done["rounds"]
+    rel = [r["run_dir"].relative_to(recdir).as_posix() for r in rs]
+    out: dict[str, dict] = {}
+    for name, wl in wls.items():
+        per_metric: dict[str, dict] = {}
+        failures = []
+        seconds = []
+        for r in rs:
+            ran = r["ran"][name]
+            vals, why = values_of(wl, ran)
+            failures += [{"round": r["round"], "reason": w} for w in why]
+            if ran["steps"] and not ran["error"]:
+                seconds.append(round(sum(s["elapsed"] or 0 for s in ran["steps"].values()), 3))
+            for mname, v in vals.items():
+                pm = per_metric.setdefault(mname, {"values": [], "rounds": []})
+                pm["values"].append(v)
+                pm["rounds"].append(r["round"])
+        metrics = [
+            {
+                "name": m.name,
+                "unit": m.unit,
+                "better": m.better,
+                "value": statistics.median(per_metric[m.name]["values"]),
+                **per_metric[m.name],
+            }
+            for m in wl.metric
+            if m.name in per_metric
+        ]
+        out[name] = {
+            "description": wl.description,
+            "packages": wl.packages,
+            "measured": bool(metrics),
+            "reason": None if metrics else (failures[0]["reason"] if failures else "no round ran"),
+            "metrics": metrics,
+            "failures": failures,
+            "seconds": seconds,
+        }
+    return {
+        "board": board.name,
+        "kernel": kid,
+        "created": clock.now(),
+        "build_key": build.get("key"),
+        "mode": mode,
+        "runs": len(rs),
+        "run_dirs": rel,
+        "rootfs": rd.ref().model_dump(),
+        "packages": versions,
+        "host": [r["host"] for r in rs if r["host"]],
+        "disturbed": done["disturbed"],
+        "workloads": out,
+    }
+
+
+def render(results: dict) -> str:
+    """The workloads as plain tables on the terminal: medians and deltas to the first kernel."""
+    kern = list(results)
+    lines: list[str] = []
+    names = list(dict.fromkeys(n for k in kern for n in results[k].workloads))
+    for n in names:
+        lines += ["", f"{n}:"]
+        for k in kern:
+            w = results[k].workloads.get(n)
+            if w is not None and not w.measured:
+                lines.append(f"  {k}: not measured ({w.reason})")
+        rows: dict[str, dict] = {}
+        for k in kern:
+            w = results[k].workloads.get(n)
+            for m in w.metrics if w else []:
+                rows.setdefault(m.name, {"unit": m.unit, "better": m.better})[k] = m.value
+        for mname, r in rows.items():
+            vals = [r.get(k) for k in kern]
+            cells = " | ".join("-" if v is None else f"{v:g}" for v in vals)
+            deltas = []
+            for v in vals[1:]:
+                deltas.append("n/a" if v is None or not vals[0] else f"{(v - vals[0]) / vals[0] * 100:+.1f} %")
+            lines.append(f"  {mname} ({r['unit']}, {r['better']} is better): {cells} | {' | '.join(deltas)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,173 @@
+"""configs/workloads/<name>.toml as a typed model: an application workload run in
+the measurement ramdisk like lmbench (docs/workloads.md).
+
+A workload names the Debian packages it needs (for the board's userspace
+architecture; their library closure comes along), input files generated on the
+host, the shell steps the guest runs, and the metrics read from each step's
+output by a regular expression (or the step's elapsed time in the guest).
+Everything is checked when the file is loaded: a bad regex, an unknown unit, a
+metric naming a step that does not exist, a placeholder no size defines.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from bringup.model.base import DataError, Strict, first_duplicate, load_toml, located, validate_as
+from bringup.util import paths
+
+WORKLOADS_DIR = "workloads"  # under configs/
+Seconds = Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]
+Ident = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)]
+# the units a metric may have; the report prints them as they are
+Unit = Literal["s", "ms", "us", "kB/s", "MB/s", "MiB/s", "ops/s", "events/s", "frames/s", "c/s"]
+Mode = Literal["quick", "full"]
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+PACKAGE = r"^[a-z0-9][a-z0-9+.-]+$"  # a Debian package name
+INPUTS_DIR = "usr/share/bringup-workloads"  # in the guest: /usr/share/bringup-workloads/<workload>/<input>
+
+
+class Input(Strict):
+    """A file generated on the host, deterministically, put into the ramdisk."""
+
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$", max_length=64)]
+    kind: Annotated[
+        Literal["text", "random", "zeros"],
+        Field(description="text: compressible pseudo-words; random: incompressible bytes; zeros"),
+    ]
+    quick_bytes: Annotated[int, Field(ge=1, le=64 * 1024 * 1024)]
+    full_bytes: Annotated[int, Field(ge=1, le=256 * 1024 * 1024)]
+    seed: Annotated[int, Field(ge=0, le=2**31)] = 1
+
+
+class Step(Strict):
+    name: Ident
+    cmd: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=2000,
+            pattern=r"^[^\x00-\x1f\x7f]*$",
+            description="shell command in the guest; {var} expands to the mode's size variable, "
+            "{inputs} to the inputs directory",
+        ),
+    ]
+    timeout: Annotated[Seconds | None, Field(description="seconds in quick mode; default: the workload's")] = None
+
+
+class Metric(Strict):
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_. /()+-]+$", min_length=1, max_length=64)]
+    step: Ident
+    regex: Annotated[str | None, Field(max_length=500, description="one capture group: the number (re.MULTILINE)")] = (
+        None
+    )
+    elapsed: Annotated[bool, Field(description="the step's elapsed time in the guest, in seconds")] = False
+    unit: Unit
+    better: Literal["higher", "lower"]
+    scale: Annotated[float, Field(gt=0, allow_inf_nan=False, description="the number is multiplied by this")] = 1.0
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        try:
+            rx = re.compile(v, re.M)
+        except re.error as e:
+            raise ValueError(f"{v!r}: not a regular expression: {e}") from None
+        if rx.groups != 1:
+            raise ValueError(f"{v!r}: needs exactly one capture group (the number), has {rx.groups}")
+        return v
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Metric:
+        if (self.regex is None) == (not self.elapsed):
+            raise located("", "give either regex or elapsed = true")
+        if self.elapsed and self.unit != "s":
+            raise located("unit", f"{self.unit!r}: an elapsed time is in s")
+        return self
+
+
+class Workload(Strict):
+    description: Annotated[str, Field(min_length=1, max_length=300)]
+    packages: Annotated[list[Annotated[str, Field(pattern=PACKAGE, max_length=80)]], Field(min_length=1)]
+    timeout: Annotated[Seconds, Field(description="seconds per step in quick mode")] = 120.0
+    full_timeout_factor: Annotated[float, Field(ge=1, le=1000, allow_inf_nan=False)] = 10.0
+    quick: dict[Ident, str | int | float] = {}
+    full: dict[Ident, str | int | float] = {}
+    input: list[Input] = []
+    step: Annotated[list[Step], Field(min_length=1, max_length=20)]
+    metric: Annotated[list[Metric], Field(min_length=1, max_length=50)]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Workload:
+        for what, names in (
+            ("step", [s.name for s in self.step]),
+            ("metric", [m.name for m in self.metric]),
+            ("input", [i.name for i in self.input]),
+            ("packages", list(self.packages)),
+        ):
+            dup = first_duplicate(names)
+            if dup:
+                raise located(what, f"{dup!r} is listed twice")
+        if set(self.quick) != set(self.full):
+            diff = sorted(set(self.quick) ^ set(self.full))
+            raise located("full", f"quick and full must define the same variables; differ in {diff}")
+        known = set(self.quick) | {"inputs"}
+        for i, s in enumerate(self.step):
+            for ph in PLACEHOLDER.findall(s.cmd):
+                if ph not in known:
+                    raise located(f"step[{i}].cmd", f"placeholder {{{ph}}} is not a size variable nor {{inputs}}")
+        steps = {s.name for s in self.step}
+        for i, m in enumerate(self.metric):
+            if m.step not in steps:
+                raise located(f"metric[{i}].step", f"{m.step!r}: no step of that name")
+        return self
+
+    def commands(self, mode: Mode, workload: str) -> list[tuple[Step, str]]:
+        """Each step with its command as the guest runs it in this mode."""
+        values = {k: str(v) for k, v in (self.quick if mode == "quick" else self.full).items()}
+        values["inputs"] = f"/{INPUTS_DIR}/{workload}"
+        return [(s, PLACEHOLDER.sub(lambda m: values[m.group(1)], s.cmd)) for s in self.step]
+
+    def step_timeout(self, step: Step, mode: Mode) -> float:
+        t = step.timeout or self.timeout
+        return t * (self.full_timeout_factor if mode == "full" else 1)
+
+
+def workloads_dir() -> Path:
+    return paths.CONFIGS / WORKLOADS_DIR
+
+
+def load(file: Path) -> Workload:
+    return validate_as(Workload, load_toml(file, "workload file"), paths.rel(file))
+
+
+def available(directory: Path | None = None) -> list[str]:
+    d = directory or workloads_dir()
+    return sorted(f.stem for f in d.glob("*.toml")) if d.is_dir() else []
+
+
+def load_all(only: list[str] | None = None, directory: Path | None = None) -> dict[str, Workload]:
+    """The workloads to run (all of configs/workloads/ by default), each validated;
+    an unknown name or a bad file is a DataError naming it, before any work starts."""
+    d = directory or workloads_dir()
+    names = available(d)
+    if only:
+        unknown = [n for n in only if n not in names]
+        if unknown:
+            raise DataError(
+                f"workload {unknown[0]!r}: no file {paths.rel(d / (unknown[0] + '.toml'))} "
+                f"(known: {', '.join(names) or 'none'})"
+            )
+        names = list(dict.fromkeys(only))
+    if not names:
+        raise DataError(f"{paths.rel(d)}: no workload files (*.toml)")
+    for n in names:
+        if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", n):
+            raise DataError(f"{paths.rel(d / (n + '.toml'))}: a workload name is lowercase letters, digits, - and _")
+    return {n: load(d / f"{n}.toml") for n in names}

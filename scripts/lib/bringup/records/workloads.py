@@ -1,0 +1,56 @@
+"""bringup.workloads: logs/<board>/<kernel>/workloads.json, the application
+workloads of configs/workloads/ run in rounds of boots (docs/workloads.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from bringup.records.base import Count, Name, Part, Real, Record, RelPath, Sha256, Text, Timestamp
+from bringup.records.boot import HostLoad
+from bringup.records.rootfs import RootfsRef
+
+Round = Annotated[int, Field(ge=1)]
+
+
+class WorkloadMetric(Part):
+    name: Name
+    unit: Name  # one of the units of bringup.model.workload.Unit
+    better: Literal["higher", "lower"]
+    value: Real  # the median of `values`
+    values: list[Real]  # one value per round that measured it
+    rounds: list[Round]  # the round (boot) of each value
+
+
+class Failure(Part):
+    round: Round
+    reason: Text  # a step that failed or timed out, a metric its regex found no number for
+
+
+class WorkloadResult(Part):
+    description: Text
+    packages: list[Name]  # the Debian packages the workload file names
+    measured: bool  # at least one metric has a value
+    reason: Text | None  # why not measured (the first failure)
+    metrics: list[WorkloadMetric]  # only metrics with values: a failed run is never 0
+    failures: list[Failure]  # per round, every value that is missing, and why
+    seconds: list[Real]  # the steps' total elapsed time in the guest, per round that ran them all
+
+
+class Workloads(Record):
+    KIND = "bringup.workloads"
+    VERSION = 1
+
+    board: Name
+    kernel: Name
+    created: Timestamp
+    build_key: Sha256 | None
+    mode: Literal["quick", "full"]
+    runs: Count  # rounds: boots of this kernel
+    run_dirs: list[RelPath]  # each round's run directory (console.log, workloads.txt), relative to this record
+    rootfs: RootfsRef
+    packages: dict[Name, Name]  # every package in the ramdisk (closure included) -> its Debian version
+    host: list[HostLoad]  # the host-load guard, per round
+    disturbed: Count  # rounds done again because the host was busy
+    workloads: dict[Name, WorkloadResult]

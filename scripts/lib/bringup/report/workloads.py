@@ -1,0 +1,123 @@
+"""The report's Workloads section (docs/workloads.md): one table per workload
+(medians, deltas to the first kernel), and the findings of each kernel's
+workload metrics, tested like lmbench's in the kernel's family (findings.py)."""
+
+from __future__ import annotations
+
+from bringup.records import Workloads
+from bringup.records.workloads import WorkloadMetric
+from bringup.report.tables import pct
+
+KEY = "workload:{w}:{m}"  # the key of a tested metric in the family (findings.summarize)
+
+
+def tables(wl: dict[str, Workloads], kernels: list[str]) -> dict:
+    """{kernels, missing, workloads: [{name, description, not_measured, rows}]}: the
+    rows' deltas carry worse/pct; findings mark significance from the family."""
+    ks = [k for k in kernels if k in wl]
+    names = list(dict.fromkeys(n for k in ks for n in wl[k].workloads))
+    out: dict = {
+        "kernels": ks,
+        "missing": [k for k in kernels if k not in wl],
+        "mode": sorted({wl[k].mode for k in ks}),
+        "runs": {k: wl[k].runs for k in ks},
+        "workloads": [],
+    }
+    for n in names:
+        res = {k: wl[k].workloads.get(n) for k in ks}
+        desc = next((r.description for r in res.values() if r is not None), "")
+        rows: dict[str, dict] = {}
+        for k in ks:
+            r = res[k]
+            for m in r.metrics if r else []:
+                row = rows.setdefault(m.name, {"name": m.name, "unit": m.unit, "better": m.better, "values": {}})
+                row["values"][k] = m.value
+                row.setdefault("runs", {})[k] = m.values
+        for row in rows.values():
+            vals = [row["values"].get(k) for k in ks]
+            row["cells"] = [
+                {
+                    "kernel": k,
+                    "value": v,
+                    "link": f"../{k}/workloads.json",
+                    "title": f"workloads.json: workloads.{n}; values {row['runs'].get(k)}",
+                }
+                for k, v in zip(ks, vals, strict=True)
+            ]
+            deltas: list[dict | None] = []
+            for v in vals[1:]:
+                d = pct(vals[0], v)
+                deltas.append(
+                    None
+                    if d is None
+                    else {"pct": round(d, 1), "worse": (d > 0) == (row["better"] == "lower"), "significant": None}
+                )
+            row["deltas"] = deltas
+            row["key"] = KEY.format(w=n, m=row["name"])
+        out["workloads"].append(
+            {
+                "name": n,
+                "description": desc,
+                "not_measured": {k: r.reason for k, r in res.items() if r is not None and not r.measured},
+                "failures": {k: len(r.failures) for k, r in res.items() if r is not None and r.failures},
+                "rows": list(rows.values()),
+            }
+        )
+    return out
+
+
+def _pairs(a: Workloads, b: Workloads) -> list[tuple[str, WorkloadMetric, WorkloadMetric]]:
+    out = []
+    for n, rb in b.workloads.items():
+        ra = a.workloads.get(n)
+        if ra is None:
+            continue
+        ma = {m.name: m for m in ra.metrics}
+        out += [(n, ma[m.name], m) for m in rb.metrics if m.name in ma]
+    return out
+
+
+def metric_findings(a: Workloads, b: Workloads, k: str) -> list[dict]:
+    """Every metric both kernels measured, as a finding: tested (in the family) when each
+    has two rounds or more, else untested."""
+    from bringup.report import findings as fnd
+
+    out = []
+    for n, ma, mb in _pairs(a, b):
+        what = f"{n} {mb.name}"
+        link = f"../{k}/workloads.json"
+        if len(ma.values) >= 2 and len(mb.values) >= 2:
+            f = fnd.tested_finding(
+                what,
+                ma.values,
+                mb.values,
+                mb.unit,
+                mb.better,
+                link=link,
+                a_rounds=ma.rounds,
+                b_rounds=mb.rounds,
+                key=KEY.format(w=n, m=mb.name),
+            )
+        else:
+            f = fnd.untested_finding(what, ma.value, mb.value, mb.unit, mb.better, link=link)
+        if f["delta_pct"] is not None:
+            out.append(f)
+    return out
+
+
+def kernel_findings(model: dict, base: str, k: str) -> list[dict]:
+    """The workload findings of kernel k against the base (none when either has no record)."""
+    wl = model.get("workloads") or {}
+    return metric_findings(wl[base], wl[k], k) if base in wl and k in wl else []
+
+
+def sections(metrics: list[dict]) -> list[tuple[str, list[dict]]]:
+    """The summary's Workloads section: only when a difference is significant."""
+    sig = summary(metrics)
+    return [("Workloads", sig)] if sig else []
+
+
+def summary(metrics: list[dict]) -> list[dict]:
+    """After the family's correction: the significant differences only, largest first."""
+    sig = [f for f in metrics if f["kind"] == "tested" and f["significant"]]
+    return sorted(sig, key=lambda f: -abs(f["delta_pct"]))

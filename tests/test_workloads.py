@@ -1,0 +1,406 @@
+"""Workloads as data (configs/workloads/, model/workload.py), their parsers on outputs
+captured from Debian bookworm's armhf binaries (tests/data/workloads/, SOURCES.md),
+and the runner's round loop on a fake shell."""
+
+from pathlib import Path
+
+import pytest
+
+from bringup.measure import workloads as mw
+from bringup.model import workload as wm
+from bringup.model.base import DataError
+from bringup.parse import workload as wp
+
+DATA = Path(__file__).parent / "data" / "workloads"
+
+
+def capture(name: str) -> str:
+    return (DATA / name).read_text()
+
+
+def metric_of(wl: wm.Workload, name: str) -> wm.Metric:
+    return next(m for m in wl.metric if m.name == name)
+
+
+# --- the shipped workloads ----------------------------------------------------------
+
+
+def test_every_shipped_workload_loads_and_there_are_at_least_three():
+    wls = wm.load_all()
+    assert len(wls) >= 3
+    assert {"openssl", "compress", "sysbench"} <= set(wls)
+
+
+def test_openssl_parser_on_a_real_speed_table():
+    wl = wm.load_all(["openssl"])["openssl"]
+    text = capture("openssl-speed-armhf.txt")
+    # read by hand from the capture: "sha256           40895.11k", "aes-128-cbc      17170.43k",
+    # "rsa 2048 bits 0.035172s 0.000834s     28.4   1199.0"
+    expect = {"sha256": 40895.11, "aes-128-cbc": 17170.43, "rsa2048 sign": 28.4, "rsa2048 verify": 1199.0}
+    for name, v in expect.items():
+        m = metric_of(wl, name)
+        assert wp.metric(text, m.regex, m.scale) == pytest.approx(v)
+
+
+def test_openssl_parser_on_the_table_the_guest_printed():
+    wl = wm.load_all(["openssl"])["openssl"]
+    text = capture("openssl-speed-guest-armhf.txt")
+    # by hand: "sha256           34519.95k", "aes-128-cbc      22359.34k",
+    # "rsa 2048 bits 0.033667s 0.000772s     29.7   1295.0"
+    expect = {"sha256": 34519.95, "aes-128-cbc": 22359.34, "rsa2048 sign": 29.7, "rsa2048 verify": 1295.0}
+    assert {m.name: wp.metric(text, m.regex, m.scale) for m in wl.metric if m.regex} == pytest.approx(expect)
+
+
+def test_openssl_parser_finds_nothing_in_the_progress_lines_alone():
+    wl = wm.load_all(["openssl"])["openssl"]
+    progress = "\n".join(x for x in capture("openssl-speed-armhf.txt").splitlines() if x.startswith("Doing"))
+    assert all(wp.metric(progress, m.regex) is None for m in wl.metric if m.regex)
+
+
+@pytest.mark.parametrize(
+    "metric,file,value",
+    [
+        # "    events per second:    17.66"
+        ("cpu events", "sysbench-cpu-armhf.txt", 17.66),
+        # "1781.00 MiB transferred (876.50 MiB/sec)"
+        ("memory write", "sysbench-memory-armhf.txt", 876.50),
+        # "    total time:                          1.7399s"
+        ("threads time", "sysbench-threads-armhf.txt", 1.7399),
+    ],
+)
+def test_sysbench_parsers_on_real_outputs(metric, file, value):
+    m = metric_of(wm.load_all(["sysbench"])["sysbench"], metric)
+    assert wp.metric(capture(file), m.regex, m.scale) == pytest.approx(value)
+
+
+def test_sysbench_cpu_regex_does_not_take_another_tests_number():
+    m = metric_of(wm.load_all(["sysbench"])["sysbench"], "cpu events")
+    assert wp.metric(capture("sysbench-memory-armhf.txt"), m.regex) is None
+
+
+def test_the_elapsed_marker_of_a_real_guest_step():
+    # a step as the guest printed it (tests/data/workloads/guest-step-xz.txt: xz prints nothing)
+    # "@@@ ELAPSED 2.69 20.67 rc=0": 20.67 - 2.69 s
+    body, secs, rc = wp.split(capture("guest-step-xz.txt"))
+    assert (body, secs, rc) == ("", 17.98, 0)
+
+
+def test_split_without_marker_and_with_a_failure():
+    assert wp.split("partial output\n") == ("partial output\n", None, None)
+    body, secs, rc = wp.split("xz: /nope: No such file\n@@@ ELAPSED 10.50 10.75 rc=1\n")
+    assert (secs, rc) == (0.25, 1)
+    assert wp.last_line(body) == "xz: /nope: No such file"
+
+
+def test_the_reason_of_a_failed_step_is_its_error_line_not_the_usage_after_it():
+    text = capture("guest-busybox-xz-usage.txt")
+    assert wp.last_line(text) == "xz: invalid option -- 'T'"
+    assert wp.last_line("compressing\nall good but exit 3\n") == "all good but exit 3"
+    assert wp.last_line("") == "(no output)"
+
+
+def test_commands_expand_size_variables_and_inputs():
+    wl = wm.load_all(["compress"])["compress"]
+    cmds = dict((s.name, c) for s, c in wl.commands("quick", "compress"))
+    assert (
+        cmds["xz_compress"] == "/usr/bin/xz -T1 -6 -c /usr/share/bringup-workloads/compress/corpus.txt > /tmp/corpus.xz"
+    )
+    sb = wm.load_all(["sysbench"])["sysbench"]
+    quick = dict((s.name, c) for s, c in sb.commands("quick", "sysbench"))
+    full = dict((s.name, c) for s, c in sb.commands("full", "sysbench"))
+    assert "--time=5 " in quick["cpu"] and "--time=30 " in full["cpu"]
+    assert sb.step_timeout(sb.step[0], "full") == sb.step_timeout(sb.step[0], "quick") * sb.full_timeout_factor
+
+
+def test_generated_inputs_are_deterministic_and_of_their_size():
+    inp = wm.Input(name="c", kind="text", quick_bytes=10_000, full_bytes=50_000, seed=3)
+    a, b = mw.generate(inp, "quick"), mw.generate(inp, "quick")
+    assert a == b and len(a) == 10_000 and len(mw.generate(inp, "full")) == 50_000
+    assert mw.generate(inp.model_copy(update={"seed": 4}), "quick") != a
+    assert set(a.decode().split()) <= set(mw.WORDS)
+    rnd = mw.generate(inp.model_copy(update={"kind": "random"}), "quick")
+    assert len(set(rnd)) > 200  # incompressible bytes, not words
+
+
+# --- bad workload files ---------------------------------------------------------------
+
+GOOD = """
+description = "d"
+packages = ["openssl"]
+[quick]
+n = 1
+[full]
+n = 2
+[[step]]
+name = "s"
+cmd = "openssl speed -seconds {n} sha256"
+[[metric]]
+name = "sha256"
+step = "s"
+regex = '^sha256\\s+([0-9.]+)k'
+unit = "kB/s"
+better = "higher"
+"""
+
+
+RX = next(line for line in GOOD.splitlines() if line.startswith("regex"))
+
+
+def write(tmp_path: Path, text: str, name: str = "w") -> Path:
+    d = tmp_path / "workloads"
+    d.mkdir(exist_ok=True)
+    (d / f"{name}.toml").write_text(text)
+    return d
+
+
+def test_a_good_file_loads(tmp_path):
+    assert wm.load_all(None, write(tmp_path, GOOD))["w"].metric[0].unit == "kB/s"
+
+
+@pytest.mark.parametrize(
+    "old,new,field,words",
+    [
+        (RX, "regex = '^sha256(['", "metric[0].regex", "not a regular expression"),
+        (RX, "regex = '^sha256'", "metric[0].regex", "exactly one capture group"),
+        ('unit = "kB/s"', 'unit = "furlongs"', "metric[0].unit", "is not one of"),
+        ('packages = ["openssl"]', 'packages = ["Open SSL"]', "packages[0]", "accepted form"),
+        ('packages = ["openssl"]', "packages = []", "packages", "at least 1"),
+        ('packages = ["openssl"]', "", "packages", "missing"),
+        ('step = "s"', 'step = "t"', "metric[0].step", "no step of that name"),
+        ("{n} sha256", "{m} sha256", "step[0].cmd", "placeholder {m}"),
+        ("[full]\nn = 2", "[full]\nk = 2", "full", "same variables"),
+        ('better = "higher"', 'better = "more"', "metric[0].better", "is not one of"),
+        (RX, "elapsed = true", "metric[0].unit", "elapsed time is in s"),
+    ],
+)
+def test_a_bad_file_fails_in_one_line_naming_file_and_field(tmp_path, old, new, field, words):
+    text = GOOD.replace(old, new)
+    assert text != GOOD
+    d = write(tmp_path, text)
+    with pytest.raises(DataError) as e:
+        wm.load_all(None, d)
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert "w.toml" in msg and f"field '{field}'" in msg and words in msg, msg
+
+
+def test_an_unknown_workload_name_is_named(tmp_path):
+    d = write(tmp_path, GOOD)
+    with pytest.raises(DataError, match=r"workload 'nope': no file .*nope\.toml \(known: w\)"):
+        wm.load_all(["nope"], d)
+
+
+def test_bad_toml_is_one_line(tmp_path):
+    with pytest.raises(DataError, match=r"w\.toml: not valid TOML"):
+        wm.load_all(None, write(tmp_path, "description = "))
+
+
+# --- the runner on a fake shell ---------------------------------------------------------
+
+
+class FakeShell:
+    """Answers each step like the guest: a canned output, then the elapsed marker."""
+
+    def __init__(self, outputs: dict[str, tuple[str, int] | Exception]):
+        self.outputs = outputs
+        self.commands: list[str] = []
+        self.exp = self
+
+    def sendcontrol(self, c):
+        self.commands.append(f"^{c}")
+
+    def run(self, cmd, timeout=60, name=None):
+        self.commands.append(cmd)
+        for key, out in self.outputs.items():
+            if key in cmd:
+                if isinstance(out, Exception):
+                    raise out
+                text, rc = out
+                return f"{text}@@@ ELAPSED 100.00 101.50 rc={rc}\n", 0
+        return "", 0
+
+
+def test_a_failing_step_leaves_its_workload_not_measured_and_the_others_go_on():
+    from bringup.errors import BootFailed
+
+    wls = wm.load_all(["openssl", "sysbench"])
+    sh = FakeShell(
+        {
+            "openssl speed": ("openssl: error while loading shared libraries\n", 127),
+            "sysbench cpu": (capture("sysbench-cpu-armhf.txt"), 0),
+            "sysbench memory": BootFailed("step 'workload sysbench, step memory' did not finish within 60s"),
+        }
+    )
+    ran = mw.run_in_boot(sh, wls, "quick", {}, say=lambda *_: None)
+    assert ran["openssl"]["error"].startswith("step speed exited 127: openssl: error while loading")
+    vals, why = mw.values_of(wls["openssl"], ran["openssl"])
+    assert vals == {} and len(why) == 5
+    assert "^c" in sh.commands  # the timed-out step was interrupted
+    vals, why = mw.values_of(wls["sysbench"], ran["sysbench"])
+    assert vals == {"cpu events": pytest.approx(17.66)}
+    assert any("did not finish within 60s" in w for w in why)
+
+
+def test_records_keep_rounds_and_never_write_zero_for_a_failure(tmp_path):
+    from bringup import records
+
+    wls = wm.load_all(["compress", "openssl"])
+    ok = capture("openssl-speed-armhf.txt")
+    rounds = []
+    for rnd, rc in ((1, 0), (2, 1)):
+        sh = FakeShell({"openssl speed": (ok, rc), "xz": ("", 0), "zstd": ("", 0)})
+        rounds.append(
+            {
+                "round": rnd,
+                "run_dir": tmp_path / f"workload-runs/r{rnd}",
+                "ran": mw.run_in_boot(sh, wls, "quick", {}, say=lambda *_: None),
+                "host": None,
+            }
+        )
+
+    class Rd:
+        def ref(self):
+            return records.RootfsRef(file="workloads.cpio.gz", sha256="0" * 64, inputs_key=None)
+
+    class B:
+        name = "qemu-arm"
+
+    rec = mw.record(
+        B, "5.10", {"key": None}, tmp_path, {"rounds": rounds, "disturbed": 0}, Rd(), wls, "quick", {"openssl": "3.0"}
+    )
+    records.write(tmp_path / "workloads.json", rec, records.Workloads)
+    back = records.read(tmp_path / "workloads.json", records.Workloads)
+    assert back.workloads["openssl"].measured and back.runs == 2
+    o = rec["workloads"]["openssl"]
+    sha = next(m for m in o["metrics"] if m["name"] == "sha256")
+    assert sha["values"] == [pytest.approx(40895.11)] and sha["rounds"] == [1]
+    assert [f["round"] for f in o["failures"]] == [2, 2, 2, 2, 2]
+    c = rec["workloads"]["compress"]
+    assert c["measured"] and all(m["values"] == [1.5, 1.5] for m in c["metrics"])
+
+
+# --- the command line: bad input is one line, before any work ----------------------------
+
+
+@pytest.fixture
+def empty_logs(tmp_path, monkeypatch):
+    monkeypatch.setenv("BRINGUP_LOGS", str(tmp_path / "logs"))
+    return tmp_path
+
+
+def one_error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("bringup: error: "), err
+    return err[0]
+
+
+def test_cli_unknown_workload_is_one_line(empty_logs, capsys):
+    from bringup import cli
+
+    assert cli.main(["workloads", "-b", "qemu-arm", "--workloads", "openssl,nope"]) == 2
+    assert "workload 'nope': no file configs/workloads/nope.toml (known: compress, openssl, sysbench)" in one_error(
+        capsys
+    )
+
+
+def test_cli_bad_workload_file_is_one_line_before_the_build_check(empty_logs, capsys, monkeypatch):
+    from bringup import cli
+
+    d = write(empty_logs, GOOD.replace('unit = "kB/s"', 'unit = "kB"'), "bad")
+    monkeypatch.setattr(wm, "workloads_dir", lambda: d)
+    assert cli.main(["workloads", "-b", "qemu-arm"]) == 2
+    msg = one_error(capsys)
+    assert "bad.toml: field 'metric[0].unit': 'kB' is not one of" in msg and "no build record" not in msg
+
+
+def test_cli_without_builds_names_the_missing_record(empty_logs, capsys):
+    from bringup import cli
+
+    assert cli.main(["workloads", "-b", "qemu-arm", "--workloads", "openssl"]) == 2
+    assert "no build record" in one_error(capsys)
+
+
+def test_a_package_debian_does_not_have_leaves_only_its_workload_not_measured(monkeypatch, tmp_path):
+    from bringup.model.board import load_board
+
+    class FakeApt:
+        def __init__(self, *a, **k):
+            pass
+
+        def candidate(self, p):
+            return None if p.startswith("nosuchpkg") else "1.0"
+
+        def depends_closure(self, pkgs):
+            raise AssertionError("no package of a good workload here: nothing to resolve")
+
+    monkeypatch.setattr(mw, "PrivateApt", FakeApt)
+    bad = wm.Workload.model_validate(
+        {**wm.load_all(["openssl"])["openssl"].model_dump(), "packages": ["nosuchpkg"], "input": []}
+    )
+    entries, versions, missing = mw.payload(
+        load_board("qemu-arm"), {"bad": bad}, "quick", tmp_path, say=lambda *_: None
+    )
+    assert missing == {"bad": "Debian bookworm has no package 'nosuchpkg' for armhf"}
+    assert versions == {}
+    ran = mw.run_in_boot(FakeShell({}), {"bad": bad}, "quick", missing, say=lambda *_: None)
+    assert mw.values_of(bad, ran["bad"]) == ({}, ["Debian bookworm has no package 'nosuchpkg' for armhf"])
+
+
+def test_the_round_loop_boots_each_kernel_once_per_round_interleaved(tmp_path, monkeypatch):
+    """workloads() with the guest replaced by a fake shell: one boot per kernel per round,
+    in the order A B, B A; every round's value kept with its round; raw outputs beside."""
+    import recordfactory as rf
+    from bringup import records
+    from bringup.model.board import load_board
+
+    board = load_board("qemu-arm")
+    logs = tmp_path / "logs"
+    for k in board.kernels:
+        records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
+    monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {"openssl": "3.0.20-1~deb12u2"}, {}))
+    rd = records.Rootfs(
+        board="qemu-arm",
+        name="workloads",
+        file="workloads.cpio.gz",
+        bytes=1,
+        sha256=rf.key("rd"),
+        inputs_key=rf.key("inputs"),
+        userspace_arch="armhf",
+        busybox={"source": "debian", "version": "1"},
+        files=[],
+        extra={"mode": "quick"},
+    )
+    monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rd)
+    text = capture("openssl-speed-armhf.txt")
+    boots: list[str] = []
+
+    class FakeSession:
+        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
+            run_dir.mkdir(parents=True, exist_ok=True)
+            self.kid = kid
+
+        def __enter__(self):
+            boots.append(self.kid)
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def shell(self):
+            n = boots.count(self.kid)  # 6.12's sha256 is 1000 kB/s higher in its 2nd boot
+            out = text.replace("40895.11k", f"{40895.11 + (1000 if self.kid == '6.12' and n == 2 else 0):.2f}k")
+            return FakeShell({"openssl speed": (out, 0)})
+
+    monkeypatch.setattr(mw, "BootSession", FakeSession)
+    monkeypatch.setattr(mw.targets, "for_board", lambda *a, **kw: None)
+    res = mw.workloads(board, logs, tmp_path / "cache", names=["openssl"], runs=2, guard=False, say=lambda *_: None)
+    assert boots == ["5.10", "6.12", "6.12", "5.10"]
+    rec = records.read(logs / "qemu-arm" / "6.12" / "workloads.json", records.Workloads)
+    assert rec == res["6.12"] and rec.runs == 2 and rec.mode == "quick"
+    sha = rec.workloads["openssl"].metrics[0]
+    assert sha.name == "sha256" and sha.values == [pytest.approx(40895.11), pytest.approx(41895.11)]
+    assert sha.rounds == [1, 2] and sha.value == pytest.approx(41395.11)
+    assert rec.workloads["openssl"].seconds == [1.5, 1.5] and rec.workloads["openssl"].failures == []
+    assert [d.split("/")[0] for d in rec.run_dirs] == ["workload-runs", "workload-runs"]
+    raw = (logs / "qemu-arm" / "6.12" / rec.run_dirs[0] / "workloads.txt").read_text()
+    assert raw.startswith("=== openssl speed rc=0 elapsed=1.5\n")

@@ -1,0 +1,107 @@
+"""The report's Workloads section from canned workloads.json records: tables, the
+not-measured line (never 0), and summary bullets only for significant differences
+after the family's Benjamini-Hochberg correction."""
+
+import pytest
+
+import recordfactory as rf
+from bringup import records
+from bringup.model.board import load_board
+from bringup.report import page as report
+
+ROUNDS = list(range(1, 9))
+SHA_A = [40895.0, 41010.0, 40750.0, 40990.0, 40870.0, 41100.0, 40930.0, 40800.0]
+SHA_B = [v * 0.9 for v in SHA_A]  # 6.12: 10 % less throughput in every round
+XZ_A = [3.10, 3.25, 3.05, 3.30, 3.15, 3.20, 3.12, 3.28]
+XZ_B = [3.22, 3.08, 3.27, 3.11, 3.19, 3.31, 3.06, 3.16]  # overlapping: no claim
+
+
+def metric(name, unit, better, vals):
+    return {"name": name, "unit": unit, "better": better, "value": sorted(vals)[4], "values": vals, "rounds": ROUNDS}
+
+
+def wl_rec(kernel, sha, xz, sysbench_ok=True):
+    return {
+        "board": "qemu-arm",
+        "kernel": kernel,
+        "created": "2026-11-23T19:00:00+00:00",
+        "build_key": None,
+        "mode": "quick",
+        "runs": 8,
+        "run_dirs": [f"workload-runs/s-r{r:02d}" for r in ROUNDS],
+        "rootfs": rf.rootfs_ref("workloads"),
+        "packages": {"openssl": "3.0.20-1~deb12u2"},
+        "host": [],
+        "disturbed": 0,
+        "workloads": {
+            "openssl": {
+                "description": "openssl speed",
+                "packages": ["openssl"],
+                "measured": True,
+                "reason": None,
+                "metrics": [metric("sha256", "kB/s", "higher", sha)],
+                "failures": [],
+                "seconds": [5.0] * 8,
+            },
+            "compress": {
+                "description": "xz",
+                "packages": ["xz-utils"],
+                "measured": True,
+                "reason": None,
+                "metrics": [metric("xz compress", "s", "lower", xz)],
+                "failures": [],
+                "seconds": xz,
+            },
+            "sysbench": {
+                "description": "sysbench",
+                "packages": ["sysbench"],
+                "measured": sysbench_ok,
+                "reason": None if sysbench_ok else "step cpu did not finish within 60s",
+                "metrics": [metric("cpu events", "events/s", "higher", [17.0] * 8)] if sysbench_ok else [],
+                "failures": []
+                if sysbench_ok
+                else [{"round": r, "reason": "step cpu did not finish within 60s"} for r in ROUNDS],
+                "seconds": [],
+            },
+        },
+    }
+
+
+@pytest.fixture
+def logs(tmp_path):
+    d = tmp_path / "logs" / "qemu-arm"
+    for k, sha, xz, ok in (("5.10", SHA_A, XZ_A, True), ("6.12", SHA_B, XZ_B, False)):
+        records.write(d / k / "build.json", rf.build(k))
+        records.write(d / k / "workloads.json", wl_rec(k, sha, xz, ok), records.Workloads)
+    return tmp_path / "logs"
+
+
+def test_workloads_tables_and_summary(logs):
+    m = report.collect(load_board("qemu-arm"), logs)
+    wt = m["workload_tables"]
+    assert wt["kernels"] == ["5.10", "6.12"]
+    by = {w["name"]: w for w in wt["workloads"]}
+    sha = by["openssl"]["rows"][0]
+    assert sha["deltas"][0]["pct"] == pytest.approx(-10.0)
+    assert sha["deltas"][0]["worse"] is True and sha["deltas"][0]["significant"] is True
+    xz = by["compress"]["rows"][0]
+    assert xz["deltas"][0]["significant"] is False
+    assert by["sysbench"]["not_measured"] == {"6.12": "step cpu did not finish within 60s"}
+    assert [c["value"] for c in by["sysbench"]["rows"][0]["cells"]] == [17.0, None]  # never 0
+    f = m["findings"][0]
+    sections = dict(f["sections"])
+    claims = [x["claim"] for x in sections["Workloads"]]
+    assert len(claims) == 1, claims  # xz is not significant: no bullet
+    assert claims[0].startswith("openssl sha256: 10 % slower (40912 → 36821 kB/s; shift ")
+    assert "Wilcoxon signed-rank (exact), n=8 rounds, q=0.016 over 2 tests" in claims[0]  # 2/256 * 2 / 1
+    assert f["family"] == 2  # sha256 and xz; sysbench has one side only
+
+
+def test_workloads_section_renders_in_html_and_markdown(logs):
+    rep = report.write(load_board("qemu-arm"), logs, say=lambda *_: None)
+    html = rep.index.read_text()
+    md = (rep.index.parent / "report.md").read_text()
+    assert '<section id="workloads">' in html and "<h3>openssl</h3>" in html
+    assert "6.12: not measured (step cpu did not finish within 60s)" in html
+    assert "## Workloads" in md and "| sha256 | kB/s | higher |" in md
+    assert "| sha256 | kB/s | higher | 40930 | 36837 | − 10 % * |" in md
