@@ -11,6 +11,7 @@
 #   LMBENCH=quick|full|none  lmbench set for footprint-report
 #   LMBENCH_RUNS=<n>  footprint rounds: each boots every kernel once (mem_eat + one lmbench pass)
 #   LMBENCH_SRC=<tree|tarball|URL> [LMBENCH_SHA256=<hex>]  build lmbench from this source
+#   BENCH_ROUNDS=<n>  rounds of make bench / make bench-ccache (the machine may be shared)
 #   BRINGUP_DL_DIR=<dir>[:<dir>...]  download directories searched (by file name, verified by
 #                    sha256 or the board's tree id) before a source URL is downloaded;
 #                    ../shared/sources beside the clone is added when it exists
@@ -28,6 +29,7 @@ LMBENCH_SRC ?=
 LMBENCH_RUNS ?= 5
 LMBENCH_SHA256 ?=
 PYTEST_ARGS ?=
+BENCH_ROUNDS ?=
 
 SHARED_SOURCES := $(wildcard $(abspath $(CURDIR)/../shared/sources))
 ifneq ($(SHARED_SOURCES),)
@@ -40,7 +42,7 @@ KOPT := $(KSEL) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(if $(CROSS_COM
 LMSRC := --lmbench-runs $(LMBENCH_RUNS) $(if $(LMBENCH_SRC),--lmbench-source $(LMBENCH_SRC)) $(if $(LMBENCH_SHA256),--lmbench-sha256 $(LMBENCH_SHA256))
 DEPS_STAMP := .venv/.requirements.sha256
 
-.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report report boards test test-unit test-integration bench bench-aa bench-boot clean
+.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report report boards test test-unit test-integration bench bench-ccache bench-aa bench-boot clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -75,11 +77,11 @@ footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc(
 report: $(DEPS_STAMP) ## write logs/BOARD/report/index.html and report.md from the records (tables, charts, summary)
 	@$(BRINGUP) report --board $(BOARD)
 
-check: $(DEPS_STAMP) ## quality gate: ruff lint, ruff format check, mypy, unit tests
+check: $(DEPS_STAMP) ## quality gate: ruff lint, ruff format check, mypy, unit tests (2 workers, quick Hypothesis profile)
 	@.venv/bin/ruff check scripts/lib tests bench
 	@.venv/bin/ruff format --check scripts/lib tests bench
 	@.venv/bin/mypy
-	@.venv/bin/python -m pytest -q -m "not integration" $(PYTEST_ARGS)
+	@.venv/bin/python -m pytest -q -m "not integration" -n 2 $(PYTEST_ARGS)
 
 lint: $(DEPS_STAMP) ## ruff lint only
 	@.venv/bin/ruff check scripts/lib tests bench
@@ -90,11 +92,11 @@ format: $(DEPS_STAMP) ## reformat the Python sources with ruff
 typecheck: $(DEPS_STAMP) ## mypy on the package
 	@.venv/bin/mypy
 
-test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU)
-	@.venv/bin/python -m pytest $(PYTEST_ARGS)
+test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU); Hypothesis' full profile
+	@HYPOTHESIS_PROFILE=ci .venv/bin/python -m pytest $(PYTEST_ARGS)
 
-test-unit: $(DEPS_STAMP) ## run only the fast unit tests
-	@.venv/bin/python -m pytest -m "not integration" $(PYTEST_ARGS)
+test-unit: $(DEPS_STAMP) ## run only the fast unit tests (2 workers; HYPOTHESIS_PROFILE=ci for the full profile)
+	@.venv/bin/python -m pytest -m "not integration" -n 2 $(PYTEST_ARGS)
 
 test-integration: $(DEPS_STAMP) ## run only the integration tests
 	@.venv/bin/python -m pytest -m integration $(PYTEST_ARGS)
@@ -102,8 +104,11 @@ test-integration: $(DEPS_STAMP) ## run only the integration tests
 aa: $(DEPS_STAMP) ## A/A check: KERNEL (default the board's last) as two arms; the summary must claim no difference
 	@$(BRINGUP) aa --board $(BOARD) $(KSEL) --runs $(RUNS) --lmbench $(LMBENCH) --lmbench-runs $(LMBENCH_RUNS)
 
-bench: $(DEPS_STAMP) ## build benchmarks: bringup vs bare make, no-op rerun, ccache warm vs cold
-	@.venv/bin/python bench/build_bench.py --board $(BOARD) $(KSEL)
+bench: $(DEPS_STAMP) ## build benchmarks: bringup vs bare make, ccache cold vs bare and warm vs cold, no-op rerun, ccache settings
+	@.venv/bin/python bench/build_bench.py --board $(BOARD) $(KSEL) $(if $(BENCH_ROUNDS),--rounds $(BENCH_ROUNDS))
+
+bench-ccache: $(DEPS_STAMP) ## where a cold ccache's cost goes: part of a kernel bare vs ccache settings, cold and warm, interleaved
+	@.venv/bin/python bench/ccache_bench.py --board $(BOARD) $(KSEL) $(if $(BENCH_ROUNDS),--rounds $(BENCH_ROUNDS))
 
 bench-aa: $(DEPS_STAMP) ## the A/A check on a quiet host and with CPU hogs from halfway, side by side
 	@.venv/bin/python bench/aa_bench.py --board $(BOARD) $(KSEL)

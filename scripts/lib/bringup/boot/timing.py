@@ -26,6 +26,7 @@ from bringup.model.board import Board
 from bringup.model.milestones import load_rules
 from bringup.parse import milestones as ms
 from bringup.util import clock, hostload
+from bringup.util.progress import Progress
 
 # --- runs, statistics, summary ---------------------------------------------
 
@@ -163,6 +164,7 @@ def boot_timing(
     rnd = 0
     limit = max_runs if until_ci else runs
     stopped = f"{runs} rounds, as asked"
+    prog = Progress("  boot rounds", total=limit * len(kernels), unit="boots", say=say)
     while rnd < limit:
         rnd += 1
         order.append(rounds.order(kernels, rnd - 1))  # A B, B A, ...: no kernel always boots first
@@ -187,9 +189,10 @@ def boot_timing(
                 prefix,
                 rnd,
                 baseline if guard else None,
-                lambda r, rnd=rnd: say(_run_line(r, rnd, limit, rules)),
-                say,
+                lambda r, rnd=rnd: prog.say(_run_line(r, rnd, limit, rules)),
+                prog.say,
             )
+            prog.advance()
         if until_ci and rnd >= max(runs, 3) and _precise_enough(recs, kernels, rules, until_ci):
             say(f"95 % confidence intervals within ±{until_ci}% after {rnd} rounds")
             stopped = f"95 % confidence intervals within ±{until_ci} % after {rnd} rounds"
@@ -197,6 +200,7 @@ def boot_timing(
     else:
         if until_ci:
             stopped = f"--max-runs {max_runs} reached before the intervals were within ±{until_ci} %"
+    prog.close()
     summary = summarize(board, recs, rules, kernels)
     summary["path"] = path
     summary["root"] = root
