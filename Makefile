@@ -41,6 +41,10 @@ KSEL := $(if $(KERNEL),--kernel $(KERNEL))
 KOPT := $(KSEL) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(if $(CROSS_COMPILE),--cross-compile $(CROSS_COMPILE))
 LMSRC := --lmbench-runs $(LMBENCH_RUNS) $(if $(LMBENCH_SRC),--lmbench-source $(LMBENCH_SRC)) $(if $(LMBENCH_SHA256),--lmbench-sha256 $(LMBENCH_SHA256))
 DEPS_STAMP := .venv/.requirements.sha256
+# the tests keep their compiled modules (__pycache__, git-ignored) even where the environment
+# says PYTHONDONTWRITEBYTECODE: compiling and assert-rewriting every module again costs each
+# test worker about 2 s
+PYTEST := env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -m pytest
 
 .PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report report boards test test-unit test-integration bench bench-ccache bench-aa bench-boot clean
 
@@ -81,7 +85,7 @@ check: $(DEPS_STAMP) ## quality gate: ruff lint, ruff format check, mypy, unit t
 	@.venv/bin/ruff check scripts/lib tests bench
 	@.venv/bin/ruff format --check scripts/lib tests bench
 	@.venv/bin/mypy
-	@.venv/bin/python -m pytest -q -m "not integration" -n 2 $(PYTEST_ARGS)
+	@$(PYTEST) -q -m "not integration" -n 2 $(PYTEST_ARGS)
 
 lint: $(DEPS_STAMP) ## ruff lint only
 	@.venv/bin/ruff check scripts/lib tests bench
@@ -93,13 +97,13 @@ typecheck: $(DEPS_STAMP) ## mypy on the package
 	@.venv/bin/mypy
 
 test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU); Hypothesis' full profile
-	@HYPOTHESIS_PROFILE=ci .venv/bin/python -m pytest $(PYTEST_ARGS)
+	@HYPOTHESIS_PROFILE=ci $(PYTEST) $(PYTEST_ARGS)
 
 test-unit: $(DEPS_STAMP) ## run only the fast unit tests (2 workers; HYPOTHESIS_PROFILE=ci for the full profile)
-	@.venv/bin/python -m pytest -m "not integration" -n 2 $(PYTEST_ARGS)
+	@$(PYTEST) -m "not integration" -n 2 $(PYTEST_ARGS)
 
 test-integration: $(DEPS_STAMP) ## run only the integration tests
-	@.venv/bin/python -m pytest -m integration $(PYTEST_ARGS)
+	@$(PYTEST) -m integration $(PYTEST_ARGS)
 
 aa: $(DEPS_STAMP) ## A/A check: KERNEL (default the board's last) as two arms; the summary must claim no difference
 	@$(BRINGUP) aa --board $(BOARD) $(KSEL) --runs $(RUNS) --lmbench $(LMBENCH) --lmbench-runs $(LMBENCH_RUNS)

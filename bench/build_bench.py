@@ -32,13 +32,24 @@ from bringup.util import paths
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(argv, env, log):
+class Took:
+    """Wall and CPU (user+sys of the whole process tree, wait4) seconds, summed over commands."""
+
+    def __init__(self, wall: float = 0.0, cpu: float = 0.0) -> None:
+        self.wall, self.cpu = wall, cpu
+
+    def __add__(self, other: "Took") -> "Took":
+        return Took(self.wall + other.wall, self.cpu + other.cpu)
+
+
+def run(argv, env, log) -> Took:
     t = time.monotonic()
     with open(log, "ab") as f:
-        p = subprocess.run(argv, env=env, stdout=f, stderr=subprocess.STDOUT)
-    took = time.monotonic() - t
-    if p.returncode != 0:
-        sys.exit(f"bench: {' '.join(argv[:4])}... failed (exit {p.returncode}); log {log}")
+        p = subprocess.Popen(argv, env=env, stdout=f, stderr=subprocess.STDOUT)
+        _, status, ru = os.wait4(p.pid, 0)
+    took = Took(time.monotonic() - t, ru.ru_utime + ru.ru_stime)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"bench: {' '.join(argv[:4])}... failed (exit {os.waitstatus_to_exitcode(status)}); log {log}")
     return took
 
 
@@ -80,7 +91,7 @@ def main():
     build = cli + ["build-all", "--board", board.name, "--kernel", k.id, "--force"]
     recfile = logs / board.name / k.id / "build.json"
     print(f"bench: {board.name}/{k.id}, scratch {scratch}", file=sys.stderr)
-    times: dict[str, list[float]] = {}
+    times: dict[str, list[Took]] = {}
     hits: dict[str, list[float]] = {}
     warm_cc = None
     for r in range(a.rounds):
@@ -118,37 +129,49 @@ def main():
         hits.setdefault("cold", []).append((cold_cc or {}).get("hit_rate") or 0.0)
         hits.setdefault("warm", []).append((warm_cc or {}).get("hit_rate") or 0.0)
         print(
-            f"  round {r + 1}: bare {t_bare:.1f} s, bringup {t_bringup:.1f} s, cold {t_cold:.1f} s, "
-            f"warm {t_warm:.1f} s",
+            f"  round {r + 1}: bare {t_bare.wall:.1f} s, bringup {t_bringup.wall:.1f} s, "
+            f"cold {t_cold.wall:.1f} s, warm {t_warm.wall:.1f} s",
             file=sys.stderr,
         )
 
     # 4. no-op rerun
     t_noop = run(cli + ["build-all", "--board", board.name, "--kernel", k.id], env, log)
 
-    def ratio(a_: str, b_: str) -> list[float]:
-        return [x / y for x, y in zip(times[a_], times[b_], strict=True)]
+    def ratio(a_: str, b_: str, cpu: bool = False) -> list[float]:
+        return [(x.cpu / y.cpu) if cpu else (x.wall / y.wall) for x, y in zip(times[a_], times[b_], strict=True)]
 
-    med = {name: statistics.median(ts) for name, ts in times.items()}
+    med = {name: statistics.median(t.wall for t in ts) for name, ts in times.items()}
+    cpu = {name: statistics.median(t.cpu for t in ts) for name, ts in times.items()}
     rows = [
-        ("bare make (no ccache)", med["bare"], "1.00"),
-        ("bringup build-all (no ccache)", med["bringup"], f"{spread(ratio('bringup', 'bare'))} x bare make"),
+        ("bare make (no ccache)", med["bare"], "1.00", cpu["bare"], "1.00"),
+        (
+            "bringup build-all (no ccache)",
+            med["bringup"],
+            f"{spread(ratio('bringup', 'bare'))} x bare make",
+            cpu["bringup"],
+            spread(ratio("bringup", "bare", cpu=True)),
+        ),
         (
             "bringup, ccache cold",
             med["cold"],
             f"{spread(ratio('cold', 'bare'))} x bare make (hit rate {spread(hits['cold'], 4)})",
+            cpu["cold"],
+            spread(ratio("cold", "bare", cpu=True)),
         ),
         (
             "bringup, ccache warm",
             med["warm"],
             f"{spread(ratio('warm', 'cold'))} x cold (hit rate {spread(hits['warm'], 4)})",
+            cpu["warm"],
+            f"{spread(ratio('warm', 'cold', cpu=True))} x cold",
         ),
-        ("bringup, no-op rerun", t_noop, f"{t_noop / med['cold']:.4f} x cold"),
+        ("bringup, no-op rerun", t_noop.wall, f"{t_noop.wall / med['cold']:.4f} x cold", t_noop.cpu, ""),
     ]
     n = f", median of {a.rounds} rounds (range)" if a.rounds > 1 else ", one round"
     print(f"Build benchmark: {board.name}/{k.id}, make -j{os.cpu_count()}, wall seconds (monotonic){n}")
-    for name, t, rat in rows:
-        print(f"  {name:32s} {t:8.1f} s   {rat}")
+    print("  (cpu: user+sys seconds of the whole process tree, less disturbed by other load than wall time)")
+    for name, t, rat, c, crat in rows:
+        print(f"  {name:32s} {t:8.1f} s   {rat:50s} cpu {c:7.1f} s {crat}")
     print(f"  {settings_line(warm_cc)}")
     shutil.rmtree(scratch, ignore_errors=True)
 

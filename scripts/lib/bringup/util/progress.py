@@ -80,7 +80,7 @@ class Progress:
                 self._bar.total = self.total
             self._bar.n = self.done
             if note:
-                self._bar.set_postfix_str(note[:40], refresh=False)
+                self._bar.set_postfix_str(" ".join(note.split())[:40], refresh=False)
             self._bar.refresh()
         elif self._clock() - self._last_line >= self._every:
             self._last_line = self._clock()
