@@ -17,6 +17,7 @@
 #                    headline difference's 95 % interval is within ±CI_PCT % (default 5), at most
 #                    MAX_ROUNDS (default 20); the record's 'stopped' says why (docs/report.md)
 #   WORKLOADS=a,b WORKLOAD_RUNS=<n> WORKLOAD_MODE=quick|full  for make workloads (configs/workloads/)
+#   BENCH_ROUNDS=<n>  rounds of make bench / make bench-ccache (the machine may be shared)
 #   BRINGUP_DL_DIR=<dir>[:<dir>...]  download directories searched (by file name, verified by
 #                    sha256 or the board's tree id) before a source URL is downloaded;
 #                    ../shared/sources beside the clone is added when it exists
@@ -46,6 +47,7 @@ WORKLOADS ?=
 WORKLOAD_RUNS ?= 3
 WORKLOAD_MODE ?= quick
 PYTEST_ARGS ?=
+BENCH_ROUNDS ?=
 
 SHARED_SOURCES := $(wildcard $(abspath $(CURDIR)/../shared/sources))
 ifneq ($(SHARED_SOURCES),)
@@ -60,7 +62,12 @@ UNTIL := $(if $(UNTIL_CI),--until-ci $(CI_PCT)) $(if $(MAX_ROUNDS),--max-rounds 
 DEPS_STAMP := .venv/.requirements.sha256
 q = '$(subst ','\'',$(1))'
 
-.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report workloads report import boards test test-unit test-integration bench bench-aa bench-boot bench-labgrid clean
+# the tests keep their compiled modules (__pycache__, git-ignored) even where the environment
+# says PYTHONDONTWRITEBYTECODE: compiling and assert-rewriting every module again costs each
+# test worker about 2 s
+PYTEST := env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -m pytest
+
+.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report workloads report import boards test test-unit test-integration bench bench-ccache bench-aa bench-boot bench-labgrid clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -102,11 +109,11 @@ import: $(DEPS_STAMP) ## import FILE (KIND=bootlog|lmbench) as pseudo-kernel KER
 	@test -n "$(KIND)" -a -n "$(FILE)" -a -n "$(KERNEL)" || { echo "make import: KIND=bootlog|lmbench FILE=<file> KERNEL=<id> [BOARD=$(BOARD)] [LABEL=<text>] [LMBENCH_HOST=<host>] [REPLACE=1]" >&2; exit 2; }
 	@$(BRINGUP) import $(call q,$(KIND)) $(call q,$(FILE)) --board $(call q,$(BOARD)) --kernel $(call q,$(KERNEL)) $(if $(LABEL),--label $(call q,$(LABEL))) $(if $(LMBENCH_HOST),--host $(call q,$(LMBENCH_HOST))) $(if $(filter bootlog,$(KIND)),--root $(ROOT)) $(if $(REPLACE),--replace)
 
-check: $(DEPS_STAMP) ## quality gate: ruff lint, ruff format check, mypy, unit tests
+check: $(DEPS_STAMP) ## quality gate: ruff lint, ruff format check, mypy, unit tests (2 workers, quick Hypothesis profile)
 	@.venv/bin/ruff check scripts/lib tests bench
 	@.venv/bin/ruff format --check scripts/lib tests bench
 	@.venv/bin/mypy
-	@.venv/bin/python -m pytest -q -m "not integration" $(PYTEST_ARGS)
+	@$(PYTEST) -q -m "not integration" -n 2 $(PYTEST_ARGS)
 
 lint: $(DEPS_STAMP) ## ruff lint only
 	@.venv/bin/ruff check scripts/lib tests bench
@@ -117,20 +124,23 @@ format: $(DEPS_STAMP) ## reformat the Python sources with ruff
 typecheck: $(DEPS_STAMP) ## mypy on the package
 	@.venv/bin/mypy
 
-test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU)
-	@.venv/bin/python -m pytest $(PYTEST_ARGS)
+test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU); Hypothesis' full profile
+	@HYPOTHESIS_PROFILE=ci $(PYTEST) $(PYTEST_ARGS)
 
-test-unit: $(DEPS_STAMP) ## run only the fast unit tests
-	@.venv/bin/python -m pytest -m "not integration" $(PYTEST_ARGS)
+test-unit: $(DEPS_STAMP) ## run only the fast unit tests (2 workers; HYPOTHESIS_PROFILE=ci for the full profile)
+	@$(PYTEST) -m "not integration" -n 2 $(PYTEST_ARGS)
 
 test-integration: $(DEPS_STAMP) ## run only the integration tests
-	@.venv/bin/python -m pytest -m integration $(PYTEST_ARGS)
+	@$(PYTEST) -m integration $(PYTEST_ARGS)
 
 aa: $(DEPS_STAMP) ## A/A check: KERNEL (default the board's last) as two arms; the summary must claim no difference
 	@$(BRINGUP) aa --board $(BOARD) $(KSEL) --runs $(RUNS) --root $(ROOT) --lmbench $(LMBENCH) --lmbench-runs $(LMBENCH_RUNS)
 
-bench: $(DEPS_STAMP) ## build benchmarks: bringup vs bare make, no-op rerun, ccache warm vs cold
-	@.venv/bin/python bench/build_bench.py --board $(BOARD) $(KSEL)
+bench: $(DEPS_STAMP) ## build benchmarks: bringup vs bare make, ccache cold vs bare and warm vs cold, no-op rerun, ccache settings
+	@.venv/bin/python bench/build_bench.py --board $(BOARD) $(KSEL) $(if $(BENCH_ROUNDS),--rounds $(BENCH_ROUNDS))
+
+bench-ccache: $(DEPS_STAMP) ## where a cold ccache's cost goes: part of a kernel bare vs ccache settings, cold and warm, interleaved
+	@.venv/bin/python bench/ccache_bench.py --board $(BOARD) $(KSEL) $(if $(BENCH_ROUNDS),--rounds $(BENCH_ROUNDS))
 
 bench-aa: $(DEPS_STAMP) ## the A/A check on a quiet host and with CPU hogs from halfway, side by side
 	@.venv/bin/python bench/aa_bench.py --board $(BOARD) $(KSEL)

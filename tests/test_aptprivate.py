@@ -18,8 +18,16 @@ def dead_mirror(monkeypatch):
     monkeypatch.setenv("BRINGUP_DEBIAN_SECURITY_MIRROR", DEAD + "-security")
 
 
+def no_retries(apt: PrivateApt) -> PrivateApt:
+    """apt 2.x retries a refused connection 3 times with back-off (7 s); the private
+    configuration's parts directory takes the test's `Acquire::Retries "0"`."""
+    apt._write_config()
+    (apt.dir / "etc" / "parts" / "99-test-no-retries").write_text('Acquire::Retries "0";\n')
+    return apt
+
+
 def test_unreachable_mirror_without_lists_is_one_line_and_marks_nothing_fresh(tmp_path, dead_mirror):
-    apt = PrivateApt(tmp_path / "apt", "bookworm")
+    apt = no_retries(PrivateApt(tmp_path / "apt", "bookworm"))
     with pytest.raises(BringupError) as e:
         apt.update()
     msg = str(e.value)
@@ -31,8 +39,7 @@ def test_unreachable_mirror_without_lists_is_one_line_and_marks_nothing_fresh(tm
 
 def test_unreachable_mirror_keeps_old_lists_and_their_age(tmp_path, dead_mirror):
     warnings = []
-    apt = PrivateApt(tmp_path / "apt", "bookworm", warn=warnings.append)
-    apt._write_config()
+    apt = no_retries(PrivateApt(tmp_path / "apt", "bookworm", warn=warnings.append))
     lists = apt.dir / "lists"
     index = lists / "deb.debian.org_debian_dists_bookworm_main_binary-amd64_Packages"
     index.write_text("Package: linux-source-6.1\nVersion: 6.1.1-1\n")

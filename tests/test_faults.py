@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+from conftest import run_cli
+
 WRITE_UNDER_LIMIT = r"""
 import json, resource, signal, sys
 from bringup import records
@@ -30,11 +32,6 @@ def test_an_unexpected_os_error_is_one_line(tmp_path):
     simulated by a logs directory that is a file) ends in one line naming it."""
     logs = tmp_path / "logs"
     logs.write_text("not a directory")
-    p = subprocess.run(
-        [sys.executable, "-m", "bringup", "report", "--board", "qemu-arm"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "BRINGUP_LOGS": str(logs)},
-    )
+    p = run_cli("report", "--board", "qemu-arm", env_extra={"BRINGUP_LOGS": str(logs)})
     assert p.returncode in (1, 2), p.stderr
     assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr and p.stderr.startswith("bringup: error: ")

@@ -19,7 +19,8 @@ from bringup.parse import milestones as ms
 from bringup.parse.errors import ParseError
 from bringup.util import paths
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# examples per property: the profile's (conftest.py: 40 for make check, 150 with HYPOTHESIS_PROFILE=ci)
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 # --- a tiny TOML writer, so that generated values become real files -----------
 

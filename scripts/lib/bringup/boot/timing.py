@@ -30,6 +30,7 @@ from bringup.parse import initcalls as icparse
 from bringup.parse import milestones as ms
 from bringup.parse.errors import ParseError
 from bringup.util import clock, hostload
+from bringup.util.progress import Progress
 
 # --- runs, statistics, summary ---------------------------------------------
 
@@ -181,6 +182,7 @@ def boot_timing(
     order: list[list[str]] = []
     rnd = 0
     limit = rule.limit
+    prog = Progress("  boot rounds", total=limit * len(kernels), unit="boots", say=say)
     while True:
         rnd += 1
         order.append(rounds.order(kernels, rnd - 1))  # A B, B A, ...: no kernel always boots first
@@ -207,13 +209,15 @@ def boot_timing(
                 prefix,
                 rnd,
                 baseline if guard else None,
-                lambda r, rnd=rnd: say(_run_line(r, rnd, limit, rules)),
-                say,
+                lambda r, rnd=rnd: prog.say(_run_line(r, rnd, limit, rules)),
+                prog.say,
             )
+            prog.advance()
         if rule.done(rnd, headline(recs, kernels, rules), kernels):
             break
         if rule.left:
             say(f"  after round {rnd}: {len(rule.left)} interval(s) not yet narrow: {rule.left[0]}")
+    prog.close()
     if until_ci is not None:
         say(f"  stopped: {rule.stopped}")
     summary = summarize(board, recs, rules, kernels)

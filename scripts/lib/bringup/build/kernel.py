@@ -35,6 +35,7 @@ from bringup.model.board import Board, EraFix, Kernel
 from bringup.parse import elfsize
 from bringup.parse.kconfig import dropped_symbols, merge_fragment, parse_config
 from bringup.util import clock, lock, procutil
+from bringup.util.progress import Progress
 
 RECIPE_VERSION = 1  # bump when the build steps change in a way that invalidates old builds
 FIXED_ENV = {  # reproducible images: no timestamps, user or host in the version string
@@ -72,6 +73,9 @@ class Ctx:
     say: Callable[[str], object] = print
     fixes: list[EraFix] = field(default_factory=list)  # the era's fixes this build applies
     private_copy: Path | None = None  # the copy of the tree make runs in, when not the source itself
+    progress: Progress | None = None  # the whole build's: kbuild commands run against the last build's count
+    kbuild_done: int = 0  # kbuild command lines in the log so far
+    log_read: int = 0  # bytes of the log counted so far
 
 
 @dataclass(frozen=True)
@@ -312,10 +316,10 @@ def _build(board, k, src, tc, fixes, key, recdir: Path, good: Path, cache: Path,
     started = clock.now()
     status, failure = "fail", None
     log_path.write_text(f"# bringup build of {board.name}/{k.id}, started {started}\n")
-    ccache_before = _ccache_zero(ctx)
+    ctx.progress = Progress(f"  {k.id}", total=_last_kbuild_commands(good), unit="commands", say=say)
     try:
         dropped = _recipe(ctx)
-        rec, artifact_sources = _collect(ctx, key, started, dropped, ccache_before)
+        rec, artifact_sources = _collect(ctx, key, started, dropped)
         status = "ok"
     except BuildFailed as e:
         failure = str(e)
@@ -324,6 +328,7 @@ def _build(board, k, src, tc, fixes, key, recdir: Path, good: Path, cache: Path,
         status, failure = "interrupted", "interrupted by the user"
         raise
     finally:
+        ctx.progress.close()
         if status != "ok":
             _record_failure(ctx, key, started, status, failure)
     # success: publish images, log and record, in that order
@@ -470,6 +475,10 @@ def _env(ctx: Ctx) -> dict:
     if ctx.tc.ccache:
         env["CCACHE_DIR"] = str(ctx.cache / "ccache")
         env.setdefault("CCACHE_MAXSIZE", "5G")
+        for var, val in CCACHE_SETTINGS.items():  # CCACHE_X=1 unless the user set CCACHE_X or CCACHE_NOX
+            if var not in env and "CCACHE_NO" + var.removeprefix("CCACHE_") not in env:
+                env[var] = val
+        env["CCACHE_STATSLOG"] = str(_stats_log(ctx))
     return env
 
 
@@ -540,10 +549,51 @@ def _kill_group(proc):
         os.waitpid(proc.pid, 0)
 
 
-def _heartbeat(ctx: Ctx, name: str, t0: float, stop: threading.Event, every: float = 20.0):
+def _heartbeat(ctx: Ctx, name: str, t0: float, stop: threading.Event, every: float = 1.0):
+    """The build's progress while make runs: kbuild commands in the log so far against
+    the last build's count (a plain line every 20 s when stdout is not a terminal)."""
+    prog = ctx.progress
+    if prog is None:
+        prog = ctx.progress = Progress(f"  {ctx.kernel.id}", unit="commands", say=ctx.say)
+    prog.set_label(f"  {ctx.kernel.id}: {name}")
     while not stop.wait(every):
-        last = _last_line(ctx.log_path)
-        ctx.say(f"  {ctx.kernel.id}: {name}: {_fmt_dur(time.monotonic() - t0)}  {last[:70]}")
+        prog.update(_count_kbuild(ctx), _last_line(ctx.log_path))
+    prog.update(_count_kbuild(ctx))
+
+
+# kbuild's short command lines, "  CC      kernel/fork.o", "  CC [M]  fs/x.o", "  OBJCOPY arch/...":
+# what a build's progress is counted in (2.4-era builds print whole commands: no count)
+KBUILD_LINE = re.compile(rb"^  [A-Z][A-Z0-9_]*(?: \[M\])? +\S", re.M)
+
+
+def kbuild_commands(text: bytes) -> int:
+    """The kbuild command lines in (a part of) a build log."""
+    return len(KBUILD_LINE.findall(text))
+
+
+def _count_kbuild(ctx: Ctx) -> int:
+    """kbuild command lines in the log so far, reading only what is new and complete."""
+    try:
+        with open(ctx.log_path, "rb") as f:
+            f.seek(ctx.log_read)
+            chunk = f.read()
+    except OSError:
+        return ctx.kbuild_done
+    end = chunk.rfind(b"\n") + 1
+    ctx.kbuild_done += kbuild_commands(chunk[:end])
+    ctx.log_read += end
+    return ctx.kbuild_done
+
+
+def _last_kbuild_commands(good: Path) -> int | None:
+    """How many kbuild commands the last good build of this kernel ran: the total the
+    progress counts against (None: no earlier build, or one that did not count)."""
+    if not good.exists():
+        return None
+    try:
+        return records.read(good, records.Build).kbuild_commands
+    except BringupError:
+        return None
 
 
 def _last_line(p: Path) -> str:
@@ -609,7 +659,7 @@ def _kernelrelease(ctx: Ctx) -> str:
     return lines[-1].strip() if lines else ctx.src.version
 
 
-def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> tuple[records.Build, dict[str, Path]]:
+def _collect(ctx: Ctx, key, started, dropped) -> tuple[records.Build, dict[str, Path]]:
     """The build record, and the build tree's file behind each artifact (published by _publish)."""
     k, b, out = ctx.kernel, ctx.board, _out(ctx)
     vmlinux = out / "vmlinux"
@@ -709,7 +759,8 @@ def _collect(ctx: Ctx, key, started, dropped, ccache_before) -> tuple[records.Bu
             ],
         },
         "jobs": ctx.jobs,
-        "ccache": _ccache_stats(ctx, ccache_before),
+        "ccache": _ccache_stats(ctx),
+        "kbuild_commands": kbuild_commands(text.encode()) or None,
         "sizes": sizes,
         "warnings": warnings,
         "errors": errors,
@@ -802,26 +853,106 @@ def _private_copy(src: Path, dest: Path, say, why: str = "2.4-era kernels build 
     return dest
 
 
-def _ccache_zero(ctx: Ctx):
-    if not ctx.tc.ccache:
-        return None
-    subprocess.run([ctx.tc.ccache, "--zero-stats"], env=_env(ctx), capture_output=True)
-    return True
+# --- ccache -------------------------------------------------------------------
+#
+# Each build counts its own hits in a stats log of its own (CCACHE_STATSLOG: one
+# line per counter per compiler call), never by zeroing or reading the shared cache's
+# counters, which other builds (another checkout, CI beside a user) change meanwhile.
+# Depend mode: kbuild passes -Wp,-MMD, so on a miss ccache takes the headers from the
+# compiler's dependency file instead of running the preprocessor first; measured with
+# bench/ccache_bench.py (docs/building.md), it is what brings a cold build to the
+# compiler's own cost.
+CCACHE_SETTINGS = {"CCACHE_DEPEND": "1"}  # bringup's defaults; the user's environment wins
+CCACHE_CONFIG_KEYS = ("depend_mode", "direct_mode", "compression", "compression_level", "compiler_check")
 
 
-def _ccache_stats(ctx: Ctx, before) -> dict | None:
-    if not before or not ctx.tc.ccache:
-        return None
-    p = subprocess.run([ctx.tc.ccache, "--print-stats"], env=_env(ctx), capture_output=True, text=True)
-    stats = {}
-    for line in p.stdout.splitlines():
-        parts = line.split("\t")
-        if len(parts) == 2 and parts[1].strip().isdigit():
-            stats[parts[0]] = int(parts[1])
-    hits = stats.get("direct_cache_hit", 0) + stats.get("preprocessed_cache_hit", 0)
-    misses = stats.get("cache_miss", 0)
+def _stats_log(ctx: Ctx) -> Path:
+    return ctx.builddir / "ccache-stats.log"
+
+
+def ccache_log_counts(text: str) -> dict:
+    """Hits and misses from a ccache stats log (`# <input>` lines, then one counter name a
+    line per call).  Counted by counter, not by block, so interleaved blocks count alike."""
+    names = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    hits = names.count("direct_cache_hit") + names.count("preprocessed_cache_hit")
+    misses = names.count("cache_miss")
     total = hits + misses
     return {"hits": hits, "misses": misses, "hit_rate": round(hits / total, 4) if total else None}
+
+
+def _ccache_stats(ctx: Ctx) -> dict | None:
+    """This build's hits and misses (its own stats log), and the ccache settings it ran with."""
+    if not ctx.tc.ccache:
+        return None
+    try:
+        text = _stats_log(ctx).read_text(errors="replace")
+    except OSError:
+        text = ""  # no call was cacheable or reached ccache
+    return ccache_log_counts(text) | {"settings": _ccache_settings(ctx)}
+
+
+def _ccache_settings(ctx: Ctx) -> dict | None:
+    """The settings that decide ccache's cost and hits, as `ccache --show-config` reports
+    them for this build's environment, with its version and the cache's file system."""
+    assert ctx.tc.ccache
+    env = _env(ctx)
+    try:
+        ver = subprocess.run([ctx.tc.ccache, "--version"], capture_output=True, text=True, env=env, timeout=30)
+        conf = subprocess.run([ctx.tc.ccache, "--show-config"], capture_output=True, text=True, env=env, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    values = parse_ccache_config(conf.stdout)
+    if not all(key in values for key in (*CCACHE_CONFIG_KEYS, "cache_dir")):
+        return None
+    m = re.search(r"ccache version (\S+)", ver.stdout)
+    cache_dir = Path(values["cache_dir"])
+    return {
+        "version": m.group(1) if m else "unknown",
+        "depend_mode": values["depend_mode"] == "true",
+        "direct_mode": values["direct_mode"] == "true",
+        "compression": values["compression"] == "true",
+        "compression_level": int(values["compression_level"]),
+        "compiler_check": values["compiler_check"],
+        "cache_dir": str(cache_dir),
+        "filesystem": filesystem_type(cache_dir),
+        "same_filesystem_as_build": _same_device(cache_dir, ctx.builddir),
+    }
+
+
+def parse_ccache_config(text: str) -> dict[str, str]:
+    """`ccache --show-config` lines, '(origin) key = value', as key -> value."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"\([^)]*\)\s+(\w+)\s+=\s?(.*)$", line.strip())
+        if m:
+            out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+def filesystem_type(p: Path, mounts: str | None = None) -> str | None:
+    """The type of the file system `p` is on: the longest mount point of /proc/mounts above it."""
+    if mounts is None:
+        try:
+            mounts = Path("/proc/mounts").read_text()
+        except OSError:
+            return None
+    p = Path(os.path.realpath(p))
+    best, kind = -1, None
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        mnt = Path(fields[1].replace("\\040", " "))
+        if (p == mnt or mnt in p.parents) and len(mnt.parts) > best:
+            best, kind = len(mnt.parts), fields[2]
+    return kind
+
+
+def _same_device(a: Path, b: Path) -> bool | None:
+    try:
+        return os.stat(a).st_dev == os.stat(b).st_dev
+    except OSError:
+        return None
 
 
 def _log(ctx: Ctx, text: str) -> None:
@@ -834,10 +965,6 @@ def _tail(p: Path, n: int) -> list[str]:
         return p.read_text(errors="replace").splitlines()[-n:]
     except OSError:
         return []
-
-
-def _fmt_dur(s: float) -> str:
-    return f"{int(s // 60)}m{int(s % 60):02d}s"
 
 
 def _rel(p: Path) -> str:

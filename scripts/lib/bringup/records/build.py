@@ -121,10 +121,25 @@ class Time(Part):
     steps: list[StepTime]
 
 
+class CcacheSettings(Part):
+    """What ccache ran with (/3): the settings that decide its cost on a miss and its hits."""
+
+    version: str  # `ccache --version`
+    depend_mode: bool
+    direct_mode: bool
+    compression: bool
+    compression_level: int
+    compiler_check: str
+    cache_dir: str
+    filesystem: str | None  # the cache directory's file system type (/proc/mounts)
+    same_filesystem_as_build: bool | None
+
+
 class Ccache(Part):
     hits: Count
     misses: Count
     hit_rate: Annotated[float, Field(ge=0, le=1)] | None
+    settings: CcacheSettings | None = None  # (/3) None in older records
 
 
 class Berkeley(Part):
@@ -186,6 +201,7 @@ class Build(Record):
     time: Time
     jobs: Annotated[int, Field(ge=1)]
     ccache: Ccache | None
+    kbuild_commands: Count | None = None  # kbuild command lines ("  CC  x.o") the build ran (/3)
     sizes: Sizes
     warnings: Count
     errors: Count
