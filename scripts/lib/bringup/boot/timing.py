@@ -45,7 +45,7 @@ def reference(rec: dict, rules: ms.Rules) -> tuple[str, float]:
     return "t0", 0.0
 
 
-MAX_REDO = 2  # a run on a disturbed host is done again at most this many times
+MAX_REDO = hostload.MAX_REDO  # a run on a disturbed host is done again at most this many times
 
 
 def _disturbed(r: dict) -> str | None:

@@ -292,9 +292,6 @@ def footprint(
     return results
 
 
-MAX_REDO = 2  # a round on a disturbed host is done again at most this many times
-
-
 def run_rounds(
     board: Board,
     kernels: list[str],
@@ -323,20 +320,21 @@ def run_rounds(
         rnd += 1
         for kid in rounds.order(kernels, rnd - 1):
             recdir = Path(logs) / board.name / kid
-            for attempt in range(1 + (MAX_REDO if guard else 0)):
+
+            def boot(attempt: int, kid=kid, recdir=recdir, rnd=rnd) -> tuple[Path, dict]:
                 run_dir = recdir / "footprint-runs" / f"{stamp}-r{rnd:02d}{f'-redo{attempt}' if attempt else ''}"
                 say(f"  round {rnd} of {of}, {kid}: booting the ramdisk")
-                before = hostload.snapshot() if guard else None
-                after = _one_boot(
+                return run_dir, _one_boot(
                     board, kid, builds[kid], recdir, initrd, run_dir, rules, bset, mode, lm_missing, timeout_factor, say
                 )
-                host = hostload.judge(before, hostload.snapshot(), base) if before is not None else None
-                if host and host["disturbed"] and attempt < MAX_REDO:
-                    done[kid]["disturbed"] += 1
-                    say(f"  round {rnd} {kid}: host disturbed ({host['disturbed']}): booting it again")
-                    continue
-                done[kid]["rounds"].append({"round": rnd, "run_dir": run_dir, "after": after, "host": host})
-                break
+
+            def redo(why: str, kid=kid, rnd=rnd) -> None:
+
+                say(f"  round {rnd} {kid}: host disturbed ({why}): booting it again")
+
+            (run_dir, after), host, redone = hostload.guarded(boot, base, redo)
+            done[kid]["disturbed"] += redone
+            done[kid]["rounds"].append({"round": rnd, "run_dir": run_dir, "after": after, "host": host})
         if rule.done(rnd, headline(done, mode, lm_missing), kernels):
             break
         if rule.left:

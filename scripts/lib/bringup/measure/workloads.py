@@ -86,7 +86,6 @@ WORDS = [
     "module",
     "config",
 ]
-MAX_REDO = 2  # a round on a disturbed host is done again at most this many times
 
 
 def generate(inp: Input, mode: Mode) -> bytes:
@@ -259,20 +258,20 @@ def workloads(
     for rnd in range(1, runs + 1):
         for kid in rounds.order(kernels, rnd - 1):
             recdir = Path(logs) / board.name / kid
-            for attempt in range(1 + (MAX_REDO if guard else 0)):
+
+            def boot(attempt: int, kid=kid, recdir=recdir, rnd=rnd) -> tuple[Path, dict]:
                 run_dir = recdir / "workload-runs" / f"{stamp}-r{rnd:02d}{f'-redo{attempt}' if attempt else ''}"
                 say(f"  round {rnd}/{runs} {kid}: booting the workload ramdisk")
-                before = hostload.snapshot() if guard else None
-                ran = _one_boot(
+                return run_dir, _one_boot(
                     board, kid, builds[kid], recdir, initrd, run_dir, rules, wls, mode, missing, timeout_factor, say
                 )
-                host = hostload.judge(before, hostload.snapshot(), base) if before is not None else None
-                if host and host["disturbed"] and attempt < MAX_REDO:
-                    done[kid]["disturbed"] += 1
-                    say(f"  round {rnd}/{runs} {kid}: host disturbed ({host['disturbed']}): booting it again")
-                    continue
-                done[kid]["rounds"].append({"round": rnd, "run_dir": run_dir, "ran": ran, "host": host})
-                break
+
+            def redo(why: str, kid=kid, rnd=rnd) -> None:
+                say(f"  round {rnd}/{runs} {kid}: host disturbed ({why}): booting it again")
+
+            (run_dir, ran), host, redone = hostload.guarded(boot, base, redo)
+            done[kid]["disturbed"] += redone
+            done[kid]["rounds"].append({"round": rnd, "run_dir": run_dir, "ran": ran, "host": host})
     results = {}
     for kid in kernels:
         recdir = Path(logs) / board.name / kid
