@@ -109,11 +109,11 @@ import: $(DEPS_STAMP) ## import FILE (KIND=bootlog|lmbench) as pseudo-kernel KER
 	@test -n "$(KIND)" -a -n "$(FILE)" -a -n "$(KERNEL)" || { echo "make import: KIND=bootlog|lmbench FILE=<file> KERNEL=<id> [BOARD=$(BOARD)] [LABEL=<text>] [LMBENCH_HOST=<host>] [REPLACE=1]" >&2; exit 2; }
 	@$(BRINGUP) import $(call q,$(KIND)) $(call q,$(FILE)) --board $(call q,$(BOARD)) --kernel $(call q,$(KERNEL)) $(if $(LABEL),--label $(call q,$(LABEL))) $(if $(LMBENCH_HOST),--host $(call q,$(LMBENCH_HOST))) $(if $(filter bootlog,$(KIND)),--root $(ROOT)) $(if $(REPLACE),--replace)
 
-check: $(DEPS_STAMP) ## quality gate: ruff lint, ruff format check, mypy, unit tests (2 workers, quick Hypothesis profile)
+check: $(DEPS_STAMP) ## quality gate: ruff lint, ruff format check, mypy, unit tests (4 workers: most unit tests wait on sockets and fake boards, not the CPU; quick Hypothesis profile)
 	@.venv/bin/ruff check scripts/lib tests bench
 	@.venv/bin/ruff format --check scripts/lib tests bench
 	@.venv/bin/mypy
-	@$(PYTEST) -q -m "not integration" -n 2 $(PYTEST_ARGS)
+	@$(PYTEST) -q -m "not integration" -n 4 $(PYTEST_ARGS)
 
 lint: $(DEPS_STAMP) ## ruff lint only
 	@.venv/bin/ruff check scripts/lib tests bench
@@ -127,8 +127,8 @@ typecheck: $(DEPS_STAMP) ## mypy on the package
 test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU); Hypothesis' full profile
 	@HYPOTHESIS_PROFILE=ci $(PYTEST) $(PYTEST_ARGS)
 
-test-unit: $(DEPS_STAMP) ## run only the fast unit tests (2 workers; HYPOTHESIS_PROFILE=ci for the full profile)
-	@$(PYTEST) -m "not integration" -n 2 $(PYTEST_ARGS)
+test-unit: $(DEPS_STAMP) ## run only the fast unit tests (4 workers; HYPOTHESIS_PROFILE=ci for the full profile)
+	@$(PYTEST) -m "not integration" -n 4 $(PYTEST_ARGS)
 
 test-integration: $(DEPS_STAMP) ## run only the integration tests
 	@$(PYTEST) -m integration $(PYTEST_ARGS)

@@ -328,3 +328,17 @@ def test_drift_in_one_kernel_s_early_footprint_rounds_is_not_claimed(canned_gues
     pipe_f = next(f for f in family if f["key"] == "lmbench:Pipe latency")
     assert pipe_f["paired"] and pipe_f["delta_pct"] is not None
     assert len(family) == 3 and not any(f["significant"] for f in family)
+
+
+def test_footprint_rounds_count_boots_against_the_plan(canned_guest, monkeypatch):
+    import functools
+    import re
+
+    g = canned_guest
+    g.answer = lambda kid, n: guest_outputs(2.0 + n, 10.0)
+    monkeypatch.setattr(footprint, "Progress", functools.partial(footprint.Progress, every=0, tty=False))
+    lines: list[str] = []
+    footprint.footprint(g.board, g.logs, g.cache, lmbench_runs=2, say=lines.append, guard=False)
+    counts = re.findall(r"footprint rounds: (\d+) % \((\d+)/(\d+) boots\)", "\n".join(lines))
+    assert [(int(p), int(d), int(t)) for p, d, t in counts] == [(25, 1, 4), (50, 2, 4), (75, 3, 4), (100, 4, 4)]
+    assert len(g.boots) == 4

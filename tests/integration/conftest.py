@@ -20,6 +20,17 @@ import pytest
 os.environ.setdefault("BRINGUP_HOST_GUARD", "0")
 
 ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test in this directory is an integration test, marked or not: a file that
+    forgets its `pytestmark` must not slip into `make check`'s unit tests."""
+    for item in items:
+        if HERE in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.integration)
+
+
 ARM_KERNELS = ["5.10", "6.12"]  # the kernels of boards/qemu-arm.toml
 
 

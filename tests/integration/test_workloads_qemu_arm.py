@@ -4,10 +4,14 @@ About 5 minutes on a quiet host (two boots, ~1.5 min of workloads each)."""
 
 import json
 
+import pytest
+
 from bringup import records
 from bringup.model import workload as wm
 
 from .conftest import ARM_KERNELS, bringup
+
+pytestmark = pytest.mark.integration
 
 
 def test_workloads_quick_one_round(arm_built):

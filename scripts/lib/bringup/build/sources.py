@@ -37,6 +37,7 @@ from bringup.errors import BringupError
 from bringup.model.board import SourceSpec
 from bringup.util import debs, gittree
 from bringup.util.aptprivate import PrivateApt
+from bringup.util.progress import Progress
 
 DL_DIR_ENV = "BRINGUP_DL_DIR"
 TREE_MARK = ".git-tree"  # next to .complete in an extracted source: the tree id computed from it
@@ -102,8 +103,7 @@ def _debian(source, cache, log) -> SourceTree:
         deb = apt.download(pkg)
         with tempfile.TemporaryDirectory(dir=cache) as tmp:
             inner = _tarball_from_deb(deb, Path(tmp))
-            log(f"extracting {inner.name} ({inner.stat().st_size // 2**20} MB)")
-            safe_extract(inner, dest)
+            safe_extract(inner, dest, log)
         tree = _single_tree(dest)
         if tree is None:
             raise BringupError(f"{deb}: the tarball inside does not hold one kernel tree")
@@ -210,8 +210,7 @@ def _tree_checked(f: Path, digest: str, tree_id: str, cache: Path, log) -> tuple
     tree = _single_tree(dest)
     extracted_now = tree is None
     if tree is None:
-        log(f"extracting {f.name}")
-        safe_extract(f, dest)
+        safe_extract(f, dest, log)
         tree = _single_tree(dest)
         if tree is None:
             raise BringupError(f"{f}: does not hold one kernel tree (a top-level directory with a Makefile)")
@@ -237,8 +236,7 @@ def _from_tarball(f: Path, digest: str, cache: Path, detail: dict, log) -> Sourc
     dest = cache / "src" / f"tar-{digest[:16]}"
     tree = _single_tree(dest)
     if tree is None:
-        log(f"extracting {f.name}")
-        safe_extract(f, dest)
+        safe_extract(f, dest, log)
         tree = _single_tree(dest)
         if tree is None:
             raise BringupError(f"{f}: does not hold one kernel tree (a top-level directory with a Makefile)")
@@ -258,19 +256,29 @@ def _single_tree(dest: Path) -> Path | None:
     return None
 
 
-def safe_extract(tarball: Path, dest: Path) -> None:
+def safe_extract(tarball: Path, dest: Path, say=None) -> None:
     """Extract into dest, refusing members that would land outside it.
 
     Extraction goes to a temporary sibling first and is renamed into place, so
-    an interrupted extraction never looks complete."""
+    an interrupted extraction never looks complete.  Progress (`say`: where its
+    lines go, None for none) counts the compressed megabytes read against the
+    tarball's size."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=dest.name + ".part-", dir=dest.parent))
+    size_mb = max(1, -(-Path(tarball).stat().st_size // 2**20))
+    if say is not None:
+        say(f"extracting {Path(tarball).name} ({size_mb} MB)")
     try:
-        with tarfile.open(tarball) as tf:
+        with (
+            open(tarball, "rb") as raw,
+            tarfile.open(fileobj=raw, mode="r:*") as tf,
+            Progress(f"  extracting {Path(tarball).name}", total=size_mb, unit="MB", say=say or _quiet) as prog,
+        ):
             for m in tf:
                 _check_member(m, tmp, tarball)
                 tf.extract(m, tmp, filter="data")
+                prog.update(-(-raw.tell() // 2**20), note=m.name)
         (tmp / ".complete").touch()
         if dest.exists():
             shutil.rmtree(dest)
@@ -330,9 +338,19 @@ def _download(url: str, sha256: str, downloads: Path, log, keep_mismatch: bool =
     h = hashlib.sha256()
     try:
         with urllib.request.urlopen(url, timeout=60) as r, open(part, "wb") as out:
-            while chunk := r.read(1 << 20):
-                h.update(chunk)
-                out.write(chunk)
+            length = _content_length(r)
+            with Progress(
+                f"  downloading {url_file_name(url)}",
+                total=-(-length // 2**20) if length else None,
+                unit="MB",
+                say=log,
+            ) as prog:
+                got = 0
+                while chunk := r.read(1 << 20):
+                    h.update(chunk)
+                    out.write(chunk)
+                    got += len(chunk)
+                    prog.update(-(-got // 2**20))
     except OSError as e:
         part.unlink(missing_ok=True)
         raise BringupError(f"download {url} failed: {e}") from e
@@ -346,6 +364,18 @@ def _download(url: str, sha256: str, downloads: Path, log, keep_mismatch: bool =
         raise BringupError(f"download {url}: sha256 mismatch: expected {sha256}, got {digest}")
     part.rename(final)
     return final, digest
+
+
+def _content_length(response) -> int:
+    """The response's Content-Length in bytes; 0 when the server does not say."""
+    try:
+        return max(0, int(response.headers.get("Content-Length") or 0))
+    except (AttributeError, ValueError):
+        return 0
+
+
+def _quiet(_msg: str) -> None:
+    pass
 
 
 def sha256_file(f: Path) -> str:

@@ -29,6 +29,7 @@ from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
 from bringup.util import clock, cpio, debs, hostload, paths
 from bringup.util.aptprivate import PrivateApt
+from bringup.util.progress import Progress
 
 SKIP_PREFIXES = (
     "usr/share/doc",
@@ -146,15 +147,17 @@ def run_benchmarks(exp, bset: BenchSet, mode: str, factor: float, say=print, onl
     exp.sendline(f"bringup-bench {' '.join(only or [])}; echo '@@@ ''RUNNER DONE' $?")
     mult = 1 if mode == "quick" else bset.full_timeout_factor
     text = []
-    for b in names:
-        t = b.timeout * mult * factor
-        try:
-            exp.expect(rf"@@@ BEGIN {b.name} @@@", timeout=t)
-            exp.expect(rf"@@@ END {b.name} rc=-?\d+ @@@", timeout=t)
-        except pexpect.TIMEOUT:
-            raise BootFailed(f"lmbench step '{b.name}' did not finish within {t:.0f}s") from None
-        text.append(f"@@@ BEGIN {b.name} @@@{exp.before}{exp.after}")
-        say(f"    {b.name}: done")
+    # a line per benchmark when not on a terminal: a pass takes minutes under emulation
+    with Progress("    lmbench pass", total=len(names), unit="benchmarks", say=say, every=0) as prog:
+        for b in names:
+            t = b.timeout * mult * factor
+            try:
+                exp.expect(rf"@@@ BEGIN {b.name} @@@", timeout=t)
+                exp.expect(rf"@@@ END {b.name} rc=-?\d+ @@@", timeout=t)
+            except pexpect.TIMEOUT:
+                raise BootFailed(f"lmbench step '{b.name}' did not finish within {t:.0f}s") from None
+            text.append(f"@@@ BEGIN {b.name} @@@{exp.before}{exp.after}")
+            prog.advance(note=b.name)
     exp.expect(r"@@@ RUNNER DONE \d+", timeout=30 * factor)
     return "\n".join(text)
 
@@ -315,30 +318,48 @@ def run_rounds(
     done: dict[str, dict] = {kid: {"rounds": [], "disturbed": 0} for kid in kernels}
     base = hostload.baseline() if guard else None
     of = f"{rule.limit}" if rule.pct is None else f"at most {rule.limit}"
+    # the step's progress in boots: the planned number (--until-ci may stop earlier)
+    prog = Progress("  footprint rounds", total=rule.limit * len(kernels), unit="boots", say=say)
+    say = prog.say
     rnd = 0
-    while True:
-        rnd += 1
-        for kid in rounds.order(kernels, rnd - 1):
-            recdir = Path(logs) / board.name / kid
+    try:
+        while True:
+            rnd += 1
+            for kid in rounds.order(kernels, rnd - 1):
+                recdir = Path(logs) / board.name / kid
 
-            def boot(attempt: int, kid=kid, recdir=recdir, rnd=rnd) -> tuple[Path, dict]:
-                run_dir = recdir / "footprint-runs" / f"{stamp}-r{rnd:02d}{f'-redo{attempt}' if attempt else ''}"
-                say(f"  round {rnd} of {of}, {kid}: booting the ramdisk")
-                return run_dir, _one_boot(
-                    board, kid, builds[kid], recdir, initrd, run_dir, rules, bset, mode, lm_missing, timeout_factor, say
-                )
+                def boot(attempt: int, kid=kid, recdir=recdir, rnd=rnd) -> tuple[Path, dict]:
+                    run_dir = recdir / "footprint-runs" / f"{stamp}-r{rnd:02d}{f'-redo{attempt}' if attempt else ''}"
+                    say(f"  round {rnd} of {of}, {kid}: booting the ramdisk")
+                    return run_dir, _one_boot(
+                        board,
+                        kid,
+                        builds[kid],
+                        recdir,
+                        initrd,
+                        run_dir,
+                        rules,
+                        bset,
+                        mode,
+                        lm_missing,
+                        timeout_factor,
+                        say,
+                    )
 
-            def redo(why: str, kid=kid, rnd=rnd) -> None:
+                def redo(why: str, kid=kid, rnd=rnd) -> None:
 
-                say(f"  round {rnd} {kid}: host disturbed ({why}): booting it again")
+                    say(f"  round {rnd} {kid}: host disturbed ({why}): booting it again")
 
-            (run_dir, after), host, redone = hostload.guarded(boot, base, redo)
-            done[kid]["disturbed"] += redone
-            done[kid]["rounds"].append({"round": rnd, "run_dir": run_dir, "after": after, "host": host})
-        if rule.done(rnd, headline(done, mode, lm_missing), kernels):
-            break
-        if rule.left:
-            say(f"  after round {rnd}: {len(rule.left)} interval(s) not yet narrow: {rule.left[0]}")
+                (run_dir, after), host, redone = hostload.guarded(boot, base, redo)
+                done[kid]["disturbed"] += redone
+                done[kid]["rounds"].append({"round": rnd, "run_dir": run_dir, "after": after, "host": host})
+                prog.advance(note=f"round {rnd} {kid}")
+            if rule.done(rnd, headline(done, mode, lm_missing), kernels):
+                break
+            if rule.left:
+                say(f"  after round {rnd}: {len(rule.left)} interval(s) not yet narrow: {rule.left[0]}")
+    finally:
+        prog.close()
     if rule.pct is not None:
         say(f"  stopped: {rule.stopped}")
     return done
