@@ -391,8 +391,11 @@ def test_the_round_loop_boots_each_kernel_once_per_round_interleaved(tmp_path, m
             out = text.replace("40895.11k", f"{40895.11 + (1000 if self.kid == '6.12' and n == 2 else 0):.2f}k")
             return FakeShell({"openssl speed": (out, 0)})
 
-    monkeypatch.setattr(mw, "BootSession", FakeSession)
-    monkeypatch.setattr(mw.targets, "for_board", lambda *a, **kw: None)
+    monkeypatch.setattr(
+        mw,
+        "measure_session",
+        lambda board, kid, build, recdir, initrd, run_dir, *a: FakeSession(board, kid, build, recdir, initrd, run_dir),
+    )
     res = mw.workloads(board, logs, tmp_path / "cache", names=["openssl"], runs=2, guard=False, say=lambda *_: None)
     assert boots == ["5.10", "6.12", "6.12", "5.10"]
     rec = records.read(logs / "qemu-arm" / "6.12" / "workloads.json", records.Workloads)
@@ -404,3 +407,28 @@ def test_the_round_loop_boots_each_kernel_once_per_round_interleaved(tmp_path, m
     assert [d.split("/")[0] for d in rec.run_dirs] == ["workload-runs", "workload-runs"]
     raw = (logs / "qemu-arm" / "6.12" / rec.run_dirs[0] / "workloads.txt").read_text()
     assert raw.startswith("=== openssl speed rc=0 elapsed=1.5\n")
+
+
+def test_a_real_board_runs_workloads_on_the_kernel_we_built_through_its_bootloader(tmp_path, monkeypatch):
+    """Workloads, like the footprint, never boot a real board 'direct' (that would measure
+    whatever kernel its flash holds): the measurement session goes through U-Boot."""
+    import types
+
+    import recordfactory as rf
+    from bringup.measure import footprint
+    from bringup.model.board import load_board
+    from bringup.model.milestones import load_rules
+
+    target = types.SimpleNamespace(describe=lambda: {"t0": "power-on"})
+    monkeypatch.setattr(footprint.targets, "for_board", lambda *a, **kw: target)
+    for name, path in (("labgrid-example", "u-boot"), ("qemu-arm", "direct")):
+        board = load_board(name)
+        build = rf.build("6.12", board=name).model_dump(mode="json")
+        build["artifacts"]["uImage"] = "images/uImage"
+        for f in build["artifacts"].values():
+            (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / f).write_bytes(b"image")
+        s = mw.measure_session(
+            board, "6.12", build, tmp_path, tmp_path / "rd", tmp_path / "run", load_rules(), 1.0, print
+        )
+        assert s.path == path, name

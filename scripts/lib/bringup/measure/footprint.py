@@ -386,8 +386,11 @@ def headline(done: dict[str, dict], mode: str, lm_missing: str | None) -> dict[s
     return out
 
 
-def _one_boot(board, kid, build, recdir, initrd, run_dir, rules, bset, mode, lm_missing, timeout_factor, say) -> dict:
-    session = BootSession(
+def measure_session(board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say) -> BootSession:
+    """A boot of a measurement ramdisk (footprint, workloads): QEMU boots the kernel
+    directly; a real board loads the kernel we built through its bootloader, never
+    whatever is in its flash."""
+    return BootSession(
         board,
         kid,
         build,
@@ -396,9 +399,13 @@ def _one_boot(board, kid, build, recdir, initrd, run_dir, rules, bset, mode, lm_
         run_dir,
         targets.for_board(board, run_dir, say=say),
         rules,
-        path=measure_path(board),  # QEMU: direct; a real board: the kernel we built, through U-Boot
+        path=measure_path(board),
         timeout_factor=timeout_factor,
     )
+
+
+def _one_boot(board, kid, build, recdir, initrd, run_dir, rules, bset, mode, lm_missing, timeout_factor, say) -> dict:
+    session = measure_session(board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say)
     try:
         with session:
             after = measure(session, bset, mode, lm_missing, 1, timeout_factor, say)

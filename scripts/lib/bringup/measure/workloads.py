@@ -19,12 +19,11 @@ import hashlib
 import statistics
 from pathlib import Path
 
-from bringup import records, targets
+from bringup import records
 from bringup.boot import rounds
-from bringup.boot.session import BootSession
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
-from bringup.measure.footprint import deb_entries
+from bringup.measure.footprint import deb_entries, measure_session
 from bringup.model.board import Board
 from bringup.model.milestones import load_rules
 from bringup.model.workload import INPUTS_DIR, Input, Mode, Workload, load_all
@@ -281,18 +280,8 @@ def workloads(
 
 
 def _one_boot(board, kid, build, recdir, initrd, run_dir, rules, wls, mode, missing, timeout_factor, say) -> dict:
-    session = BootSession(
-        board,
-        kid,
-        build,
-        recdir,
-        initrd,
-        run_dir,
-        targets.for_board(board, run_dir, say=say),
-        rules,
-        path="direct",
-        timeout_factor=timeout_factor,
-    )
+    # a real board boots the kernel we built through its bootloader, as for the footprint
+    session = measure_session(board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say)
     try:
         with session:
             ran = run_in_boot(session.shell(), wls, mode, missing, say)
