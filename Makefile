@@ -125,7 +125,7 @@ typecheck: $(DEPS_STAMP) ## mypy on the package
 	@.venv/bin/mypy
 
 test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU); Hypothesis' full profile
-	@HYPOTHESIS_PROFILE=ci $(PYTEST) $(PYTEST_ARGS)
+	@HYPOTHESIS_PROFILE=ci $(PYTEST) --durations=15 $(PYTEST_ARGS)
 
 test-unit: $(DEPS_STAMP) ## run only the fast unit tests (4 workers; HYPOTHESIS_PROFILE=ci for the full profile)
 	@$(PYTEST) -m "not integration" -n 4 $(PYTEST_ARGS)
