@@ -185,6 +185,16 @@ def scan_lines(*lines):
         ("CFE version 1.0.37 for BCM947XX (32bit,SP,LE)", "bootloader", "CFE"),
         ("barebox 2022.02.0-phy1 #1 Thu Mar 3 2022", "bootloader", "barebox"),
         ("                             GNU GRUB  version 2.06", "bootloader", "GRUB"),
+        ("OpenSBI v1.0", "first_stage", "OpenSBI"),
+        ("  Welcome to Open Firmware", "bootloader", "Open Firmware"),
+        ("Welcome to yaboot version 1.3.16", "bootloader", "yaboot"),
+        ("Please wait, loading kernel...", "kernel_load", "yaboot"),
+        ("PMON2000 MIPS Initializing. Standby...", "bootloader", "PMON"),
+        ("PMON> load /dev/fs/ext2@wd0/boot/vmlinux", "kernel_load", "PMON"),
+        ("coreboot-4.12 Tue Jun 30 10:00:00 UTC 2020 bootblock starting (log level: 7)...", "bootloader", "coreboot"),
+        ("SILO Version 1.4.14", "bootloader", "SILO"),
+        ("EFI stub: Booting Linux Kernel...", "starting_kernel", ""),
+        ("Booting Linux via __start() @ 0x0000000000400000 ...", "starting_kernel", ""),
         ("=> tftpboot 0x42000000 uImage", "kernel_load", "U-Boot"),
         ("reading /zImage", "kernel_load", "U-Boot"),
         ("## Booting kernel from Legacy Image at 82000000 ...", "kernel_load", "U-Boot"),
@@ -202,6 +212,11 @@ def scan_lines(*lines):
 def test_bootloader_lines_name_the_bootloader(line, name, who):
     s = scan_lines(line)
     assert name in s.found and s.variants.get(name, "") == who
+
+
+def test_prom_init_words_are_not_the_linux_version_line():
+    s = scan_lines("Preparing to boot Linux version 3.8.0-9-powerpc-smp (buildd@sagari) #15-Ubuntu SMP")
+    assert "linux_version" not in s.found
 
 
 def test_reading_the_device_tree_is_not_the_kernel_load():

@@ -234,6 +234,7 @@ CHECKED_BOOT = {
     "last_line_text",
     "first_line_text",
     "arch",
+    "quoted_printable",
 }
 CHECKED_LMBENCH = {
     "format",
@@ -246,6 +247,9 @@ CHECKED_LMBENCH = {
     "memory_read_block_line",
     "first_lat_ctx_line",
     "last_line_text",
+    "table_width",
+    "lat_fs_rows",
+    "first_line_text",
 }
 WORDS_ONLY = {"notes", "initcall_format", "segfault_line"}  # a description, or noise that is no value
 
@@ -268,7 +272,7 @@ def test_real_samples_cover_the_eras_and_architectures():
     versions = {EXPECTED[n]["kernel_version"][:3] for n in BOOTLOGS if EXPECTED[n]["kernel_version"]}
     archs = {EXPECTED[n]["arch"] for n in BOOTLOGS}
     assert {"2.4", "2.6", "3.0", "4.9", "5.1", "6.8"} <= versions
-    assert {"arm", "mips", "powerpc", "x86", "sh"} <= archs
+    assert {"arm", "mips", "powerpc", "x86", "sh", "alpha", "riscv"} <= archs
     versions = {EXPECTED[n]["lmbench_version"] for n in LMBENCH if EXPECTED[n]["format"] == "summary"}
     assert {"1.0", "1.9", "2.0", "3.0"} <= versions
 
@@ -384,6 +388,26 @@ def test_lmbench_lat_fs_keeps_what_it_printed():
     heads = EXPECTED["lmbench/lmbench2alpha8-raw-2.4.10-ac10-preempt.txt"]["lat_ctx_headers"]
     lines = physical_lines((REAL / "lmbench/lmbench2alpha8-raw-2.4.10-ac10-preempt.txt").read_bytes())
     assert [lines[h["line"] - 1].decode() for h in heads] == [h["text"] for h in heads]
+
+
+def test_lmbench_raw_without_titles_keeps_lat_fs_and_first_line():
+    """Raw lmbench 3 output whose block titles were lost: lat_fs rows as printed, the
+    file's first line as EXPECTED says (a Markdown heading, no value)."""
+    for name in LMBENCH:
+        e = EXPECTED[name]
+        data = (REAL / name).read_bytes()
+        if "first_line_text" in e:
+            assert physical_lines(data)[0].decode() == e["first_line_text"]
+        if "lat_fs_rows" not in e:
+            continue
+        fs = lmbench.parse_lmbench(data)["results"][0]["benchmarks"]["lat_fs"]["metrics"]
+        for row in e["lat_fs_rows"]:
+            got = {m["name"]: m for m in fs if m["line"] == row["line"]}
+            size = row["size"].upper()
+            assert got[f"{size} file create"]["per_second"] == row["creates_per_s"]
+            assert got[f"{size} file delete"]["per_second"] == row["removes_per_s"]
+            assert got[f"{size} file create"]["files"] == row["files"]
+            assert got[f"{size} file create"]["value"] == pytest.approx(1e6 / row["creates_per_s"], abs=1e-3)
 
 
 def test_lmbench3_raw_blocks():
@@ -538,10 +562,19 @@ PRINTK_VARIANTS: dict[str, Callable[[int, bytes], bytes]] = {
 }
 
 
+# a quoted-printable text keeps its soft breaks ('=' at a line's end) only when its lines are
+# left whole: quoted, indented, other line ends, escapes or noise inside them
+QP_VARIANTS = {"quoted", "quoted-nested", "indented", "tab-indented", "crlf", "cr-only", "ansi", "noise"}
+
+
 def variant_cases():
     for name in BOOTLOGS:
+        qp = EXPECTED[name].get("quoted_printable", False)
         for v in BOOT_VARIANTS:
-            yield pytest.param(name, v, id=f"{Path(name).stem[:28]}-{v}")
+            if not qp or v in QP_VARIANTS:
+                yield pytest.param(name, v, id=f"{Path(name).stem[:28]}-{v}")
+        if qp:
+            continue
         if EXPECTED[name].get("first_timestamp") or name.startswith(("bootlogs/dmesg", "bootlogs/initcall")):
             for v in PRINTK_VARIANTS:
                 yield pytest.param(name, v, id=f"{Path(name).stem[:28]}-{v}")
@@ -626,6 +659,8 @@ LMBENCH_VARIANTS["mail"] = lambda e: wrapped(76, prefix=b"> ", sep=b"\r\n")
 @pytest.mark.parametrize("name", LMBENCH)
 @pytest.mark.parametrize("variant", list(LMBENCH_VARIANTS))
 def test_lmbench_variant_gives_the_same_values(name, variant):
+    if variant in ("wrapped-72", "mail") and EXPECTED[name].get("table_width", 0) > 80:
+        pytest.skip("rows wider than 80 columns wrapped by a mailer are not joined back (docs/formats.md)")
     out, mapl = LMBENCH_VARIANTS[variant]({})((REAL / name).read_bytes())
     res = lmbench.parse_lmbench(out)
     assert check_lmbench(res, EXPECTED[name], Checker(mapl)) >= 10

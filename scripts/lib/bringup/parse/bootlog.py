@@ -36,6 +36,15 @@ VERSION_RE = re.compile(r"Linux version (\d+\.\d+[^\s(]*)")
 IMAGE_RE = re.compile(r"^\s*Image Name:\s+Linux-(\d+\.\d+\S*)")  # U-Boot's header of a uImage
 TAINT_RE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]{1,40}?) +(\d+\.\d+[^\s]*) #\d+")
 WARNING_RE = re.compile(r"^WARNING: ")
+# lines only a kernel prints (a dmesg excerpt without its Linux version line, printk times or
+# milestones is still a boot log when several of them are there)
+KERNEL_LINE_RE = re.compile(
+    r"^\s*(?:ide\d+ at 0x|hd[a-z]: |sd[a-z]: |NET: Registered protocol family|TCP: Hash tables configured|"
+    r"IP: routing cache|md: |serio: |input: |EISA: |PCI: |ACPI: |RAMDISK|loop: loaded|Floppy drive|"
+    r"Serial driver|Real Time Clock Driver|VFS: |Calibrating delay|Dentry cache hash|Inode.cache hash|"
+    r"Console: colour|Uniform Multi-Platform E-IDE|scsi\d* ?: |usbcore: |Freeing )"
+)
+KERNEL_LINES_NEEDED = 3
 
 MAX_FREEING = 32
 MAX_LATER_FAULTS = 10
@@ -61,6 +70,7 @@ class BootLog:
         self.initcalls = InitcallScan()  # parse/initcalls.py: every era's wording
         self.lines = 0
         self.printk_lines = 0
+        self.kernel_lines = 0
 
     def feed(self, n: int, host: float | None, text: str) -> None:
         """One line.  After the first fault the log is still read (a boot often goes on
@@ -85,10 +95,10 @@ class BootLog:
     def _values(self, n: int, body: str, text: str) -> None:
         """What a line (its body: the text after the printk time) tells besides milestones."""
         self.memory.feed(n, body)
-        if self.version is None and "Linux version" in body:
-            v = VERSION_RE.search(body)
-            if v:
-                self.version = {"release": v.group(1), "line": n, "from": "Linux version"}
+        if self.kernel_lines < KERNEL_LINES_NEEDED and KERNEL_LINE_RE.match(body):
+            self.kernel_lines += 1
+        if (self.version is None or self.version["from"] == "prom_init") and "Linux version" in body:
+            self._version(n, body)
         if self.image_version is None and "Image Name:" in body:
             i = IMAGE_RE.match(body)
             if i:
@@ -106,6 +116,15 @@ class BootLog:
             if len(self.warnings) < MAX_WARNINGS:
                 self.warnings.append({"line": n, "text": text})
         self.initcalls.feed(n, None, text)
+
+    def _version(self, n: int, body: str) -> None:
+        """The release of a `Linux version` line.  PowerPC prom_init's "Preparing to boot
+        Linux version ..." comes first; the kernel's own line, when the log reaches it, wins."""
+        v = VERSION_RE.search(body)
+        if v:
+            own = "Preparing to boot Linux version" not in body
+            if self.version is None or own:
+                self.version = {"release": v.group(1), "line": n, "from": "Linux version" if own else "prom_init"}
 
     def _later_fault(self, n: int, text: str) -> None:
         if len(self.later_faults) >= MAX_LATER_FAULTS:
@@ -140,6 +159,7 @@ class BootLog:
             or s.fault
             or s.prompt
             or self.printk_lines
+            or self.kernel_lines >= KERNEL_LINES_NEEDED
             or self.version
             or self.memory.avail
             or self.memory.total

@@ -34,7 +34,7 @@ from bringup.parse.errors import ParseError
 from bringup.parse.lmbench_summary import parse_summary
 
 LABELED = re.compile(
-    r"^([A-Za-z][^:]{1,80}):\s+(-?[0-9.]+(?:[eE][-+]?\d+)?)\s+(microseconds|usecs?|us|nanoseconds|nsecs?|ns|"
+    r"^([A-Za-z][^:]{1,80}):\s*(-?[0-9.]+(?:[eE][-+]?\d+)?)\s+(microseconds|usecs?|us|nanoseconds|nsecs?|ns|"
     r"MB/sec|MB/s|KB/sec|KB/s|milliseconds|msecs?|ms|seconds|secs?)\s*$"
 )
 CTX_HEAD = re.compile(r'^"?size=(\d+)k\s+ovr=([0-9.]+)')
@@ -140,6 +140,7 @@ def parse_text(text: str, source: str = "", first_line: int | None = None) -> li
     plain (unquoted) block titles of lmbench 3's raw output are read."""
     out: list[dict] = []
     block = source  # title of the current pair block
+    latency_section = False  # under lmbench's "latency measurements" heading
     ctx_size = None
     stride = None
     lines = text.replace("\r", "").split("\n")
@@ -148,6 +149,9 @@ def parse_text(text: str, source: str = "", first_line: int | None = None) -> li
         n = None if first_line is None else first_line + i
         if not line:
             ctx_size = stride = None
+            continue
+        if line.lower() in ("latency measurements", "bandwidth measurements", "context switch overhead"):
+            latency_section, block = line.lower() == "latency measurements", source
             continue
         m = LABELED.match(line)
         if m:
@@ -169,7 +173,10 @@ def parse_text(text: str, source: str = "", first_line: int | None = None) -> li
             continue
         m = PAIR.match(line)
         if m:
-            pair = _pair(float(m.group(1)), float(m.group(2)), block, ctx_size, stride, source, n)
+            # untitled pairs under "latency measurements" are lat_mmap's (size MB, microseconds):
+            # lmbench's script prints no other size/value pairs there; elsewhere bandwidths
+            untitled = "mappings" if latency_section and not block else block
+            pair = _pair(float(m.group(1)), float(m.group(2)), untitled, ctx_size, stride, source, n)
             if pair is not None:
                 out.append(pair)
             continue

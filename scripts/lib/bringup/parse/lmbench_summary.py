@@ -165,8 +165,8 @@ def _assign(cols: list[Column], a: int, b: int, first: int = 0) -> int:
 
 
 def _headers(cols: list[Column], heads: list[str]) -> list[str]:
-    """Each column's header words, top to bottom; a word group straddling two columns
-    ("0K File" over "Create Delete") labels every column it spans."""
+    """Each column's header words, top to bottom; a two-word group straddling two
+    columns ("0K File" over "Create Delete") labels every column it spans."""
     for line in heads:
         words = [(m.start(), m.end() - 1, m.group()) for m in re.finditer(r"\S+", line)]
         groups: list[list[tuple[int, int, str]]] = []
@@ -177,7 +177,9 @@ def _headers(cols: list[Column], heads: list[str]) -> list[str]:
                 groups.append([w])
         for g in groups:
             spans = [[i for i, c in enumerate(cols) if c.overlap(a, b)] for a, b, _ in g]
-            if len(g) > 1 and any(len(s) > 1 for s in spans):
+            # a two-word label centred over two columns; a longer run of words one space
+            # apart is one word per column, shifted (a wider OS column moves the header)
+            if len(g) == 2 and any(len(s) > 1 for s in spans):
                 covered = range(min(min(s) for s in spans if s), max(max(s) for s in spans if s) + 1)
                 label = " ".join(t for _, _, t in g)
                 for i in covered:

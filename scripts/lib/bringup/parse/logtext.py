@@ -58,6 +58,9 @@ LEVEL_RE = re.compile(r"^<(\d{1,3})>")
 MID_LEVEL_RE = re.compile(r"(?<=\S)<[0-7]>(?=\S)")
 # "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER)
 PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
+# a mail body or attachment left quoted-printable: "=3D" for "=", lines cut at 76 with "=" at the end
+QP_ESC_RE = re.compile(r"(?:=[0-9A-F]{2})+")
+QP_MARK_RE = re.compile(r"=(?:3D|20|09)")
 
 MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 DAYS = "Mon|Tue|Wed|Thu|Fri|Sat|Sun"
@@ -142,6 +145,7 @@ class TextStats:
     html_lines: int = 0
     quoted_lines: int = 0
     cr_lines: int = 0  # 1 when CR alone ends the lines
+    qp_joins: int = 0  # quoted-printable soft line breaks joined
 
 
 def _physical_lines(f: BinaryIO, stats: TextStats) -> Iterator[bytes]:
@@ -267,6 +271,8 @@ class LogText:
             head = [self._unescape(line) for line in head]
         self._head = head
         self.indent = _indent(head)
+        soft = sum(1 for line in head if line.endswith("=") and not line.endswith("=="))
+        self.qp = soft >= 2 and any(QP_MARK_RE.search(line) for line in head)
         self.stamps = _stamps([self._unwrap(line) for line in head]) if console else "raw"
         self.stats.quoted_lines = 0  # counted again as the lines are read
         self._t0: float | None = None
@@ -295,6 +301,8 @@ class LogText:
             words.append("lines ended by CR alone")
         if st["quoted_lines"]:
             words.append(f"{st['quoted_lines']} mail-quoted lines ('>' taken off)")
+        if st["qp_joins"]:
+            words.append(f"quoted-printable ({st['qp_joins']} soft line breaks joined, '=XX' decoded)")
         if self.indent:
             words.append(f"indented by {self.indent!r} (taken off)")
         for key, what in (
@@ -316,15 +324,43 @@ class LogText:
             "assumed": "; ".join(words),
         }
 
-    def lines(self) -> Iterator[tuple[int, float | None, str]]:
-        n = 0
-        for text in self._head:
-            n += 1
-            yield from self._split(n, *self._line(text))
+    def _texts(self) -> Iterator[str]:
+        yield from self._head
         for raw in self._raw:
-            n += 1
             text = clean(raw, self.stats)
-            yield from self._split(n, *self._line(self._unescape(text) if self.html else text))
+            yield self._unescape(text) if self.html else text
+
+    def lines(self) -> Iterator[tuple[int, float | None, str]]:
+        """(physical line number, host time, text); a quoted-printable line cut by a soft
+        break ('=' at its end) is joined with the next and numbered as its first line."""
+        n = 0
+        pending: tuple[int, str] | None = None
+        for text in self._texts():
+            n += 1
+            if not self.qp:
+                yield from self._split(n, *self._line(text))
+                continue
+            text = self._unwrap(text)
+            first = n
+            if pending is not None:
+                first, text = pending[0], pending[1] + text
+                pending = None
+            if text.endswith("=") and len(text) < MAX_LINE:
+                pending = (first, text[:-1])
+                self.stats.qp_joins += 1
+                continue
+            yield from self._split(first, *self._line(self._qp(text), unwrapped=True))
+        if pending is not None:
+            yield from self._split(pending[0], *self._line(self._qp(pending[1]), unwrapped=True))
+
+    def _qp(self, text: str) -> str:
+        """=XX escapes decoded (UTF-8 sequences too); escapes and control bytes they make removed."""
+        if "=" not in text:
+            return text
+        text = QP_ESC_RE.sub(lambda m: bytes.fromhex(m.group().replace("=", "")).decode("utf-8", "replace"), text)
+        if "\x1b" in text:
+            text = ANSI_RE.sub("", text)
+        return CTRL_RE.sub("", text)
 
     def _split(self, n: int, host: float | None, text: str) -> Iterator[tuple[int, float | None, str]]:
         if self.console and "<" in text and MID_LEVEL_RE.search(text):
@@ -335,8 +371,9 @@ class LogText:
         else:
             yield n, host, text
 
-    def _line(self, text: str) -> tuple[float | None, str]:
-        text = self._unwrap(text)
+    def _line(self, text: str, unwrapped: bool = False) -> tuple[float | None, str]:
+        if not unwrapped:
+            text = self._unwrap(text)
         m = LEVEL_RE.match(text) if self.console else None
         if m:
             text = text[m.end() :]
