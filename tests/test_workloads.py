@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bringup.errors import BringupError
 from bringup.measure import workloads as mw
 from bringup.model import workload as wm
 from bringup.model.base import DataError
@@ -298,9 +299,9 @@ def test_cli_unknown_workload_is_one_line(empty_logs, capsys):
     from bringup import cli
 
     assert cli.main(["workloads", "-b", "qemu-arm", "--workloads", "openssl,nope"]) == 2
-    assert "workload 'nope': no file configs/workloads/nope.toml (known: compress, openssl, sysbench)" in one_error(
-        capsys
-    )
+    known = ", ".join(wm.available())  # the files of configs/workloads/, sorted
+    assert {"compress", "openssl", "sysbench", "fio", "postmark"} <= set(wm.available())
+    assert f"workload 'nope': no file configs/workloads/nope.toml (known: {known})" in one_error(capsys)
 
 
 def test_cli_bad_workload_file_is_one_line_before_the_build_check(empty_logs, capsys, monkeypatch):
@@ -432,3 +433,158 @@ def test_a_real_board_runs_workloads_on_the_kernel_we_built_through_its_bootload
             board, "6.12", build, tmp_path, tmp_path / "rd", tmp_path / "run", load_rules(), 1.0, print
         )
         assert s.path == path, name
+
+
+# --- the disk workloads (fio, PostMark) ---------------------------------------------------
+
+
+def test_postmark_on_the_output_the_guest_printed():
+    """PostMark's last prompt ("pm>") has no newline: the runner's marker follows it on the
+    same line and still ends the step (tests/data/workloads/postmark-guest-armhf.txt)."""
+    wl = wm.load_all(["postmark"])["postmark"]
+    body, secs, rc = wp.split(capture("postmark-guest-armhf.txt"))
+    # by hand: "pm>@@@ ELAPSED 6.79 14.42 rc=0", "	6 seconds of transactions (333 per second)"
+    assert (secs, rc) == (7.63, 0)
+    assert body.endswith("pm>") and "@@@" not in body
+    assert wp.metric(body, metric_of(wl, "transactions").regex) == 333
+    assert wl.needs_disk and metric_of(wl, "run time").elapsed
+
+
+def test_disk_placeholder_expands_to_the_mount_point_and_needs_needs_disk(tmp_path):
+    wl = wm.load_all(["postmark"])["postmark"]
+    cmd = dict((s.name, c) for s, c in wl.commands("quick", "postmark"))["run"]
+    assert f"set location {wm.DISK_MOUNT}/postmark\\n" in cmd and "set transactions 2000\\n" in cmd
+    d = write(tmp_path, GOOD.replace("{n} sha256", "{n} sha256 > {disk}/x"))
+    with pytest.raises(DataError, match=r"w\.toml: field 'step\[0\]\.cmd': placeholder \{disk\} needs needs_disk"):
+        wm.load_all(None, d)
+    ok = write(tmp_path, "needs_disk = true\n" + GOOD.replace("{n} sha256", "{n} sha256 > {disk}/x"))
+    assert wm.load_all(None, ok)["w"].needs_disk
+
+
+def test_without_may_not_name_a_package_the_workload_needs(tmp_path):
+    d = write(tmp_path, 'without = ["openssl"]\n' + GOOD)
+    with pytest.raises(DataError, match=r"w\.toml: field 'without': 'openssl' is also in packages"):
+        wm.load_all(None, d)
+
+
+def test_the_closure_without_leaves_out_what_only_those_packages_bring():
+    """On apt-cache's real answer for fio:armhf (tests/data/workloads/apt-depends-fio-armhf.txt):
+    python3 (fio's plotting scripts) and perl (through init-system-helpers) go; the libraries
+    the fio binary loads stay, libicu72 too (libnbd0 -> libxml2 -> libicu72)."""
+    from bringup.util.aptprivate import closure_without
+
+    text = capture("apt-depends-fio-armhf.txt")
+    everything = closure_without(text, ["fio:armhf"], ())
+    assert {"python3:armhf", "perl-base", "libicu72:armhf", "librbd1:armhf"} <= set(everything)
+    wl = wm.load_all(["fio"])["fio"]
+    kept = closure_without(text, ["fio:armhf"], wl.without)
+    assert {"fio:armhf", "libaio1:armhf", "librbd1:armhf", "libnbd0:armhf", "libicu72:armhf", "libc6:armhf"} <= set(
+        kept
+    )
+    gone = {p.split(":")[0] for p in set(everything) - set(kept)}
+    assert {"python3", "python3.11-minimal", "perl-base", "adduser", "dmsetup", "init-system-helpers"} <= gone
+    assert not any(p.startswith("<") for p in kept)
+    assert len(kept) < len(everything) / 2
+
+
+class DiskBoard:
+    """The parts of a board disk_plan reads."""
+
+    def __init__(self, disk="", qemu=True, disk_mb=None):
+        from bringup.model.board import QemuSpec, WorkloadsSpec
+
+        self.file = Path("boards/b.toml")
+        self.workloads = WorkloadsSpec(disk=disk, disk_mb=disk_mb)
+        self.qemu = (
+            QemuSpec(binary="qemu-system-arm", machine="virt", disk_device="virtio-blk-device") if qemu else None
+        )
+
+
+def test_a_board_without_a_disk_leaves_the_disk_workloads_not_measured_never_zero():
+    wls = wm.load_all(["openssl", "fio", "postmark"])
+    disk, skip = mw.disk_plan(DiskBoard(), wls)
+    assert disk is None and set(skip) == {"fio", "postmark"}
+    assert skip["fio"] == "no disk on this board (boards/b.toml names no [workloads] disk)"
+    ran = mw.run_in_boot(FakeShell({}), wls, "quick", skip, say=lambda *_: None)
+    assert ran["fio"] == {"error": skip["fio"], "steps": {}}
+    assert mw.values_of(wls["postmark"], ran["postmark"]) == ({}, [skip["postmark"]])
+
+
+def test_disk_plan_of_a_qemu_board_and_of_a_real_one():
+    wls = wm.load_all(["fio"])
+    assert mw.disk_plan(DiskBoard("/dev/vda"), wls)[0] == {
+        "device": "/dev/vda",
+        "fs": "ext4",
+        "image_mb": 256,
+        "attached": "QEMU virtio-blk-device: a fresh raw image per boot, the host's page cache behind it",
+    }
+    real, skip = mw.disk_plan(DiskBoard("/dev/mmcblk0p3", qemu=False), wls)
+    assert real["image_mb"] is None and real["attached"] == "the board's own partition" and skip == {}
+    assert mw.disk_plan(DiskBoard("/dev/vda"), wm.load_all(["openssl"])) == (None, {})
+
+
+def test_a_disk_that_does_not_mount_is_the_reason():
+    sh = FakeShell({"mount -t ext4": ("mount: mounting /dev/vda on /mnt/bringup-disk failed: Invalid argument\n", 255)})
+    text, why = mw.mount_disk(sh, {"device": "/dev/vda", "fs": "ext4"})
+    assert (
+        why == "the disk /dev/vda did not mount: mount: mounting /dev/vda on /mnt/bringup-disk failed: Invalid argument"
+    )
+    assert "mkdir -p /mnt/bringup-disk && mount -t ext4 /dev/vda /mnt/bringup-disk" in sh.commands[0]
+    ok = FakeShell({"mount -t ext4": ("/dev/vda /mnt/bringup-disk ext4 rw,relatime 0 0\n", 0)})
+    assert mw.mount_disk(ok, {"device": "/dev/vda", "fs": "ext4"}) == (
+        "/dev/vda /mnt/bringup-disk ext4 rw,relatime 0 0\n",
+        None,
+    )
+
+
+def test_the_disk_image_is_a_fresh_ext4_made_without_root_that_old_kernels_mount(tmp_path):
+    """Real mke2fs (e2fsprogs): the features are ours, not the host's mke2fs.conf (no
+    orphan_file, which 5.10 cannot mount read-write); inode tables written at once."""
+    import subprocess
+
+    from bringup.build import diskimage
+
+    img = tmp_path / "disk.img"
+    img.write_bytes(b"old content")
+    assert diskimage.make(img, 64) == {"fs": "ext4", "image_mb": 64}
+    assert img.stat().st_size == 64 * 1024 * 1024
+    dumpe2fs = diskimage.mke2fs().replace("mke2fs", "dumpe2fs")
+    head = subprocess.run([dumpe2fs, "-h", str(img)], capture_output=True, text=True).stdout
+    features = set(next(x for x in head.splitlines() if x.startswith("Filesystem features:")).split(":")[1].split())
+    assert {"has_journal", "extent", "64bit", "metadata_csum"} <= features
+    assert not features & {"orphan_file", "metadata_csum_seed"}
+    assert diskimage.UUID in head and "Filesystem volume name:   bringup" in head
+    with pytest.raises(BringupError, match=r"disk image size 8 MiB: give 16 to 65536"):
+        diskimage.make(img, 8)
+
+
+def test_the_record_names_the_disk_and_a_v1_record_still_reads(tmp_path):
+    import json
+
+    from bringup import records
+
+    wls = wm.load_all(["postmark"])
+    body = capture("postmark-guest-armhf.txt")
+    sh = FakeShell({"postmark": (wp.split(body)[0] + "\n", 0)})
+    rnd = {"round": 1, "run_dir": tmp_path / "workload-runs/r1", "host": None}
+    rnd["ran"] = mw.run_in_boot(sh, wls, "quick", {}, say=lambda *_: None)
+
+    class Rd:
+        def ref(self):
+            return records.RootfsRef(file="workloads.cpio.gz", sha256="0" * 64, inputs_key=None)
+
+    class B:
+        name = "qemu-arm"
+
+    disk = mw.disk_plan(DiskBoard("/dev/vda"), wls)[0]
+    rec = mw.record(B, "5.10", {"key": None}, tmp_path, {"rounds": [rnd], "disturbed": 0}, Rd(), wls, "quick", {}, disk)
+    f = tmp_path / "workloads.json"
+    records.write(f, rec, records.Workloads)
+    back = records.read(f, records.Workloads)
+    assert back.disk.device == "/dev/vda" and back.disk.image_mb == 256
+    assert {m.name: m.value for m in back.workloads["postmark"].metrics} == {"run time": 1.5, "transactions": 333}
+    old = json.loads(f.read_text())
+    old["schema"] = "bringup.workloads/1"
+    del old["disk"]
+    (tmp_path / "v1.json").write_text(json.dumps(old))
+    assert records.read(tmp_path / "v1.json", records.Workloads).disk is None
