@@ -450,10 +450,36 @@ def test_postmark_on_the_output_the_guest_printed():
     assert wl.needs_disk and metric_of(wl, "run time").elapsed
 
 
+@pytest.mark.parametrize(
+    "metric,value",
+    [
+        # read by hand from tests/data/workloads/fio-terse-guest-armhf.txt: the write status starts
+        # after the 41 read fields; "3439360;1146071;4476;3001" (KiB, KiB/s, IOPS, ms) in seq_write
+        ("seq write 256K", 1146071 / 1024),
+        # "3;fio-3.33;seq_read;0;0;3442688;1147180;4481;3001"
+        ("seq read 256K", 1147180 / 1024),
+        # rand_write's write status "76660;25544;6386;3001"
+        ("rand write 4K", 6386),
+        # "3;fio-3.33;rand_read;0;0;69688;23221;5805;3001"
+        ("rand read 4K", 5805),
+    ],
+)
+def test_fio_terse_parsers_on_the_output_the_guest_printed(metric, value):
+    m = metric_of(wm.load_all(["fio"])["fio"], metric)
+    assert wp.metric(capture("fio-terse-guest-armhf.txt"), m.regex, m.scale) == pytest.approx(value)
+
+
+def test_a_fio_job_with_an_error_gives_no_number():
+    wl = wm.load_all(["fio"])["fio"]
+    text = capture("fio-terse-guest-armhf.txt").replace("3;fio-3.33;rand_read;0;0;", "3;fio-3.33;rand_read;0;5;")
+    assert wp.metric(text, metric_of(wl, "rand read 4K").regex) is None
+    assert wp.metric(text, metric_of(wl, "seq read 256K").regex) == pytest.approx(1147180)  # its own job still
+
+
 def test_disk_placeholder_expands_to_the_mount_point_and_needs_needs_disk(tmp_path):
     wl = wm.load_all(["postmark"])["postmark"]
     cmd = dict((s.name, c) for s, c in wl.commands("quick", "postmark"))["run"]
-    assert f"set location {wm.DISK_MOUNT}/postmark\\n" in cmd and "set transactions 2000\\n" in cmd
+    assert f"set location {wm.DISK_MOUNT}/postmark\\n" in cmd and "set transactions 10000\\n" in cmd
     d = write(tmp_path, GOOD.replace("{n} sha256", "{n} sha256 > {disk}/x"))
     with pytest.raises(DataError, match=r"w\.toml: field 'step\[0\]\.cmd': placeholder \{disk\} needs needs_disk"):
         wm.load_all(None, d)
