@@ -614,3 +614,37 @@ def test_the_record_names_the_disk_and_a_v1_record_still_reads(tmp_path):
     del old["disk"]
     (tmp_path / "v1.json").write_text(json.dumps(old))
     assert records.read(tmp_path / "v1.json", records.Workloads).disk is None
+
+
+def test_the_ramdisk_closure_leaves_out_only_what_the_workload_file_says(monkeypatch, tmp_path):
+    """payload(): one closure for the workloads that leave nothing out (as before), one per
+    workload with `without`, on apt-cache's real answer for fio:armhf."""
+    from bringup.model.board import load_board
+    from bringup.util.aptprivate import closure_without
+
+    calls = []
+    fio_deps = capture("apt-depends-fio-armhf.txt")
+
+    class FakeApt:
+        def __init__(self, *a, **k):
+            pass
+
+        def candidate(self, p):
+            return "1.0"
+
+        def depends_closure(self, pkgs, without=()):
+            calls.append((list(pkgs), list(without)))
+            if pkgs == ["fio:armhf"]:
+                return closure_without(fio_deps, pkgs, without)
+            return [*pkgs, "libc6:armhf"]
+
+        def download(self, p):
+            raise FileNotFoundError(p)  # stop before reading .debs: the closure is what is tested
+
+    monkeypatch.setattr(mw, "PrivateApt", FakeApt)
+    wls = wm.load_all(["openssl", "sysbench", "fio"])
+    with pytest.raises(FileNotFoundError):
+        mw.payload(load_board("qemu-arm"), wls, "quick", tmp_path, say=lambda *_: None)
+    assert calls == [(["openssl:armhf", "sysbench:armhf"], []), (["fio:armhf"], wls["fio"].without)]
+    closure = mw._closure(FakeApt(), "armhf", [(["fio:armhf"], list(wls["fio"].without))])
+    assert "fio:armhf" in closure and not {"python3:armhf", "perl-base", "adduser"} & set(closure)
