@@ -648,3 +648,62 @@ def test_the_ramdisk_closure_leaves_out_only_what_the_workload_file_says(monkeyp
     assert calls == [(["openssl:armhf", "sysbench:armhf"], []), (["fio:armhf"], wls["fio"].without)]
     closure = mw._closure(FakeApt(), "armhf", [(["fio:armhf"], list(wls["fio"].without))])
     assert "fio:armhf" in closure and not {"python3:armhf", "perl-base", "adduser"} & set(closure)
+
+
+def test_a_round_with_a_disk_workload_makes_mounts_and_deletes_a_fresh_image(tmp_path, monkeypatch):
+    """workloads() on qemu-arm with the guest replaced by a fake shell: each boot gets its
+    own ext4 image (real mke2fs) handed to QEMU's session, the guest is told to mount it
+    before PostMark, the image is gone after the boot; the record names the disk."""
+    import recordfactory as rf
+    from bringup import records
+    from bringup.model.board import load_board
+
+    board = load_board("qemu-arm")
+    logs = tmp_path / "logs"
+    for k in board.kernels:
+        records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
+    monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {"postmark": "1.53-2+b1"}, {}))
+    rd = records.Rootfs(
+        board="qemu-arm",
+        name="workloads",
+        file="workloads.cpio.gz",
+        bytes=1,
+        sha256=rf.key("rd"),
+        inputs_key=rf.key("inputs"),
+        userspace_arch="armhf",
+        busybox={"source": "debian", "version": "1"},
+        files=[],
+        extra={"mode": "quick"},
+    )
+    monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rd)
+    body = wp.split(capture("postmark-guest-armhf.txt"))[0] + "\n"
+    seen, shells = [], []
+
+    class FakeSession:
+        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, disk=None):
+            assert disk == run_dir / "disk.img" and disk.stat().st_size == 256 * 1024 * 1024
+            seen.append(disk)
+            self.sh = FakeShell({"mount -t ext4 /dev/vda": ("/dev/vda /mnt/bringup-disk ext4 rw 0 0\n", 0)})
+            self.sh.outputs["postmark"] = (body, 0)
+            self.sh.outputs["umount /mnt/bringup-disk"] = ("", 0)
+            shells.append(self.sh)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def shell(self):
+            return self.sh
+
+    monkeypatch.setattr(mw, "measure_session", FakeSession)
+    mw.workloads(board, logs, tmp_path / "cache", names=["postmark"], runs=1, guard=False, say=lambda *_: None)
+    assert len(seen) == 2 and not any(d.exists() for d in seen)
+    rec = records.read(logs / "qemu-arm" / "5.10" / "workloads.json", records.Workloads)
+    assert rec.disk.device == "/dev/vda" and rec.disk.fs == "ext4" and rec.workloads["postmark"].measured
+    raw = (logs / "qemu-arm" / "5.10" / rec.run_dirs[0] / "workloads.txt").read_text()
+    assert raw.startswith("=== disk mount /dev/vda at /mnt/bringup-disk: mounted\n/dev/vda /mnt/bringup-disk ext4")
+    assert "=== postmark run rc=0" in raw and raw.rstrip().endswith("=== disk unmount")
+    order = [next(k for k in ("mount -t", "postmark", "umount") if k in c) for c in shells[0].commands]
+    assert order == ["mount -t", "postmark", "umount"]

@@ -295,6 +295,8 @@ def workloads(
     disk, no_disk = disk_plan(board, wls)
     for n, why in no_disk.items():
         say(f"  workload {n}: {why}: not measured")
+    if disk is not None and board.qemu is not None:
+        diskimage.mke2fs()  # missing e2fsprogs fails here, before anything is built or booted
     kernels = [k.id for k in board.kernels if not only or k.id in only]
     builds = {}
     for kid in kernels:
