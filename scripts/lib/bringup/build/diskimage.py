@@ -7,8 +7,10 @@ earlier round), attaches it through the board's qemu.disk_device, and deletes
 it after the boot.
 
 The filesystem's features are fixed here (our own mke2fs.conf through
-MKE2FS_CONFIG), not taken from the host's /etc/mke2fs.conf: e2fsprogs 1.47
-turns on orphan_file, which kernels before 5.15 refuse to mount read-write.
+MKE2FS_CONFIG, the features of Debian bookworm's), not taken from the host's
+/etc/mke2fs.conf: newer configurations turn on orphan_file (upstream's default
+since e2fsprogs 1.47.0), which kernels before 5.15 refuse to mount read-write,
+and the image must be the same on every host.
 Inode tables and the journal are written at once (lazy_itable_init=0,
 lazy_journal_init=0), so that no ext4lazyinit thread writes in the guest
 while the workloads measure.  UUID and hash seed are fixed: the same image
