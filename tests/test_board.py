@@ -235,3 +235,53 @@ def test_kernel_values_with_a_wrong_meaning_are_refused_at_load(tmp_path, kernel
     k = {"id": "k", "source": {"path": "/tmp"}, "defconfig": "tinyconfig", **kernel}
     msg = bad(tmp_path, [k])
     assert message in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ('[workloads]\ndisk = "/dev/sda; reboot"', "field 'workloads.disk': '/dev/sda; reboot': not a device path"),
+        ('[workloads]\ndisk = "/dev/$(id)"', "field 'workloads.disk': '/dev/$(id)': not a device path"),
+        ('[workloads]\ndisk = "sda1"', "field 'workloads.disk': 'sda1': not a device path"),
+        ('[workloads]\ndisk = "/dev/../etc/passwd"', "field 'workloads.disk': '/dev/../etc/passwd': not a device"),
+        ('[workloads]\ndisk = "/dev/sda/../../etc"', "'/dev/sda/../../etc': a device path without ., .. or empty"),
+        ('[workloads]\ndisk = "/dev/vda"\ndisk_fs = "xfs"', "field 'workloads.disk_fs': 'xfs' is not one of"),
+        ('[workloads]\ndisk = "/dev/vda"', "field 'qemu.disk_device': missing: QEMU attaches no disk"),
+        ("[workloads]\ndisk_mb = 4", "field 'workloads.disk_mb': 4: must be greater than or equal to 16"),
+    ],
+)
+def test_the_workloads_disk_is_a_plain_device_path(tmp_path, extra, message):
+    f = write_board(tmp_path / "boards", "b", [K])
+    f.write_text(f.read_text().replace("[[kernels]]", extra + "\n\n[[kernels]]", 1))
+    assert message in bad(tmp_path, f.read_text())
+
+
+def test_a_qemu_disk_device_needs_the_guests_name_for_it_and_a_real_board_has_no_image(tmp_path):
+    f = write_board(tmp_path / "boards", "b", [K])
+    text = f.read_text().replace('machine = "virt"', 'machine = "virt"\ndisk_device = "virtio-blk-device"')
+    assert "field 'workloads.disk': missing: qemu.disk_device attaches a disk" in bad(tmp_path, text)
+    good = text.replace("[[kernels]]", '[workloads]\ndisk = "/dev/vda"\n\n[[kernels]]', 1)
+    f.write_text(good)
+    b = load_board("b", boards=tmp_path / "boards")
+    assert (b.workloads.disk, b.workloads.disk_fs, b.workloads.disk_mb, b.qemu.disk_device) == (
+        "/dev/vda",
+        "ext4",
+        None,
+        "virtio-blk-device",
+    )
+    bench = good.replace("[qemu]", '[serial]\nport = "/dev/ttyUSB0"\n\n[x]').replace(
+        '[x]\nbinary = "qemu-system-arm"\nmachine = "virt"\ndisk_device = "virtio-blk-device"\n', ""
+    )
+    bench = bench.replace('disk = "/dev/vda"', 'disk = "/dev/mmcblk0p3"')
+    f.write_text(bench)
+    assert load_board("b", boards=tmp_path / "boards").workloads.disk == "/dev/mmcblk0p3"
+    f.write_text(bench.replace('disk = "/dev/mmcblk0p3"', 'disk = "/dev/mmcblk0p3"\ndisk_mb = 64'))
+    assert "field 'workloads.disk_mb': only for a QEMU board" in bad(tmp_path, f.read_text())
+
+
+def test_the_shipped_qemu_boards_with_a_disk():
+    for name, device in (("qemu-arm", "virtio-blk-device"), ("qemu-x86", "virtio-blk-pci")):
+        b = load_board(name)
+        assert b.qemu.disk_device == device and b.workloads.disk == "/dev/vda"
+        assert all("fragments/disk.config" in k.fragments for k in b.kernels)
+    assert load_board("qemu-i386").workloads.disk == ""

@@ -531,3 +531,19 @@ def test_console_rebase_moves_earlier_lines_and_the_log(tmp_path):
     assert con.lines[1].t - con.lines[0].t == pytest.approx(0.3, abs=0.1)
     log = (tmp_path / "c.log").read_text().splitlines()
     assert [float(x[1:].split()[0]) for x in log] == pytest.approx([line.t for line in con.lines], abs=2e-6)
+
+
+def test_qemu_argv_attaches_the_disk_image_with_the_boards_device(arm, tmp_path):
+    files = {"kernel": tmp_path / "zImage", "initrd": tmp_path / "rd"}
+    assert "-drive" not in targets.qemu.qemu_argv(arm, 5555, "direct", files, "x", None)
+    img = tmp_path / "a,b" / "disk.img"  # a comma in a QEMU option value is doubled
+    argv = targets.qemu.qemu_argv(arm, 5555, "direct", files, "x", None, img)
+    assert (
+        argv[argv.index("-drive") + 1] == f"file={tmp_path}/a,,b/disk.img,format=raw,if=none,id=disk0,cache=writeback"
+    )
+    assert argv[argv.index("-device", argv.index("-drive")) + 1] == "virtio-blk-device,drive=disk0"
+    nodisk = arm.qemu.model_copy(update={"disk_device": ""})
+    board = type(arm)(**{**arm.__dict__, "qemu": nodisk})
+    with pytest.raises(BringupError, match=r"no qemu.disk_device, so QEMU cannot attach a disk"):
+        targets.qemu.qemu_argv(board, 5555, "direct", files, "x", None, img)
+    assert targets.for_board(arm, tmp_path, disk=img).disk == img

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bringup.errors import BringupError
 from bringup.measure import workloads as mw
 from bringup.model import workload as wm
 from bringup.model.base import DataError
@@ -298,9 +299,9 @@ def test_cli_unknown_workload_is_one_line(empty_logs, capsys):
     from bringup import cli
 
     assert cli.main(["workloads", "-b", "qemu-arm", "--workloads", "openssl,nope"]) == 2
-    assert "workload 'nope': no file configs/workloads/nope.toml (known: compress, openssl, sysbench)" in one_error(
-        capsys
-    )
+    known = ", ".join(wm.available())  # the files of configs/workloads/, sorted
+    assert {"compress", "openssl", "sysbench", "fio", "postmark"} <= set(wm.available())
+    assert f"workload 'nope': no file configs/workloads/nope.toml (known: {known})" in one_error(capsys)
 
 
 def test_cli_bad_workload_file_is_one_line_before_the_build_check(empty_logs, capsys, monkeypatch):
@@ -432,3 +433,277 @@ def test_a_real_board_runs_workloads_on_the_kernel_we_built_through_its_bootload
             board, "6.12", build, tmp_path, tmp_path / "rd", tmp_path / "run", load_rules(), 1.0, print
         )
         assert s.path == path, name
+
+
+# --- the disk workloads (fio, PostMark) ---------------------------------------------------
+
+
+def test_postmark_on_the_output_the_guest_printed():
+    """PostMark's last prompt ("pm>") has no newline: the runner's marker follows it on the
+    same line and still ends the step (tests/data/workloads/postmark-guest-armhf.txt)."""
+    wl = wm.load_all(["postmark"])["postmark"]
+    body, secs, rc = wp.split(capture("postmark-guest-armhf.txt"))
+    # by hand: "pm>@@@ ELAPSED 6.79 14.42 rc=0", "	6 seconds of transactions (333 per second)"
+    assert (secs, rc) == (7.63, 0)
+    assert body.endswith("pm>") and "@@@" not in body
+    assert wp.metric(body, metric_of(wl, "transactions").regex) == 333
+    assert wl.needs_disk and metric_of(wl, "run time").elapsed
+
+
+@pytest.mark.parametrize(
+    "metric,value",
+    [
+        # read by hand from tests/data/workloads/fio-terse-guest-armhf.txt: the write status starts
+        # after the 41 read fields; "3439360;1146071;4476;3001" (KiB, KiB/s, IOPS, ms) in seq_write
+        ("seq write 256K", 1146071 / 1024),
+        # "3;fio-3.33;seq_read;0;0;3442688;1147180;4481;3001"
+        ("seq read 256K", 1147180 / 1024),
+        # rand_write's write status "76660;25544;6386;3001"
+        ("rand write 4K", 6386),
+        # "3;fio-3.33;rand_read;0;0;69688;23221;5805;3001"
+        ("rand read 4K", 5805),
+    ],
+)
+def test_fio_terse_parsers_on_the_output_the_guest_printed(metric, value):
+    m = metric_of(wm.load_all(["fio"])["fio"], metric)
+    assert wp.metric(capture("fio-terse-guest-armhf.txt"), m.regex, m.scale) == pytest.approx(value)
+
+
+def test_a_fio_job_with_an_error_gives_no_number():
+    wl = wm.load_all(["fio"])["fio"]
+    text = capture("fio-terse-guest-armhf.txt").replace("3;fio-3.33;rand_read;0;0;", "3;fio-3.33;rand_read;0;5;")
+    assert wp.metric(text, metric_of(wl, "rand read 4K").regex) is None
+    assert wp.metric(text, metric_of(wl, "seq read 256K").regex) == pytest.approx(1147180)  # its own job still
+
+
+def test_disk_placeholder_expands_to_the_mount_point_and_needs_needs_disk(tmp_path):
+    wl = wm.load_all(["postmark"])["postmark"]
+    cmd = dict((s.name, c) for s, c in wl.commands("quick", "postmark"))["run"]
+    assert f"set location {wm.DISK_MOUNT}/postmark\\n" in cmd and "set transactions 10000\\n" in cmd
+    d = write(tmp_path, GOOD.replace("{n} sha256", "{n} sha256 > {disk}/x"))
+    with pytest.raises(DataError, match=r"w\.toml: field 'step\[0\]\.cmd': placeholder \{disk\} needs needs_disk"):
+        wm.load_all(None, d)
+    ok = write(tmp_path, "needs_disk = true\n" + GOOD.replace("{n} sha256", "{n} sha256 > {disk}/x"))
+    assert wm.load_all(None, ok)["w"].needs_disk
+
+
+def test_without_may_not_name_a_package_the_workload_needs(tmp_path):
+    d = write(tmp_path, 'without = ["openssl"]\n' + GOOD)
+    with pytest.raises(DataError, match=r"w\.toml: field 'without': 'openssl' is also in packages"):
+        wm.load_all(None, d)
+
+
+def test_the_closure_without_leaves_out_what_only_those_packages_bring():
+    """On apt-cache's real answer for fio:armhf (tests/data/workloads/apt-depends-fio-armhf.txt):
+    python3 (fio's plotting scripts) and perl (through init-system-helpers) go; the libraries
+    the fio binary loads stay, libicu72 too (libnbd0 -> libxml2 -> libicu72)."""
+    from bringup.util.aptprivate import closure_without
+
+    text = capture("apt-depends-fio-armhf.txt")
+    everything = closure_without(text, ["fio:armhf"], ())
+    assert {"python3:armhf", "perl-base", "libicu72:armhf", "librbd1:armhf"} <= set(everything)
+    wl = wm.load_all(["fio"])["fio"]
+    kept = closure_without(text, ["fio:armhf"], wl.without)
+    assert {"fio:armhf", "libaio1:armhf", "librbd1:armhf", "libnbd0:armhf", "libicu72:armhf", "libc6:armhf"} <= set(
+        kept
+    )
+    gone = {p.split(":")[0] for p in set(everything) - set(kept)}
+    assert {"python3", "python3.11-minimal", "perl-base", "adduser", "dmsetup", "init-system-helpers"} <= gone
+    assert not any(p.startswith("<") for p in kept)
+    assert len(kept) < len(everything) / 2
+
+
+class DiskBoard:
+    """The parts of a board disk_plan reads."""
+
+    def __init__(self, disk="", qemu=True, disk_mb=None):
+        from bringup.model.board import QemuSpec, WorkloadsSpec
+
+        self.file = Path("boards/b.toml")
+        self.workloads = WorkloadsSpec(disk=disk, disk_mb=disk_mb)
+        self.qemu = (
+            QemuSpec(binary="qemu-system-arm", machine="virt", disk_device="virtio-blk-device") if qemu else None
+        )
+
+
+def test_a_board_without_a_disk_leaves_the_disk_workloads_not_measured_never_zero():
+    wls = wm.load_all(["openssl", "fio", "postmark"])
+    disk, skip = mw.disk_plan(DiskBoard(), wls)
+    assert disk is None and set(skip) == {"fio", "postmark"}
+    assert skip["fio"] == "no disk on this board (boards/b.toml names no [workloads] disk)"
+    ran = mw.run_in_boot(FakeShell({}), wls, "quick", skip, say=lambda *_: None)
+    assert ran["fio"] == {"error": skip["fio"], "steps": {}}
+    assert mw.values_of(wls["postmark"], ran["postmark"]) == ({}, [skip["postmark"]])
+
+
+def test_disk_plan_of_a_qemu_board_and_of_a_real_one():
+    wls = wm.load_all(["fio"])
+    assert mw.disk_plan(DiskBoard("/dev/vda"), wls)[0] == {
+        "device": "/dev/vda",
+        "fs": "ext4",
+        "image_mb": 256,
+        "attached": "QEMU virtio-blk-device: a fresh raw image per boot, the host's page cache behind it",
+    }
+    real, skip = mw.disk_plan(DiskBoard("/dev/mmcblk0p3", qemu=False), wls)
+    assert real["image_mb"] is None and real["attached"] == "the board's own partition" and skip == {}
+    assert mw.disk_plan(DiskBoard("/dev/vda"), wm.load_all(["openssl"])) == (None, {})
+
+
+def test_a_disk_that_does_not_mount_is_the_reason():
+    sh = FakeShell({"mount -t ext4": ("mount: mounting /dev/vda on /mnt/bringup-disk failed: Invalid argument\n", 255)})
+    text, why = mw.mount_disk(sh, {"device": "/dev/vda", "fs": "ext4"})
+    assert (
+        why == "the disk /dev/vda did not mount: mount: mounting /dev/vda on /mnt/bringup-disk failed: Invalid argument"
+    )
+    assert "mkdir -p /mnt/bringup-disk && mount -t ext4 /dev/vda /mnt/bringup-disk" in sh.commands[0]
+    ok = FakeShell({"mount -t ext4": ("/dev/vda /mnt/bringup-disk ext4 rw,relatime 0 0\n", 0)})
+    assert mw.mount_disk(ok, {"device": "/dev/vda", "fs": "ext4"}) == (
+        "/dev/vda /mnt/bringup-disk ext4 rw,relatime 0 0\n",
+        None,
+    )
+
+
+def test_the_disk_image_is_a_fresh_ext4_made_without_root_that_old_kernels_mount(tmp_path):
+    """Real mke2fs (e2fsprogs): the features are ours, not the host's mke2fs.conf (no
+    orphan_file, which 5.10 cannot mount read-write); inode tables written at once."""
+    import subprocess
+
+    from bringup.build import diskimage
+
+    img = tmp_path / "disk.img"
+    img.write_bytes(b"old content")
+    assert diskimage.make(img, 64) == {"fs": "ext4", "image_mb": 64}
+    assert img.stat().st_size == 64 * 1024 * 1024
+    dumpe2fs = diskimage.mke2fs().replace("mke2fs", "dumpe2fs")
+    head = subprocess.run([dumpe2fs, "-h", str(img)], capture_output=True, text=True).stdout
+    features = set(next(x for x in head.splitlines() if x.startswith("Filesystem features:")).split(":")[1].split())
+    assert {"has_journal", "extent", "64bit", "metadata_csum"} <= features
+    assert not features & {"orphan_file", "metadata_csum_seed"}
+    assert diskimage.UUID in head and "Filesystem volume name:   bringup" in head
+    with pytest.raises(BringupError, match=r"disk image size 8 MiB: give 16 to 65536"):
+        diskimage.make(img, 8)
+
+
+def test_the_record_names_the_disk_and_a_v1_record_still_reads(tmp_path):
+    import json
+
+    from bringup import records
+
+    wls = wm.load_all(["postmark"])
+    body = capture("postmark-guest-armhf.txt")
+    sh = FakeShell({"postmark": (wp.split(body)[0] + "\n", 0)})
+    rnd = {"round": 1, "run_dir": tmp_path / "workload-runs/r1", "host": None}
+    rnd["ran"] = mw.run_in_boot(sh, wls, "quick", {}, say=lambda *_: None)
+
+    class Rd:
+        def ref(self):
+            return records.RootfsRef(file="workloads.cpio.gz", sha256="0" * 64, inputs_key=None)
+
+    class B:
+        name = "qemu-arm"
+
+    disk = mw.disk_plan(DiskBoard("/dev/vda"), wls)[0]
+    rec = mw.record(B, "5.10", {"key": None}, tmp_path, {"rounds": [rnd], "disturbed": 0}, Rd(), wls, "quick", {}, disk)
+    f = tmp_path / "workloads.json"
+    records.write(f, rec, records.Workloads)
+    back = records.read(f, records.Workloads)
+    assert back.disk.device == "/dev/vda" and back.disk.image_mb == 256
+    assert {m.name: m.value for m in back.workloads["postmark"].metrics} == {"run time": 1.5, "transactions": 333}
+    old = json.loads(f.read_text())
+    old["schema"] = "bringup.workloads/1"
+    del old["disk"]
+    (tmp_path / "v1.json").write_text(json.dumps(old))
+    assert records.read(tmp_path / "v1.json", records.Workloads).disk is None
+
+
+def test_the_ramdisk_closure_leaves_out_only_what_the_workload_file_says(monkeypatch, tmp_path):
+    """payload(): one closure for the workloads that leave nothing out (as before), one per
+    workload with `without`, on apt-cache's real answer for fio:armhf."""
+    from bringup.model.board import load_board
+    from bringup.util.aptprivate import closure_without
+
+    calls = []
+    fio_deps = capture("apt-depends-fio-armhf.txt")
+
+    class FakeApt:
+        def __init__(self, *a, **k):
+            pass
+
+        def candidate(self, p):
+            return "1.0"
+
+        def depends_closure(self, pkgs, without=()):
+            calls.append((list(pkgs), list(without)))
+            if pkgs == ["fio:armhf"]:
+                return closure_without(fio_deps, pkgs, without)
+            return [*pkgs, "libc6:armhf"]
+
+        def download(self, p):
+            raise FileNotFoundError(p)  # stop before reading .debs: the closure is what is tested
+
+    monkeypatch.setattr(mw, "PrivateApt", FakeApt)
+    wls = wm.load_all(["openssl", "sysbench", "fio"])
+    with pytest.raises(FileNotFoundError):
+        mw.payload(load_board("qemu-arm"), wls, "quick", tmp_path, say=lambda *_: None)
+    assert calls == [(["openssl:armhf", "sysbench:armhf"], []), (["fio:armhf"], wls["fio"].without)]
+    closure = mw._closure(FakeApt(), "armhf", [(["fio:armhf"], list(wls["fio"].without))])
+    assert "fio:armhf" in closure and not {"python3:armhf", "perl-base", "adduser"} & set(closure)
+
+
+def test_a_round_with_a_disk_workload_makes_mounts_and_deletes_a_fresh_image(tmp_path, monkeypatch):
+    """workloads() on qemu-arm with the guest replaced by a fake shell: each boot gets its
+    own ext4 image (real mke2fs) handed to QEMU's session, the guest is told to mount it
+    before PostMark, the image is gone after the boot; the record names the disk."""
+    import recordfactory as rf
+    from bringup import records
+    from bringup.model.board import load_board
+
+    board = load_board("qemu-arm")
+    logs = tmp_path / "logs"
+    for k in board.kernels:
+        records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
+    monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {"postmark": "1.53-2+b1"}, {}))
+    rd = records.Rootfs(
+        board="qemu-arm",
+        name="workloads",
+        file="workloads.cpio.gz",
+        bytes=1,
+        sha256=rf.key("rd"),
+        inputs_key=rf.key("inputs"),
+        userspace_arch="armhf",
+        busybox={"source": "debian", "version": "1"},
+        files=[],
+        extra={"mode": "quick"},
+    )
+    monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rd)
+    body = wp.split(capture("postmark-guest-armhf.txt"))[0] + "\n"
+    seen, shells = [], []
+
+    class FakeSession:
+        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, disk=None):
+            assert disk == run_dir / "disk.img" and disk.stat().st_size == 256 * 1024 * 1024
+            seen.append(disk)
+            self.sh = FakeShell({"mount -t ext4 /dev/vda": ("/dev/vda /mnt/bringup-disk ext4 rw 0 0\n", 0)})
+            self.sh.outputs["postmark"] = (body, 0)
+            self.sh.outputs["umount /mnt/bringup-disk"] = ("", 0)
+            shells.append(self.sh)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def shell(self):
+            return self.sh
+
+    monkeypatch.setattr(mw, "measure_session", FakeSession)
+    mw.workloads(board, logs, tmp_path / "cache", names=["postmark"], runs=1, guard=False, say=lambda *_: None)
+    assert len(seen) == 2 and not any(d.exists() for d in seen)
+    rec = records.read(logs / "qemu-arm" / "5.10" / "workloads.json", records.Workloads)
+    assert rec.disk.device == "/dev/vda" and rec.disk.fs == "ext4" and rec.workloads["postmark"].measured
+    raw = (logs / "qemu-arm" / "5.10" / rec.run_dirs[0] / "workloads.txt").read_text()
+    assert raw.startswith("=== disk mount /dev/vda at /mnt/bringup-disk: mounted\n/dev/vda /mnt/bringup-disk ext4")
+    assert "=== postmark run rc=0" in raw and raw.rstrip().endswith("=== disk unmount")
+    order = [next(k for k in ("mount -t", "postmark", "umount") if k in c) for c in shells[0].commands]
+    assert order == ["mount -t", "postmark", "umount"]

@@ -1,5 +1,6 @@
 """The shipped workloads (quick set, one round) on qemu-arm's two kernels in real QEMU:
-every workload measured on both, its values in the record, the report's Workloads section.
+every workload measured on both, its values in the record, the disk workloads (fio,
+PostMark) on the virtio disk the guest mounted, the report's Workloads section.
 About 5 minutes on a quiet host (two boots, ~1.5 min of workloads each)."""
 
 import json
@@ -31,9 +32,29 @@ def test_workloads_quick_one_round(arm_built):
         raw = (logs / kid / rec.run_dirs[0] / "workloads.txt").read_text()
         assert "=== openssl speed rc=0" in raw
         assert rec.packages["openssl"].startswith("3.")
+        assert_the_disk_was_used(rec, raw, logs / kid / rec.run_dirs[0])
     p = bringup(arm_built, "report", "--board", "qemu-arm", timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     model = json.loads((logs / "report" / "model.json").read_text())
     names = [w["name"] for w in model["workload_tables"]["workloads"]]
     assert sorted(names) == sorted(shipped)
     assert "## Workloads" in (logs / "report" / "report.md").read_text()
+
+
+def assert_the_disk_was_used(rec, raw: str, run_dir):
+    """The guest mounted the image QEMU attached, and fio's I/O went to that disk: each
+    job moved data (fio's KiB) and the disk's own counters (vda;...) show requests."""
+    assert rec.disk is not None and rec.disk.device == "/dev/vda" and rec.disk.image_mb == 256
+    assert "=== disk mount /dev/vda at /mnt/bringup-disk: mounted" in raw
+    assert "/dev/vda /mnt/bringup-disk ext4 rw" in raw
+    jobs = {}
+    for line in raw.splitlines():
+        if line.startswith("3;fio-"):
+            f = line.split(";")
+            jobs[f[2]] = {"read_kb": int(f[5]), "write_kb": int(f[46]), "disk": f[-9], "ios": f[-8:-6]}
+    assert set(jobs) == {"seq_write", "seq_read", "rand_write", "rand_read"}
+    for name, j in jobs.items():
+        moved = j["write_kb"] if "write" in name else j["read_kb"]
+        assert moved > 0 and j["disk"] == "vda" and sum(int(x) for x in j["ios"]) > 0, (name, j)
+    assert "=== postmark run rc=0" in raw and "seconds of transactions" in raw
+    assert not (run_dir / "disk.img").exists()  # made for the boot, deleted after it

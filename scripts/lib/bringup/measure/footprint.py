@@ -386,10 +386,12 @@ def headline(done: dict[str, dict], mode: str, lm_missing: str | None) -> dict[s
     return out
 
 
-def measure_session(board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say) -> BootSession:
+def measure_session(
+    board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say, disk: Path | None = None
+) -> BootSession:
     """A boot of a measurement ramdisk (footprint, workloads): QEMU boots the kernel
     directly; a real board loads the kernel we built through its bootloader, never
-    whatever is in its flash."""
+    whatever is in its flash.  disk: an image QEMU attaches (the disk workloads')."""
     return BootSession(
         board,
         kid,
@@ -397,7 +399,7 @@ def measure_session(board, kid, build, recdir, initrd, run_dir, rules, timeout_f
         recdir,
         initrd,
         run_dir,
-        targets.for_board(board, run_dir, say=say),
+        targets.for_board(board, run_dir, say=say, disk=disk),
         rules,
         path=measure_path(board),
         timeout_factor=timeout_factor,

@@ -21,12 +21,12 @@ from pathlib import Path
 
 from bringup import records
 from bringup.boot import rounds
-from bringup.build import rootfs
+from bringup.build import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure.footprint import deb_entries, measure_session
 from bringup.model.board import Board
 from bringup.model.milestones import load_rules
-from bringup.model.workload import INPUTS_DIR, Input, Mode, Workload, load_all
+from bringup.model.workload import DISK_MOUNT, INPUTS_DIR, Input, Mode, Workload, load_all
 from bringup.parse import workload as wp
 from bringup.util import clock, cpio, hostload, paths
 from bringup.util.aptprivate import PrivateApt
@@ -115,7 +115,7 @@ def payload(
     arch = board.arch.debian_arch
     apt = PrivateApt(cache / "apt", rootfs.USERSPACE_SUITE, architectures=tuple(dict.fromkeys(("amd64", arch))))
     missing: dict[str, str] = {}
-    wanted: list[str] = []
+    wanted: list[tuple[list[str], list[str]]] = []  # each workload's packages, and what it leaves out
     for name, wl in wls.items():
         for p in wl.packages:
             try:
@@ -129,11 +129,11 @@ def payload(
                 say(f"  workload {name}: {why}: not measured")
                 break
         else:
-            wanted += [f"{p}:{arch}" for p in wl.packages]
+            wanted.append(([f"{p}:{arch}" for p in wl.packages], list(wl.without)))
     entries: list[cpio.Entry] = [cpio.directory("usr/share"), cpio.directory(INPUTS_DIR)]
     versions: dict[str, str] = {}
     if wanted:
-        closure = [p for p in apt.depends_closure(sorted(set(wanted))) if p.endswith(f":{arch}") or ":" not in p]
+        closure = _closure(apt, arch, wanted)
         say(f"  workload packages for {arch}: {len(closure)} with their libraries")
         for p in closure:
             deb = apt.download(p)
@@ -148,6 +148,17 @@ def payload(
         for inp in wl.input:
             entries.append(cpio.file(f"{INPUTS_DIR}/{name}/{inp.name}", generate(inp, mode)))
     return entries, versions, missing
+
+
+def _closure(apt: PrivateApt, arch: str, wanted: list[tuple[list[str], list[str]]]) -> list[str]:
+    """The packages of the ramdisk: one closure of every workload's packages, and one
+    of each workload's whose file leaves some out (`without`)."""
+    plain = sorted({p for pkgs, without in wanted if not without for p in pkgs})
+    found = set(apt.depends_closure(plain)) if plain else set()
+    for pkgs, without in wanted:
+        if without:
+            found |= set(apt.depends_closure(pkgs, without=without))
+    return sorted(p for p in found if p.endswith(f":{arch}") or ":" not in p)
 
 
 def run_in_boot(sh, wls: dict[str, Workload], mode: Mode, skip: dict[str, str], say=print) -> dict[str, dict]:
@@ -180,6 +191,55 @@ def run_in_boot(sh, wls: dict[str, Workload], mode: Mode, skip: dict[str, str], 
         out[name] = {"error": error, "steps": steps}
         say(f"    {name}: {'done' if error is None else 'not measured: ' + error}")
     return out
+
+
+NO_DISK = "no disk on this board"
+
+
+def disk_plan(board: Board, wls: dict[str, Workload]) -> tuple[dict | None, dict[str, str]]:
+    """The disk the selected disk workloads (needs_disk) use on this board, as the
+    record gives it (None when no workload needs one or the board has none), and the
+    workloads that cannot run for want of a disk (name -> reason)."""
+    users = [n for n, wl in wls.items() if wl.needs_disk]
+    if not users:
+        return None, {}
+    spec = board.workloads
+    if not spec.disk:
+        why = f"{NO_DISK} ({paths.rel(board.file)} names no [workloads] disk)"
+        return None, dict.fromkeys(users, why)
+    if board.qemu is not None:
+        attached = f"QEMU {board.qemu.disk_device}: a fresh raw image per boot, the host's page cache behind it"
+        size = spec.disk_mb or diskimage.DEFAULT_MB
+    else:
+        attached, size = "the board's own partition", None
+    return {"device": spec.disk, "fs": spec.disk_fs, "image_mb": size, "attached": attached}, {}
+
+
+def mount_disk(sh, disk: dict) -> tuple[str, str | None]:
+    """Mount the board's disk at DISK_MOUNT in the guest: (what the guest printed,
+    why it failed or None).  Device and filesystem are checked by the board model."""
+    dev, fs = disk["device"], disk["fs"]
+    cmd = f"mkdir -p {DISK_MOUNT} && mount -t {fs} {dev} {DISK_MOUNT} && grep ' {DISK_MOUNT} ' /proc/mounts"
+    cmd += f" && df -k {DISK_MOUNT}"
+    try:
+        text, _ = sh.run(wp.wrap(cmd), timeout=120, name=f"mount {dev}")
+    except BootFailed as e:
+        return "", f"the disk {dev} did not mount: {e}"
+    body, _, rc = wp.split(text)
+    if rc != 0:
+        return body, f"the disk {dev} did not mount: {wp.last_line(body)}"
+    return body, None
+
+
+def unmount_disk(sh) -> str:
+    """Write back and unmount the disk after the workloads (a real board's partition
+    stays clean); what the guest printed."""
+    try:
+        text, _ = sh.run(wp.wrap(f"sync; umount {DISK_MOUNT}"), timeout=300, name="unmount the disk")
+    except BootFailed as e:
+        return f"(no answer: {e})"
+    body, _, rc = wp.split(text)
+    return body + ("" if rc == 0 else f"(umount exited {rc})\n")
 
 
 def _recover(sh, name: str) -> str | None:
@@ -232,6 +292,11 @@ def workloads(
     if mode not in ("quick", "full"):
         raise BringupError(f"workload mode {mode!r}: use quick or full")
     wls = load_all(names, directory)
+    disk, no_disk = disk_plan(board, wls)
+    for n, why in no_disk.items():
+        say(f"  workload {n}: {why}: not measured")
+    if disk is not None and board.qemu is not None:
+        diskimage.mke2fs()  # missing e2fsprogs fails here, before anything is built or booted
     kernels = [k.id for k in board.kernels if not only or k.id in only]
     builds = {}
     for kid in kernels:
@@ -239,7 +304,8 @@ def workloads(
         if not f.exists():
             raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
         builds[kid] = records.read_json(f, "bringup.build")
-    entries, versions, missing = payload(board, wls, mode, cache, say)
+    entries, versions, missing = payload(board, {n: w for n, w in wls.items() if n not in no_disk}, mode, cache, say)
+    missing = {**no_disk, **missing}
     rd = rootfs.build(
         board,
         logs,
@@ -262,7 +328,19 @@ def workloads(
                 run_dir = recdir / "workload-runs" / f"{stamp}-r{rnd:02d}{f'-redo{attempt}' if attempt else ''}"
                 say(f"  round {rnd}/{runs} {kid}: booting the workload ramdisk")
                 return run_dir, _one_boot(
-                    board, kid, builds[kid], recdir, initrd, run_dir, rules, wls, mode, missing, timeout_factor, say
+                    board,
+                    kid,
+                    builds[kid],
+                    recdir,
+                    initrd,
+                    run_dir,
+                    rules,
+                    wls,
+                    mode,
+                    missing,
+                    timeout_factor,
+                    say,
+                    disk,
                 )
 
             def redo(why: str, kid=kid, rnd=rnd) -> None:
@@ -274,32 +352,57 @@ def workloads(
     results = {}
     for kid in kernels:
         recdir = Path(logs) / board.name / kid
-        rec = record(board, kid, builds[kid], recdir, done[kid], rd, wls, mode, versions)
+        rec = record(board, kid, builds[kid], recdir, done[kid], rd, wls, mode, versions, disk)
         results[kid] = records.write(recdir / "workloads.json", rec, records.Workloads)
     return results
 
 
-def _one_boot(board, kid, build, recdir, initrd, run_dir, rules, wls, mode, missing, timeout_factor, say) -> dict:
+def _one_boot(
+    board, kid, build, recdir, initrd, run_dir, rules, wls, mode, missing, timeout_factor, say, disk=None
+) -> dict:
+    users = [n for n, wl in wls.items() if wl.needs_disk and n not in missing] if disk else []
+    image = None
+    if users and board.qemu is not None:  # a fresh image for every boot: rounds are independent
+        image = Path(run_dir) / "disk.img"
+        diskimage.make(image, disk["image_mb"], disk["fs"])
     # a real board boots the kernel we built through its bootloader, as for the footprint
-    session = measure_session(board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say)
+    session = measure_session(
+        board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say, **({"disk": image} if image else {})
+    )
+    raw = []
+    skip = dict(missing)
     try:
         with session:
-            ran = run_in_boot(session.shell(), wls, mode, missing, say)
+            sh = session.shell()
+            mounted = False
+            if users:
+                text, why = mount_disk(sh, disk)
+                raw.append(f"=== disk mount {disk['device']} at {DISK_MOUNT}: {why or 'mounted'}\n{text}")
+                if why:
+                    say(f"    {why}")
+                    skip.update(dict.fromkeys(users, why))
+                mounted = why is None
+            ran = run_in_boot(sh, wls, mode, skip, say)
+            unmounted = unmount_disk(sh) if mounted else None
     except BootFailed as e:
         raise BootFailed(
             f"{board.name}/{kid}: workload run failed: {e} (log: {paths.rel(run_dir / 'console.log')})"
         ) from None
-    raw = []
+    finally:
+        if image is not None:
+            image.unlink(missing_ok=True)  # up to disk_mb of written blocks; the next boot makes its own
     for name, r in ran.items():
         for step, st in r["steps"].items():
             raw.append(f"=== {name} {step} rc={st['rc']} elapsed={st['elapsed']}\n{st['text']}")
         if r["error"]:
             raw.append(f"=== {name}: not measured: {r['error']}")
+    if unmounted is not None:
+        raw.append(f"=== disk unmount\n{unmounted}")
     (run_dir / "workloads.txt").write_text("\n".join(raw) + "\n")
     return ran
 
 
-def record(board, kid, build, recdir, done, rd, wls: dict[str, Workload], mode, versions) -> dict:
+def record(board, kid, build, recdir, done, rd, wls: dict[str, Workload], mode, versions, disk=None) -> dict:
     """workloads.json of one kernel from its rounds."""
     rs = done["rounds"]
     rel = [r["run_dir"].relative_to(recdir).as_posix() for r in rs]
@@ -350,6 +453,7 @@ def record(board, kid, build, recdir, done, rd, wls: dict[str, Workload], mode, 
         "packages": versions,
         "host": [r["host"] for r in rs if r["host"]],
         "disturbed": done["disturbed"],
+        "disk": disk,
         "workloads": out,
     }
 

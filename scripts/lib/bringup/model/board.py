@@ -493,6 +493,15 @@ class QemuSpec(Strict):
     net_device: Annotated[
         str, Field(pattern=r"^[A-Za-z0-9_.,=-]*$", description="QEMU NIC model for user networking")
     ] = ""
+    disk_device: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_.-]*$",
+            max_length=64,
+            description="QEMU device that attaches the disk workloads' ext4 image (virtio-blk-device on "
+            "virtio-mmio, virtio-blk-pci on PCI); empty: the board has no disk",
+        ),
+    ] = ""
 
 
 class UbootSpec(Strict):
@@ -652,6 +661,37 @@ class LabgridSpec(Strict):
     ] = 5.0
 
 
+def _dev_path(v: str) -> str:
+    if v and not re.fullmatch(r"/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*", v):
+        raise ValueError("not a device path like /dev/vda or /dev/mmcblk0p3 (letters, digits, _ . / - only)")
+    if "/../" in v + "/" or "/./" in v + "/" or "//" in v:
+        raise ValueError("a device path without ., .. or empty components")
+    return v
+
+
+class WorkloadsSpec(Strict):
+    """What the application workloads use on this board (docs/workloads.md)."""
+
+    disk: Annotated[
+        str,
+        Field(
+            max_length=128,
+            description="the block device the disk workloads mount (as the board's kernel names "
+            "it: /dev/vda for QEMU's virtio disk, a partition such as /dev/mmcblk0p3 on a real board); "
+            "empty: no disk, the disk workloads are not measured",
+        ),
+        AfterValidator(_dev_path),
+    ] = ""
+    disk_fs: Annotated[
+        Literal["ext4", "ext3", "ext2"],
+        Field(description="its filesystem (a real board's partition must already hold one of this type)"),
+    ] = "ext4"
+    disk_mb: Annotated[
+        int | None,
+        Field(ge=16, le=65536, description="QEMU: size of the ext4 image bringup makes for each boot (default 256)"),
+    ] = None
+
+
 class PowerSpec(Strict):
     on: Annotated[Argv, Field(description="command that switches the board on (an argument list, no shell)")] = []
     off: Annotated[Argv, Field(description="command that switches it off")] = []
@@ -689,6 +729,9 @@ class BoardFile(Strict):
     boot: Annotated[
         Literal["direct", "u-boot"], Field(description="default boot path: QEMU -kernel/-initrd, or U-Boot with TFTP")
     ] = "direct"
+    workloads: Annotated[
+        WorkloadsSpec, Field(description="what the application workloads use: the disk of fio and PostMark")
+    ] = WorkloadsSpec()
     milestones: Annotated[
         dict[str, Annotated[str, Field(max_length=1000)]],
         Field(description="milestone name -> regex, overriding the defaults of configs/milestones.toml"),
@@ -707,6 +750,12 @@ class BoardFile(Strict):
             raise located("labgrid", "a labgrid place brings its own console and power: drop [qemu] and [serial]")
         if self.tftp is not None and not self.tftp.dir and self.labgrid is None:
             raise located("tftp.dir", "required (the host's TFTP root) unless the board is a labgrid place")
+        if self.qemu is not None and self.qemu.disk_device and not self.workloads.disk:
+            raise located("workloads.disk", "missing: qemu.disk_device attaches a disk; name it as the guest sees it")
+        if self.qemu is not None and self.workloads.disk and not self.qemu.disk_device:
+            raise located("qemu.disk_device", "missing: QEMU attaches no disk for workloads.disk without it")
+        if self.qemu is None and self.workloads.disk_mb is not None:
+            raise located("workloads.disk_mb", "only for a QEMU board (a real board's disk is its partition)")
         ids = [k.id for k in self.kernels]
         for i, kid in enumerate(ids):
             if kid in ids[:i]:
@@ -756,6 +805,7 @@ class Board:
     milestones: dict[str, str]
     kernels: list[Kernel] = field(default_factory=list)
     labgrid: LabgridSpec | None = None
+    workloads: WorkloadsSpec = field(default_factory=WorkloadsSpec)
 
     def kernel(self, kid: str) -> Kernel:
         for k in self.kernels:
@@ -859,6 +909,7 @@ def load_board(name_or_path: str, boards: Path | None = None, configs: Path | No
         milestones=d.milestones,
         kernels=kernels,
         labgrid=d.labgrid,
+        workloads=d.workloads,
     )
 
 

@@ -29,6 +29,7 @@ Mode = Literal["quick", "full"]
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PACKAGE = r"^[a-z0-9][a-z0-9+.-]+$"  # a Debian package name
 INPUTS_DIR = "usr/share/bringup-workloads"  # in the guest: /usr/share/bringup-workloads/<workload>/<input>
+DISK_MOUNT = "/mnt/bringup-disk"  # in the guest: where the board's disk is mounted for needs_disk workloads
 
 
 class Input(Strict):
@@ -95,6 +96,17 @@ class Metric(Strict):
 class Workload(Strict):
     description: Annotated[str, Field(min_length=1, max_length=300)]
     packages: Annotated[list[Annotated[str, Field(pattern=PACKAGE, max_length=80)]], Field(min_length=1)]
+    without: Annotated[
+        list[Annotated[str, Field(pattern=PACKAGE, max_length=80)]],
+        Field(
+            description="packages left out of the closure with whatever only they bring in (an interpreter "
+            "that only a package's scripts need, a maintainer script's helper)"
+        ),
+    ] = []
+    needs_disk: Annotated[
+        bool,
+        Field(description="runs on the board's disk, mounted at {disk}; a board without one: not measured"),
+    ] = False
     timeout: Annotated[Seconds, Field(description="seconds per step in quick mode")] = 120.0
     full_timeout_factor: Annotated[float, Field(ge=1, le=1000, allow_inf_nan=False)] = 10.0
     quick: dict[Ident, str | int | float] = {}
@@ -110,6 +122,7 @@ class Workload(Strict):
             ("metric", [m.name for m in self.metric]),
             ("input", [i.name for i in self.input]),
             ("packages", list(self.packages)),
+            ("without", list(self.without)),
         ):
             dup = first_duplicate(names)
             if dup:
@@ -117,11 +130,19 @@ class Workload(Strict):
         if set(self.quick) != set(self.full):
             diff = sorted(set(self.quick) ^ set(self.full))
             raise located("full", f"quick and full must define the same variables; differ in {diff}")
+        both = sorted(set(self.packages) & set(self.without))
+        if both:
+            raise located("without", f"{both[0]!r} is also in packages")
         known = set(self.quick) | {"inputs"}
         for i, s in enumerate(self.step):
             for ph in PLACEHOLDER.findall(s.cmd):
-                if ph not in known:
-                    raise located(f"step[{i}].cmd", f"placeholder {{{ph}}} is not a size variable nor {{inputs}}")
+                if ph == "disk" and ph not in known:
+                    if not self.needs_disk:
+                        raise located(f"step[{i}].cmd", "placeholder {disk} needs needs_disk = true")
+                elif ph not in known:
+                    raise located(
+                        f"step[{i}].cmd", f"placeholder {{{ph}}} is not a size variable nor {{inputs}} or {{disk}}"
+                    )
         steps = {s.name for s in self.step}
         for i, m in enumerate(self.metric):
             if m.step not in steps:
@@ -132,6 +153,7 @@ class Workload(Strict):
         """Each step with its command as the guest runs it in this mode."""
         values = {k: str(v) for k, v in (self.quick if mode == "quick" else self.full).items()}
         values["inputs"] = f"/{INPUTS_DIR}/{workload}"
+        values.setdefault("disk", DISK_MOUNT)
         return [(s, PLACEHOLDER.sub(lambda m: values[m.group(1)], s.cmd)) for s in self.step]
 
     def step_timeout(self, step: Step, mode: Mode) -> float:

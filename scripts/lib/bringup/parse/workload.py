@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
-# printed by the guest after each step: uptime before, uptime after, exit status
-ELAPSED = re.compile(r"^@@@ ELAPSED ([0-9]+(?:\.[0-9]+)?) ([0-9]+(?:\.[0-9]+)?) rc=(-?[0-9]+)\s*$", re.M)
+# printed by the guest after each step: uptime before, uptime after, exit status; not
+# always at the start of a line (a program's last line may lack its newline: PostMark's "pm>")
+ELAPSED = re.compile(r"@@@ ELAPSED ([0-9]+(?:\.[0-9]+)?) ([0-9]+(?:\.[0-9]+)?) rc=(-?[0-9]+)\s*$", re.M)
 
 
 def wrap(cmd: str) -> str:

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from bringup.records.base import Count, Name, Part, Real, Record, RelPath, Sha256, Text, Timestamp
+from bringup.records.base import Count, Name, Part, Real, Record, RelPath, Sha256, Text, Timestamp, same_fields
 from bringup.records.boot import HostLoad
 from bringup.records.rootfs import RootfsRef
 
@@ -38,9 +38,19 @@ class WorkloadResult(Part):
     seconds: list[Real]  # the steps' total elapsed time in the guest, per round that ran them all
 
 
+class WorkloadDisk(Part):
+    device: Text  # the block device the guest mounted (/dev/vda, a partition of a real board)
+    fs: Name  # its filesystem
+    image_mb: (
+        Annotated[int, Field(ge=1)] | None
+    )  # QEMU: size of the ext4 image made for each boot; None on a real board
+    attached: Text  # how: QEMU's device and cache, or the board's own partition
+
+
 class Workloads(Record):
     KIND = "bringup.workloads"
-    VERSION = 1
+    VERSION = 2
+    MIGRATIONS = {1: same_fields}
 
     board: Name
     kernel: Name
@@ -53,4 +63,5 @@ class Workloads(Record):
     packages: dict[Name, Name]  # every package in the ramdisk (closure included) -> its Debian version
     host: list[HostLoad]  # the host-load guard, per round
     disturbed: Count  # rounds done again because the host was busy
+    disk: WorkloadDisk | None = None  # the disk of the disk workloads (/2); None when none ran on one
     workloads: dict[Name, WorkloadResult]

@@ -21,10 +21,11 @@ from bringup.targets.serial import SerialTarget
 __all__ = ["LabgridTarget", "QemuTarget", "SerialTarget", "Target", "for_board"]
 
 
-def for_board(board: Board, run_dir: Path, *, say=print) -> Target:
-    """A fresh target for one boot of `board`; its files go to run_dir."""
+def for_board(board: Board, run_dir: Path, *, say=print, disk: Path | None = None) -> Target:
+    """A fresh target for one boot of `board`; its files go to run_dir.  disk: an
+    image QEMU attaches (a real board's disk is its own partition)."""
     if board.qemu is not None:
-        return QemuTarget(board, run_dir)
+        return QemuTarget(board, run_dir, disk=disk)
     if board.labgrid is not None:
         return LabgridTarget(board, say=say)
     return SerialTarget(board, say=say)

@@ -27,8 +27,17 @@ from bringup.util.procutil import die_with_parent
 USER_NET_HOST = "10.0.2.2"
 
 
-def qemu_argv(board: Board, port: int, mode: str, files: dict, cmdline: str, tftp_dir: Path | None = None) -> list[str]:
-    """QEMU's argument list for a board.  mode: 'direct' or 'u-boot'."""
+def qemu_argv(
+    board: Board,
+    port: int,
+    mode: str,
+    files: dict,
+    cmdline: str,
+    tftp_dir: Path | None = None,
+    disk: Path | None = None,
+) -> list[str]:
+    """QEMU's argument list for a board.  mode: 'direct' or 'u-boot'.  disk: a raw
+    image attached with the board's qemu.disk_device (the disk workloads' ext4 image)."""
     q = board.qemu
     if q is None:
         raise BringupError(f"board {board.name}: no [qemu] table; it is not a QEMU board")
@@ -53,6 +62,17 @@ def qemu_argv(board: Board, port: int, mode: str, files: dict, cmdline: str, tft
         if tftp_dir is not None:
             net += f",tftp={tftp_dir}"
         argv += ["-netdev", net, "-device", f"{q.net_device},netdev=n0"]
+    if disk is not None:
+        if not q.disk_device:
+            raise BringupError(f"board {board.name}: no qemu.disk_device, so QEMU cannot attach a disk")
+        # the host's page cache stands behind the image (cache=writeback, QEMU's default)
+        image = str(disk).replace(",", ",,")  # QEMU's option syntax: a comma in a value is doubled
+        argv += [
+            "-drive",
+            f"file={image},format=raw,if=none,id=disk0,cache=writeback",
+            "-device",
+            f"{q.disk_device},drive=disk0",
+        ]
     if mode == "u-boot":
         if board.uboot is None:
             raise BringupError(f"board {board.name}: no [uboot] table, so it cannot boot through U-Boot")
@@ -70,11 +90,12 @@ def qemu_argv(board: Board, port: int, mode: str, files: dict, cmdline: str, tft
 class QemuTarget:
     """One QEMU run of a board; its files (qemu.stderr, tftp/) go to run_dir."""
 
-    def __init__(self, board: Board, run_dir: Path):
+    def __init__(self, board: Board, run_dir: Path, disk: Path | None = None):
         if board.qemu is None:
             raise BringupError(f"board {board.name}: no [qemu] table; it is not a QEMU board")
         self.board = board
         self.run_dir = Path(run_dir)
+        self.disk = disk
         self.console_url = ""
         self.baud = 115200
         self.t0: float | None = None
@@ -100,7 +121,7 @@ class QemuTarget:
         port = free_port()
         files = {"kernel": boot.kernel, "initrd": boot.initrd, "dtb": boot.dtb}
         tftp = self.staging("").dir if boot.path == "u-boot" else None
-        self.argv = qemu_argv(self.board, port, boot.path, files, boot.cmdline, tftp)
+        self.argv = qemu_argv(self.board, port, boot.path, files, boot.cmdline, tftp, self.disk)
         self.console_url = f"socket://127.0.0.1:{port}"
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 (closed in power_off)

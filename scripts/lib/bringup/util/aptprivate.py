@@ -191,8 +191,12 @@ APT::Sandbox::User "root";
                 return f
         raise BringupError(f"apt: downloaded {package} but no .deb appeared in {dest}")
 
-    def depends_closure(self, packages: list[str]) -> list[str]:
-        """Packages (with :arch) that the given ones need, resolved by apt."""
+    def depends_closure(self, packages: list[str], without: tuple[str, ...] | list[str] = ()) -> list[str]:
+        """Packages (with :arch) that the given ones need, resolved by apt.
+
+        without: package names (any architecture) left out, and with them whatever
+        only they bring in (an interpreter a package's scripts need, a maintainer
+        script's helper): the closure is walked from `packages` and stops there."""
         self.update()
         p = subprocess.run(
             [
@@ -214,6 +218,8 @@ APT::Sandbox::User "root";
         )
         if p.returncode != 0:
             raise BringupError(f"apt-cache depends failed: {p.stderr.strip()}")
+        if without:
+            return closure_without(p.stdout, packages, without)
         out = []
         for line in p.stdout.splitlines():
             if line and not line[0].isspace() and not line.startswith("<"):
@@ -225,6 +231,36 @@ APT::Sandbox::User "root";
         if p.returncode != 0:
             tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
             raise BringupError(f"{what} failed (exit {p.returncode}): {' | '.join(tail)}")
+
+
+def closure_without(depends: str, roots: list[str], without: tuple[str, ...] | list[str]) -> list[str]:
+    """The packages reachable from `roots` in the output of `apt-cache depends --recurse`
+    (a package's line, then its "  Depends: x" lines; a virtual <x> is followed by its
+    providers, indented by four), never passing through a package named in `without`."""
+    edges: dict[str, set[str]] = {}
+    current = ""
+    for line in depends.splitlines():
+        if not line.strip():
+            continue
+        if not line[0].isspace():
+            current = line.strip()
+            edges.setdefault(current, set())
+        elif line.startswith("    "):  # a provider of the virtual package named just before
+            edges[current].add(line.strip())
+        else:
+            kind, _, dep = line.strip().partition(": ")
+            if kind.lstrip("|") in ("Depends", "PreDepends"):
+                edges[current].add(dep.strip())
+    skip = {w.split(":")[0] for w in without}
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        pkg = todo.pop()
+        if pkg in seen or pkg.strip("<>").split(":")[0] in skip:
+            continue
+        seen.add(pkg)
+        todo += sorted(edges.get(pkg, ()))
+    return sorted(p for p in seen if not p.startswith("<"))
 
 
 def _mirror(uri: str) -> str:
