@@ -112,7 +112,7 @@ def section(boot: BootTiming | None, kernels: list[str], rules: ms.Rules) -> dic
     runs = {p: boot.round_places.count(p) for p in order}
     claims = [
         f"{r['kernel']}, boot to {r['label']}: {r['place']} {_pct(r['relative'])} against {r['base']} "
-        f"(95 % CI {_pct(r['relative_ci95'][0])} .. {_pct(r['relative_ci95'][1])}, q = {r['q']:.3f})"
+        f"(95 % CI {_pct(r['relative_ci95'][0])} .. {_pct(r['relative_ci95'][1])}, q = {r['q']:.2g})"
         for r in rows
         if r["significant"] and r["relative_ci95"]
     ]
