@@ -71,7 +71,7 @@ q = '$(subst ','\'',$(1))'
 # test worker about 2 s
 PYTEST := env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -m pytest
 
-.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report workloads report import boards test test-unit test-integration bench bench-ccache bench-aa bench-boot bench-labgrid clean
+.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report workloads report import boards test test-unit test-integration bench bench-ccache bench-aa bench-boot bench-labgrid bench-places clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -83,7 +83,7 @@ deps: ## install Debian packages and the Python venv (idempotent)
 $(DEPS_STAMP): requirements.txt requirements-dev.txt requirements-labgrid.txt pyproject.toml scripts/debian-packages.txt
 	@scripts/install-deps
 
-all: $(DEPS_STAMP) ## the whole study for BOARD: build-all, boot-timing, footprint-report, report (skips what is up to date)
+all: $(DEPS_STAMP) ## the whole study for BOARD: build-all, boot-timing, footprint-report, report (skips what is up to date) [PLACES=a,b: labgrid places in parallel]
 	@$(BRINGUP) study --board $(BOARD) --runs $(RUNS) --lmbench $(LMBENCH) $(if $(BOOT_PATH),--path $(BOOT_PATH)) --root $(ROOT) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(LMSRC) $(PLACE_OPT) >/dev/null
 
 study: all ## same as all
@@ -157,3 +157,6 @@ clean: ## remove results under logs/ (the download/build cache is kept: see READ
 
 bench-labgrid: $(DEPS_STAMP) ## labgrid overhead: one QEMU board through a labgrid place vs its own socket console
 	@.venv/bin/python bench/labgrid_bench.py $(if $(KERNEL),--kernel $(KERNEL))
+
+bench-places: $(DEPS_STAMP) ## several places: one boot-timing study on one labgrid place vs spread over two (wall time)
+	@.venv/bin/python bench/places_bench.py $(if $(BENCH_ROUNDS),-n $(BENCH_ROUNDS))

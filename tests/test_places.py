@@ -350,3 +350,30 @@ def test_no_places_section_for_a_study_on_one_place():
     rec = place_record(0.0).model_copy(update={"places": ["p1"]})
     assert placereport.section(rec, ["5.10"], load_rules({})) is None
     assert placereport.section(None, ["5.10"], load_rules({})) is None
+
+
+def test_ctrl_c_stops_every_place_and_releases_them(two_places, monkeypatch):
+    """Ctrl-C reaches the main thread only: the workers' boots under way end as
+    interrupted (cancel), nobody takes a new round, every place is released."""
+    import _thread
+
+    board, log, offset, overlap, run = two_places
+    seen_cancel: list[bool] = []
+
+    def slow_boot(board, kid, rec_b, recdir, initrd, run_dir, target, rules, run_index, cancel=None, **kw):
+        assert cancel is not None  # several places: each boot can be stopped
+        log.append(("boot", target.name, run_index, kid))
+        if not cancel.wait(30):
+            raise AssertionError("never cancelled")
+        seen_cancel.append(True)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(boottiming, "boot_once", slow_boot)
+    threading.Timer(0.5, _thread.interrupt_main).start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run([FakePlace("p1", log), FakePlace("p2", log)], runs=10)
+    assert time.monotonic() - t0 < 20
+    assert seen_cancel == [True, True]  # both boots under way were stopped
+    assert ("release", "p1") in log and ("release", "p2") in log
+    assert len([e for e in log if e[0] == "boot"]) == 2  # no round was started after Ctrl-C
