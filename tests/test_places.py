@@ -377,3 +377,15 @@ def test_ctrl_c_stops_every_place_and_releases_them(two_places, monkeypatch):
     assert seen_cancel == [True, True]  # both boots under way were stopped
     assert ("release", "p1") in log and ("release", "p2") in log
     assert len([e for e in log if e[0] == "boot"]) == 2  # no round was started after Ctrl-C
+
+
+def test_a_place_that_ran_no_round_of_a_kernel_is_shown_untested():
+    rec = place_record(0.0, n=2)
+    login = rec.kernels["5.10"].milestones["login"]
+    login = login.model_copy(update={"places": ["p1"] * len(login.values)})  # every value on p1
+    k = rec.kernels["5.10"].model_copy(update={"milestones": {"login": login}})
+    rec = rec.model_copy(update={"kernels": {"5.10": k}})
+    sec = placereport.section(rec, ["5.10"], load_rules({}))
+    (row,) = sec["rows"]
+    assert row["n_place"] == 0 and row["median_place"] is None and row["p"] is None
+    assert row["verdict"].startswith("not tested") and sec["tests"] == 0 and sec["claims"] == []
