@@ -16,6 +16,8 @@
 #   UNTIL_CI=1 [CI_PCT=<pct>] [MAX_ROUNDS=<n>]  boot-timing, footprint-report: add rounds until every
 #                    headline difference's 95 % interval is within ±CI_PCT % (default 5), at most
 #                    MAX_ROUNDS (default 20); the record's 'stopped' says why (docs/report.md)
+#   PLACES=a,b       labgrid places instead of the board file's (boot-timing spreads rounds over them
+#                    in parallel, one worker per place; docs/labgrid.md "Several places")
 #   WORKLOADS=a,b WORKLOAD_RUNS=<n> WORKLOAD_MODE=quick|full  for make workloads (configs/workloads/)
 #   BENCH_ROUNDS=<n>  rounds of make bench / make bench-ccache (the machine may be shared)
 #   BRINGUP_DL_DIR=<dir>[:<dir>...]  download directories searched (by file name, verified by
@@ -44,6 +46,7 @@ UNTIL_CI ?=
 CI_PCT ?=
 MAX_ROUNDS ?=
 WORKLOADS ?=
+PLACES ?=
 WORKLOAD_RUNS ?= 3
 WORKLOAD_MODE ?= quick
 PYTEST_ARGS ?=
@@ -57,6 +60,7 @@ endif
 BRINGUP := scripts/bringup
 KSEL := $(if $(KERNEL),--kernel $(KERNEL))
 KOPT := $(KSEL) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(if $(CROSS_COMPILE),--cross-compile $(CROSS_COMPILE))
+PLACE_OPT = $(if $(PLACES),--places $(call q,$(PLACES)))
 LMSRC := --lmbench-runs $(LMBENCH_RUNS) $(if $(LMBENCH_SRC),--lmbench-source $(LMBENCH_SRC)) $(if $(LMBENCH_SHA256),--lmbench-sha256 $(LMBENCH_SHA256))
 UNTIL := $(if $(UNTIL_CI),--until-ci $(CI_PCT)) $(if $(MAX_ROUNDS),--max-rounds $(MAX_ROUNDS))
 DEPS_STAMP := .venv/.requirements.sha256
@@ -67,7 +71,7 @@ q = '$(subst ','\'',$(1))'
 # test worker about 2 s
 PYTEST := env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -m pytest
 
-.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report workloads report import boards test test-unit test-integration bench bench-ccache bench-aa bench-boot bench-labgrid clean
+.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report workloads report import boards test test-unit test-integration bench bench-ccache bench-aa bench-boot bench-labgrid bench-places clean
 
 help: ## list the targets
 	@echo "bringup -- make targets (BOARD=$(BOARD)):"
@@ -79,8 +83,8 @@ deps: ## install Debian packages and the Python venv (idempotent)
 $(DEPS_STAMP): requirements.txt requirements-dev.txt requirements-labgrid.txt pyproject.toml scripts/debian-packages.txt
 	@scripts/install-deps
 
-all: $(DEPS_STAMP) ## the whole study for BOARD: build-all, boot-timing, footprint-report, report (skips what is up to date)
-	@$(BRINGUP) study --board $(BOARD) --runs $(RUNS) --lmbench $(LMBENCH) $(if $(BOOT_PATH),--path $(BOOT_PATH)) --root $(ROOT) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(LMSRC) >/dev/null
+all: $(DEPS_STAMP) ## the whole study for BOARD: build-all, boot-timing, footprint-report, report (skips what is up to date) [PLACES=a,b: labgrid places in parallel]
+	@$(BRINGUP) study --board $(BOARD) --runs $(RUNS) --lmbench $(LMBENCH) $(if $(BOOT_PATH),--path $(BOOT_PATH)) --root $(ROOT) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(LMSRC) $(PLACE_OPT) >/dev/null
 
 study: all ## same as all
 
@@ -94,10 +98,10 @@ build-report: $(DEPS_STAMP) ## print the build results table with deltas for BOA
 	@$(BRINGUP) build-report --board $(BOARD)
 
 boot-timing: $(DEPS_STAMP) ## boot each kernel of BOARD RUNS times over the serial console; milestone table
-	@$(BRINGUP) boot-timing --board $(BOARD) --runs $(RUNS) $(KSEL) $(if $(BOOT_PATH),--path $(BOOT_PATH)) --root $(ROOT) --profile $(PROFILE) $(UNTIL)
+	@$(BRINGUP) boot-timing --board $(BOARD) --runs $(RUNS) $(KSEL) $(if $(BOOT_PATH),--path $(BOOT_PATH)) --root $(ROOT) --profile $(PROFILE) $(UNTIL) $(PLACE_OPT)
 
 footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc() (mem_eat), lmbench (LMBENCH=quick|full|none)
-	@$(BRINGUP) footprint-report --board $(BOARD) $(KSEL) --lmbench $(LMBENCH) $(LMSRC) $(UNTIL)
+	@$(BRINGUP) footprint-report --board $(BOARD) $(KSEL) --lmbench $(LMBENCH) $(LMSRC) $(UNTIL) $(PLACE_OPT)
 
 workloads: $(DEPS_STAMP) ## application workloads in a ramdisk, WORKLOAD_RUNS rounds [WORKLOADS=a,b WORKLOAD_MODE=quick|full]; docs/workloads.md
 	@$(BRINGUP) workloads --board $(BOARD) $(KSEL) --runs $(WORKLOAD_RUNS) --mode $(WORKLOAD_MODE) $(if $(WORKLOADS),--workloads $(WORKLOADS))
@@ -153,3 +157,6 @@ clean: ## remove results under logs/ (the download/build cache is kept: see READ
 
 bench-labgrid: $(DEPS_STAMP) ## labgrid overhead: one QEMU board through a labgrid place vs its own socket console
 	@.venv/bin/python bench/labgrid_bench.py $(if $(KERNEL),--kernel $(KERNEL))
+
+bench-places: $(DEPS_STAMP) ## several places: one boot-timing study on one labgrid place vs spread over two (wall time)
+	@.venv/bin/python bench/places_bench.py $(if $(BENCH_ROUNDS),-n $(BENCH_ROUNDS))

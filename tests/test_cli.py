@@ -87,6 +87,7 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
         "root": "nfs",
         "say": cli._say,
         "guard": True,  # BRINGUP_HOST_GUARD unset: the host-load guard is on
+        "places": [],  # no --places: the board file's
     }
 
 

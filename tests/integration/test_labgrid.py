@@ -11,10 +11,11 @@ import shutil
 import subprocess
 import sys
 import time
+from datetime import datetime
 
 import pytest
 
-from .conftest import bringup
+from .conftest import ARM_KERNELS, bringup
 from .lab import LGBIN, Lab
 
 pytestmark = pytest.mark.integration
@@ -31,8 +32,18 @@ def lab(tmp_path):
     lab.close()
 
 
-def board_file(tmp_path, name, place, coordinator, acquire_timeout=60, watch_interval=5):
+def board_file(tmp_path, name, place, coordinator, acquire_timeout=60, watch_interval=5, kernels=(KERNEL,)):
     f = tmp_path / f"{name}.toml"
+    sources = {"5.10": ("linux-source-5.10", "bullseye"), "6.12": ("linux-source-6.12", "bookworm-backports")}
+    kernel_tables = "".join(
+        f"""[[kernels]]
+id = "{k}"
+source = {{ debian = "{sources[k][0]}", suite = "{sources[k][1]}" }}
+defconfig = "tinyconfig"
+fragments = ["fragments/bringup-base.config", "fragments/arm-virt.config"]
+"""
+        for k in kernels
+    )
     f.write_text(f"""
 name = "{name}"
 description = "QEMU + U-Boot on a labgrid place"
@@ -56,25 +67,21 @@ serverip = "10.0.2.2"
 binary = "(in the board's flash)"
 kernel_addr = "0x42000000"
 initrd_addr = "0x44000000"
-[[kernels]]
-id = "{KERNEL}"
-source = {{ debian = "linux-source-6.12", suite = "bookworm-backports" }}
-defconfig = "tinyconfig"
-fragments = ["fragments/bringup-base.config", "fragments/arm-virt.config"]
-""")
+{kernel_tables}""")
     return f
 
 
-def with_builds(arm_built, name):
-    """The board's kernel is qemu-arm's 6.12: reuse its build record and images."""
+def with_builds(arm_built, name, kernels=(KERNEL,)):
+    """The board's kernels are qemu-arm's: reuse their build records and images."""
     logs = arm_built["logs"]
     if (logs / name).exists():
         shutil.rmtree(logs / name)
-    shutil.copytree(
-        logs / "qemu-arm" / KERNEL,
-        logs / name / KERNEL,
-        ignore=shutil.ignore_patterns("boot", "footprint-runs"),
-    )
+    for k in kernels:
+        shutil.copytree(
+            logs / "qemu-arm" / k,
+            logs / name / k,
+            ignore=shutil.ignore_patterns("boot", "footprint-runs"),
+        )
     return logs / name
 
 
@@ -208,3 +215,65 @@ def test_exporter_gone_mid_run_fails_the_run_and_releases_the_place(arm_built, l
     assert rec["status"] == "fail"
     assert rec["error"].startswith("labgrid exporter lab-exp gone: place lab-arm-1 lost lab-exp/board1/"), rec["error"]
     assert lab.acquired_by("lab-arm-1") is None  # released all the same
+
+
+def test_two_places_share_one_study_in_parallel(arm_built, lab, tmp_path):
+    """PLACES=a,b (--places): two exported QEMU boards run the rounds of one boot-timing
+    study at the same time, each place whole rounds (both kernels, interleaved), each
+    place held for the whole run; the runs say their place, and the report tests place
+    as a factor in its own "Places" rows."""
+    boards = [lab.add_board("board1"), lab.add_board("board2")]
+    lab.export()
+    lab.add_place("lab-arm-1", "board1")
+    lab.add_place("lab-arm-2", "board2")
+    board = board_file(tmp_path, "lab-arms", "lab-arm-1", lab.address, kernels=ARM_KERNELS)
+    logs = with_builds(arm_built, "lab-arms", ARM_KERNELS)
+    t = time.monotonic()
+    p = bringup(
+        arm_built, "boot-timing", "--board", str(board), "--runs", "4", "--places", "lab-arm-1,lab-arm-2", timeout=1200
+    )
+    wall = time.monotonic() - t
+    assert p.returncode == 0, p.stderr[-3000:]
+    print(f"2 places, 4 rounds x 2 kernels: {wall:.1f} s")
+    s = json.loads((logs / "boot-timing.json").read_text())
+    assert s["schema"] == "bringup.boot-timing/5"
+    assert s["places"] == ["lab-arm-1", "lab-arm-2"]
+    assert len(s["order"]) == len(s["round_places"]) == 4
+    assert set(s["round_places"]) == {"lab-arm-1", "lab-arm-2"}  # each place was used
+    for kernels_of_round in s["order"]:  # every round boots both kernels: the comparison stays interleaved
+        assert sorted(kernels_of_round) == ARM_KERNELS
+    assert any(o[0] == ARM_KERNELS[0] for o in s["order"]) and any(o[0] == ARM_KERNELS[1] for o in s["order"])
+    spans: dict[str, list] = {"lab-arm-1": [], "lab-arm-2": []}
+    for k in ARM_KERNELS:
+        kt = s["kernels"][k]
+        assert kt["ok"] == 4 and kt["failed"] == 0
+        login = kt["milestones"]["login"]
+        assert login["rounds"] == [1, 2, 3, 4]
+        assert login["places"] == s["round_places"]  # each value says where it ran
+        for run_id in kt["run_ids"]:
+            rec = json.loads((logs / k / "boot" / run_id / "boot.json").read_text())
+            place = s["round_places"][rec["round"] - 1]
+            assert rec["status"] == "ok" and rec["labgrid"]["place"] == place  # the run record agrees
+            i = int(place[-1]) - 1
+            assert rec["console"] == boards[i]["url"]  # and it used that place's console
+            assert rec["milestones"]["kernel_load"]["text"].endswith(f"bringup/lab-arms/{place}/{k}/uImage")
+            spans[place].append((datetime.fromisoformat(rec["started"]), datetime.fromisoformat(rec["finished"])))
+    # the two places booted at the same time
+    assert any(a0 < b1 and b0 < a1 for a0, a1 in spans["lab-arm-1"] for b0, b1 in spans["lab-arm-2"])
+    # each place: off once when taken, then on/off per boot; both released
+    for i, place in enumerate(["lab-arm-1", "lab-arm-2"]):
+        mine = [v for o, v in lab.shim.log if o == i]
+        boots = 2 * s["round_places"].count(place)
+        assert mine == [0] + [1, 0] * boots
+        assert lab.acquired_by(place) is None
+    # the report: place as a factor, in its own rows
+    p = bringup(arm_built, "report", "--board", str(board), timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    md = (logs / "report" / "report.md").read_text()
+    assert "### Places" in md
+    section = md.split("### Places", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| 5.10 |") or line.startswith("| 6.12 |")]
+    assert len(rows) == 4  # 2 kernels x 2 headline milestones (freeing init, login), lab-arm-2 against lab-arm-1
+    assert all("| lab-arm-2 |" in r and "| lab-arm-1 |" in r for r in rows)
+    html = (logs / "report" / "index.html").read_text()
+    assert 'id="places"' in html

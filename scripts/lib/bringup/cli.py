@@ -88,8 +88,6 @@ def cmd_build_report(a) -> int:
 
 
 def cmd_boot_timing(a) -> int:
-    from functools import partial
-
     from bringup import records, targets
     from bringup.boot import timing as boottiming
     from bringup.build import rootfs
@@ -99,6 +97,7 @@ def cmd_boot_timing(a) -> int:
 
     b = load_board(a.board)
     profile = load_profile(a.profile)
+    places = targets.places(b, targets.parse_places(a.places), say=_say)
     logs = paths.logs_dir()
     boottiming.plan(b, logs, a.path or b.boot, a.root, a.kernel or None)  # fails before the ramdisk is built
     rd = rootfs.build(b, logs, paths.cache_dir(), say=_say)
@@ -106,7 +105,8 @@ def cmd_boot_timing(a) -> int:
         b,
         logs,
         logs / b.name / "rootfs" / rd.file,
-        partial(targets.for_board, b, say=_say),
+        None,
+        places=places,
         rootfs_ref=rd.ref(),
         runs=a.runs,
         path=a.path,
@@ -129,11 +129,14 @@ def cmd_boot_timing(a) -> int:
 
 
 def cmd_footprint(a) -> int:
+    from bringup import targets
     from bringup.build.lmbench import parse_spec
     from bringup.measure import footprint
     from bringup.model.board import load_board
 
     b = load_board(a.board)
+    places = targets.parse_places(a.places)
+    targets.places(b, places)  # PLACES on a board that is not in a lab: refused before any work
     spec = parse_spec(a.lmbench_source, a.lmbench_sha256)
     res = footprint.footprint(
         b,
@@ -146,6 +149,7 @@ def cmd_footprint(a) -> int:
         lmbench_runs=a.lmbench_runs,
         say=_say,
         guard=_host_guard(),
+        places=places,
         **_until_ci(a),
     )
     sys.stdout.write(footprint.render_footprint(b.name, res))
@@ -186,11 +190,13 @@ def cmd_report(a) -> int:
 
 
 def cmd_study(a) -> int:
-    from bringup import study
+    from bringup import study, targets
     from bringup.build.lmbench import parse_spec
     from bringup.model.board import load_board
 
     b = load_board(a.board)
+    places = targets.parse_places(a.places)
+    targets.places(b, places)  # PLACES on a board that is not in a lab: refused before any work
     rep = study.run(
         b,
         paths.logs_dir(),
@@ -205,6 +211,7 @@ def cmd_study(a) -> int:
         root=a.root,
         say=_say,
         guard=_host_guard(),
+        places=places,
     )
     _say("\n" + rep.summary())
     _say(f"\nThe study of {b.name} is done. Open the report:\n  {rep.index.resolve()}")
@@ -422,6 +429,17 @@ def _boot_args(s) -> None:
     )
 
 
+def _places_arg(s) -> None:
+    """--places (make's PLACES=): the labgrid places a step's boots go to."""
+    s.add_argument(
+        "--places",
+        metavar="A,B",
+        help="labgrid places to use instead of the board file's place/places (make PLACES=a,b); with "
+        "several, boot-timing spreads whole rounds over them in parallel, one worker per place "
+        "(docs/labgrid.md)",
+    )
+
+
 def _lmbench_args(s) -> None:
     """Options of the footprint step (footprint-report, study)."""
     s.add_argument(
@@ -539,6 +557,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--kernel", "-k", action="append", help="only this kernel id (repeatable)")
     _boot_args(s)
     _until_ci_args(s, "the boot milestones the summary states", "--max-runs")
+    _places_arg(s)
     s.add_argument(
         "--profile",
         default="timing",
@@ -563,6 +582,7 @@ def build_parser() -> argparse.ArgumentParser:
     _lmbench_args(s)
     _until_ci_args(s, "memory available to malloc() and every lmbench metric")
     s.add_argument("--timeout-factor", type=_number(0, 100), default=1.0, help="scale every timeout (0 .. 100]")
+    _places_arg(s)
     s.set_defaults(fn=cmd_footprint)
 
     s = sub.add_parser(
@@ -606,6 +626,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--board", "-b", required=True)
     _boot_args(s)
     _lmbench_args(s)
+    _places_arg(s)
     s.add_argument("-j", "--jobs", type=_count(1, 1024), default=None)
     s.add_argument("--force", action="store_true", help="run every step again")
     s.set_defaults(fn=cmd_study)

@@ -21,7 +21,6 @@ force=True runs every step.
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -132,9 +131,12 @@ def run(
     root: str = "ramdisk",
     say=print,
     guard: bool = True,
+    places: list[str] | None = None,
 ) -> report.Report:
+    """places: the labgrid places to use instead of the board file's (PLACES=a,b)."""
     path = path or board.boot
     check_boot_path(board, path)  # before any work
+    where = targets.places(board, places, say=say)  # PLACES on a board not in a lab: refused here
     steps = 4
     say(f"== [1/{steps}] build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
     build.build_all(board, logs, cache, force=force, jobs=jobs, say=say)
@@ -149,7 +151,8 @@ def run(
             board,
             logs,
             Path(logs) / board.name / "rootfs" / rd.file,
-            partial(targets.for_board, board, say=say),
+            None,
+            places=where,
             runs=runs,
             path=path,
             root=root,
@@ -174,7 +177,8 @@ def run(
             board,
             logs,
             Path(logs) / board.name / "rootfs" / rd.file,
-            partial(targets.for_board, board, say=say),
+            None,
+            places=where,
             runs=n,
             path=path,
             root=root,
@@ -202,6 +206,7 @@ def run(
             lmbench_runs=lmbench_runs,
             say=say,
             guard=guard,
+            places=places,
         )
 
     say(f"== [4/{steps}] report {board.name}")

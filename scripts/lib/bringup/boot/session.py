@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -131,8 +132,11 @@ class BootSession:
         timeout_factor: float = 1.0,
         run_index: int = 0,
         extra_args: str = "",
+        cancel: threading.Event | None = None,
     ):
-        """extra_args: added to the command line (a boot profile's arguments for this kernel)."""
+        """extra_args: added to the command line (a boot profile's arguments for this kernel);
+        cancel: once set, the boot stops as interrupted (a worker of several places whose
+        study is being stopped: Ctrl-C reaches the main thread only)."""
         if path not in PATHS:
             raise BringupError(f"boot path {path!r}: use 'direct' or 'u-boot'")
         if root not in ROOTS:
@@ -152,6 +156,7 @@ class BootSession:
         if path == "u-boot":
             uboot.quote(self.cmdline)  # a command line U-Boot cannot take fails here, before power-on
         self.scan = ms.Scan(rules)
+        self.cancel = cancel
         self.kernel_check = KernelCheck.for_build(build_rec, recdir)  # the booted kernel must be this build
         self._console: Console | None = None
         self._shell: Shell | None = None
@@ -225,7 +230,7 @@ class BootSession:
             except BootFailed as e:
                 why = _cause(target, console)
                 raise BootFailed(f"{e}" + (f" ({why})" if why else "")) from None
-        _watch(console, target, self.scan, self.rules, self.factor, self.kernel_check)
+        _watch(console, target, self.scan, self.rules, self.factor, self.kernel_check, self.cancel)
 
     def _stage(self) -> dict[str, str]:
         """Copy the bootloader's files where the target's TFTP server serves them;
@@ -295,6 +300,7 @@ def boot_once(
     timeout_factor: float = 1.0,
     run_index: int = 0,
     extra_args: str = "",
+    cancel: threading.Event | None = None,
 ) -> dict:
     """One boot to its end milestone and no further; its record.  A failed boot is
     recorded and returned; set-up faults (BringupError) and interrupts are raised."""
@@ -312,6 +318,7 @@ def boot_once(
         timeout_factor=timeout_factor,
         run_index=run_index,
         extra_args=extra_args,
+        cancel=cancel,
     )
     with contextlib.suppress(BootFailed), session:
         pass
@@ -319,15 +326,24 @@ def boot_once(
 
 
 def _watch(
-    console: Console, target: Target, scan: ms.Scan, rules: ms.Rules, factor: float, check: KernelCheck | None = None
+    console: Console,
+    target: Target,
+    scan: ms.Scan,
+    rules: ms.Rules,
+    factor: float,
+    check: KernelCheck | None = None,
+    cancel: threading.Event | None = None,
 ) -> None:
     """Feed lines to the scanner until the end milestone; fail on a fault, a
     timeout (naming the milestone), the target dying, the console closing, or
-    a version banner that is not the kernel built (check)."""
+    a version banner that is not the kernel built (check); stop as interrupted
+    once cancel is set."""
     fed = 0
     last_t = 0.0
     partial_rules = rules.flagged("match_partial")
     while True:
+        if cancel is not None and cancel.is_set():
+            raise KeyboardInterrupt
         console.wait(fed, timeout=0.05)
         lines = console.lines
         while fed < len(lines):

@@ -25,6 +25,9 @@ socket only exists once it runs, is spawned first.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -115,4 +118,26 @@ class Target(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """The boot record's fields about the target: t0 (what time zero is), console, qemu_argv."""
+        ...
+
+
+TargetFactory = Callable[[Path], Target]
+"""A fresh target for one boot, its files in the given run directory."""
+
+
+class Place(Protocol):
+    """Where the boots of one step (a boot-timing run, a footprint run) go, held for the
+    whole step: a labgrid place is acquired once and released at the end (also on
+    errors and Ctrl-C); a board that is not a place holds nothing.  Several places of
+    one study run their rounds in parallel (boot/timing.py), one worker each.
+
+        with place.hold(cancel) as target_for:   # acquire (waiting while it is busy)
+            target_for(run_dir)                   # a target for one boot on this place
+    """
+
+    name: str | None
+    """The labgrid place's name; None for a board that is not a place."""
+
+    def hold(self, cancel: threading.Event | None = None) -> AbstractContextManager[TargetFactory]:
+        """Hold the place; cancel, once set, stops a wait for a busy place (KeyboardInterrupt)."""
         ...

@@ -4,7 +4,10 @@ time the milestones.
   boot_timing()  runs interleaved across kernels (A B A B ...), each one a
                  BootSession (session.py) on a fresh target from the caller's
                  factory, statistics, logs/<board>/boot-timing.json and the
-                 seed-002 table.
+                 seed-002 table.  With several places (identical boards of a
+                 labgrid lab), one worker per place runs whole rounds in
+                 parallel (rounds.Dealer), and the summary says which place ran
+                 each round and each value.
 
 The engine talks to a Target (target.py) and a Console (console.py); it does
 not know whether the target is QEMU or a board on the bench.
@@ -12,16 +15,18 @@ not know whether the target is QEMU or a board on the bench.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from bringup import records, stats
 from bringup.boot import rounds
 from bringup.boot.session import PATHS, ROOTS, boot_once
-from bringup.boot.target import Target
+from bringup.boot.target import Place, TargetFactory
 from bringup.errors import BringupError
 from bringup.model.board import Board, check_boot_path
 from bringup.model.milestones import load_rules
@@ -52,9 +57,13 @@ def _disturbed(r: dict) -> str | None:
     return (r.get("host") or {}).get("disturbed")
 
 
-def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str]) -> dict:
+def summarize(
+    board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str], places: dict[str, str] | None = None
+) -> dict:
     """Statistics per kernel and milestone over the runs that count: runs redone
-    because the host was disturbed are listed apart (`disturbed`), not used."""
+    because the host was disturbed are listed apart (`disturbed`), not used.
+    places: run id -> the labgrid place it ran on; then each milestone's values
+    carry their places (`places`), for the report's test of place as a factor."""
     out: dict[str, Any] = {"board": board.name, "created": clock.now(), "kernels": {}}
     for kid in kernels:
         mine = [r for r in recs if r["kernel"] == kid]
@@ -65,12 +74,14 @@ def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str
         for m in rules.milestones:
             vals: list[float] = []
             rnds: list[int] = []
+            plc: list[str] = []
             pk: list[float] = []
             for r in ok:
                 f = r["milestones"].get(m.name)
                 if f and f["host_s"] is not None:
                     vals.append(f["host_s"] - reference(r, rules)[1])
                     rnds.append(r.get("round") or r.get("run_index") or len(rnds) + 1)
+                    plc.append((places or {}).get(r["run_id"], ""))
                     if f["printk_s"] is not None:
                         pk.append(f["printk_s"])
             if vals:
@@ -80,6 +91,7 @@ def summarize(board: Board, recs: list[dict], rules: ms.Rules, kernels: list[str
                     "printk": stats.summarize(pk),
                     "values": [round(v, 6) for v in vals],
                     "rounds": rnds,
+                    "places": plc if places else None,
                 }
         hidden = [r["hidden_at_zero_s"] for r in ok if r.get("hidden_at_zero_s") is not None]
         lags = [r["printk_lag_ms"] for r in ok if r.get("printk_lag_ms")]
@@ -131,7 +143,7 @@ def boot_timing(
     board: Board,
     logs: Path,
     initrd: Path,
-    target_for: Callable[[Path], Target],
+    target_for: TargetFactory | None,
     runs: int = 5,
     path: str | None = None,
     only: list | None = None,
@@ -143,10 +155,15 @@ def boot_timing(
     rootfs_ref: records.RootfsRef | None = None,
     guard: bool = True,
     profile: Profile | None = None,
+    places: Sequence[Place] | None = None,
 ) -> dict:
     """Boot each kernel `runs` times.  initrd: the board's ramdisk (the caller builds
     it: build.rootfs; rootfs_ref is its record's reference, kept in the summary);
-    target_for(run_dir): a fresh target for one boot (bringup.targets.for_board).
+    target_for(run_dir): a fresh target for one boot (bringup.targets.for_board),
+    or places (bringup.targets.places): where the boots go, each held for the whole
+    run (a labgrid place: acquired once, released at the end).  With several
+    places, one worker per place takes whole rounds in parallel (rounds.Dealer);
+    a set-up fault or Ctrl-C on one stops them all, and every place is released.
 
     Rounds: each round boots every kernel once, in the order of boot/rounds.py.
     With guard, the host-load guard (util/hostload.py) judges every run; a run on
@@ -176,58 +193,40 @@ def boot_timing(
     rd = rootfs_ref or records.RootfsRef(
         file=initrd.name, sha256=hashlib.sha256(initrd.read_bytes()).hexdigest(), inputs_key=None
     )
-    stamp = clock.stamp()
-    baseline = hostload.baseline() if guard else None
-    recs: list[dict] = []
-    order: list[list[str]] = []
-    rnd = 0
-    limit = rule.limit
-    prog = Progress("  boot rounds", total=limit * len(kernels), unit="boots", say=say)
-    while True:
-        rnd += 1
-        order.append(rounds.order(kernels, rnd - 1))  # A B, B A, ...: no kernel always boots first
-        for kid in order[-1]:
-            rec_b, recdir = builds[kid]
-            tag = f"{'-nfs' if root == 'nfs' else ''}{'' if pname == 'timing' else '-' + pname}"
-            prefix = recdir / "boot" / f"{stamp}-{path}{tag}-r{rnd:02d}"
-            recs += _boot_guarded(
-                lambda run_dir, kid=kid, rec_b=rec_b, recdir=recdir, rnd=rnd: boot_once(
-                    board,
-                    kid,
-                    rec_b,
-                    recdir,
-                    initrd,
-                    run_dir,
-                    target_for(run_dir),
-                    rules,
-                    path=path,
-                    root=root,
-                    timeout_factor=timeout_factor,
-                    run_index=rnd,
-                    extra_args=args[kid],
-                ),
-                prefix,
-                rnd,
-                baseline if guard else None,
-                lambda r, rnd=rnd: prog.say(_run_line(r, rnd, limit, rules)),
-                prog.say,
-            )
-            prog.advance()
-        if rule.done(rnd, headline(recs, kernels, rules), kernels):
-            break
-        if rule.left:
-            say(f"  after round {rnd}: {len(rule.left)} interval(s) not yet narrow: {rule.left[0]}")
-    prog.close()
+    if places is None:
+        if target_for is None:
+            raise ValueError("boot_timing: give target_for or places")
+        places = [_Plain(target_for)]
+    runner = _Rounds(
+        board,
+        builds,
+        initrd,
+        rules,
+        rule,
+        path,
+        root,
+        timeout_factor,
+        args,
+        places,
+        guard,
+        say,
+        tag=f"{'-nfs' if root == 'nfs' else ''}{'' if pname == 'timing' else '-' + pname}",
+    )
+    runner.run()
     if until_ci is not None:
         say(f"  stopped: {rule.stopped}")
-    summary = summarize(board, recs, rules, kernels)
+    recs, dealer, names = runner.recs, runner.dealer, [p.name for p in places]
+    taken = dealer.rounds()
+    summary = summarize(board, recs, rules, kernels, runner.place_of_run if any(names) else None)
     summary["path"] = path
     summary["root"] = root
     summary["runs_requested"] = runs
     for kid in kernels:
         summary["kernels"][kid]["build_key"] = builds[kid][0].get("key")
     summary["rootfs"] = rd.model_dump()
-    summary["order"] = order
+    summary["order"] = [dealer.order[r] for r in taken]
+    summary["round_places"] = [dealer.place_of[r] for r in taken] if any(names) else []
+    summary["places"] = [n for n in names if n]
     summary["stopped"] = rule.stopped
     summary["profile"] = pname
     summary["cmdline_args"] = args
@@ -247,6 +246,147 @@ def boot_timing(
     name = records.boot_timing_name(root, failed=failed > 0, profile=pname)
     records.write(Path(logs) / board.name / name, summary, records.BootTiming)
     return summary
+
+
+class _Rounds:
+    """The rounds of one boot_timing() run on its places (see there)."""
+
+    def __init__(self, board, builds, initrd, rules, rule, path, root, factor, args, places, guard, say, tag) -> None:
+        self.board, self.builds, self.initrd, self.rules, self.rule = board, builds, initrd, rules, rule
+        self.path, self.root, self.factor, self.args, self.tag = path, root, factor, args, tag
+        self.places: Sequence[Place] = places
+        self.several = len(places) > 1
+        self.kernels = list(builds)
+        self.say = say
+        self.stamp = clock.stamp()
+        self.baseline = hostload.baseline() if guard else None
+        self.recs: list[dict] = []
+        self.place_of_run: dict[str, str] = {}
+        self.dealer = rounds.Dealer(rule, self.kernels, [p.name for p in places])
+        self.cancel = threading.Event() if self.several else None
+        self.lock = threading.RLock()  # recs, place_of_run, the progress lines
+        self.prog = Progress("  boot rounds", total=rule.limit * len(self.kernels), unit="boots", say=say)
+
+    def tell(self, msg: str) -> None:
+        with self.lock:
+            self.prog.say(msg)
+
+    def run(self) -> None:
+        try:
+            if not self.several:  # in this thread: Ctrl-C lands here, the place is released on the way out
+                self.run_place(0, self.places[0])
+            else:
+                _run_parallel(self.places, self.run_place, self.dealer, self.cancel, self.say)
+        finally:
+            self.prog.close()
+        d = self.dealer
+        more = len(d.finished_rounds) - (d.stopped_at or len(d.finished_rounds))
+        if self.rule.pct is not None and more > 0:
+            self.rule.stopped += (
+                f" ({more} more round{'s' if more != 1 else ''} under way on other places finished and counted)"
+            )
+        pos = {(r, k): i for r, ks in d.order.items() for i, k in enumerate(ks)}
+        self.recs.sort(key=lambda r: (r["round"], pos.get((r["round"], r["kernel"]), 0)))  # stable: redos first
+
+    def run_place(self, index: int, place: Place) -> None:
+        """One place's worker: hold the place, run whole rounds while the dealer gives them."""
+        on = f" on {place.name}" if self.several and place.name else ""
+        with place.hold(self.cancel) as target_for:
+            while (got := self.dealer.take(index)) is not None:
+                rnd, kernel_order = got
+                for kid in kernel_order:
+                    done = self.boot(kid, rnd, target_for, on)
+                    with self.lock:
+                        self.recs.extend(done)
+                        if place.name is not None:
+                            self.place_of_run.update({r["run_id"]: place.name for r in done})
+                        self.prog.advance()
+                with self.lock:
+                    head = headline(self.recs, self.kernels, self.rules)
+                left = self.rule.left
+                if not self.dealer.finished(rnd, head) and left:
+                    n = len(self.dealer.finished_rounds)
+                    self.tell(f"  after round {n}: {len(left)} interval(s) not yet narrow: {left[0]}")
+
+    def boot(self, kid: str, rnd: int, target_for: TargetFactory, on: str) -> list[dict]:
+        """One kernel's boot of round rnd (and its redos on a disturbed host)."""
+        rec_b, recdir = self.builds[kid]
+        prefix = recdir / "boot" / f"{self.stamp}-{self.path}{self.tag}-r{rnd:02d}"
+        return _boot_guarded(
+            lambda run_dir: boot_once(
+                self.board,
+                kid,
+                rec_b,
+                recdir,
+                self.initrd,
+                run_dir,
+                target_for(run_dir),
+                self.rules,
+                path=self.path,
+                root=self.root,
+                timeout_factor=self.factor,
+                run_index=rnd,
+                extra_args=self.args[kid],
+                cancel=self.cancel,
+            ),
+            prefix,
+            rnd,
+            self.baseline,
+            lambda r: self.tell(_run_line(r, rnd, self.rule.limit, self.rules, on)),
+            self.tell,
+        )
+
+
+class _Plain:
+    """A caller's target factory as the one place of a run (no labgrid place to hold)."""
+
+    name: str | None = None
+
+    def __init__(self, target_for: TargetFactory):
+        self.target_for = target_for
+
+    @contextlib.contextmanager
+    def hold(self, cancel: threading.Event | None = None) -> Iterator[TargetFactory]:
+        yield self.target_for
+
+
+def _run_parallel(places: Sequence[Place], run_place, dealer: rounds.Dealer, cancel, say) -> None:
+    """One worker thread per place.  The first error on a place stops the others (their
+    boots under way end as interrupted, nobody takes a new round) and is raised once
+    every place is released; Ctrl-C (which only the main thread sees) does the same."""
+    errors: list[BaseException] = []
+
+    def work(i: int, place: Place) -> None:
+        try:
+            run_place(i, place)
+        except BaseException as e:  # noqa: BLE001 -- handed to the main thread, raised there
+            errors.append(e)
+            dealer.stop()
+            cancel.set()
+
+    threads = [
+        threading.Thread(target=work, args=(i, p), name=f"place-{p.name}", daemon=True) for i, p in enumerate(places)
+    ]
+    for t in threads:
+        t.start()
+    interrupted = False
+    while any(t.is_alive() for t in threads):
+        try:
+            for t in threads:
+                t.join(0.2)
+        except KeyboardInterrupt:
+            if not interrupted:
+                say("  interrupted: stopping the boots on every place, then releasing the places")
+            interrupted = True
+            dealer.stop()
+            cancel.set()
+    if interrupted:
+        raise KeyboardInterrupt
+    real = [e for e in errors if not isinstance(e, KeyboardInterrupt)]
+    if real:
+        raise real[0]
+    if errors:
+        raise errors[0]
 
 
 STAMP_RE = re.compile(r"^\[\s*-?\d+\.\d+\s+-?\d+\.\d+\] ?")  # console.log's "[abs delta] " (console.py)
@@ -418,16 +558,16 @@ def headline(recs: list[dict], kernels: list[str], rules: ms.Rules) -> dict[str,
     return out
 
 
-def _run_line(r: dict, rnd: int, limit: int, rules: ms.Rules) -> str:
+def _run_line(r: dict, rnd: int, limit: int, rules: ms.Rules, on: str = "") -> str:
     if r["status"] != "ok":
-        return f"  run {rnd}/{limit} {r['kernel']}: FAILED: {r['error']}"
+        return f"  run {rnd}/{limit} {r['kernel']}{on}: FAILED: {r['error']}"
     ref_name, ref = reference(r, rules)
     m = r["milestones"]
     parts = []
     for x in rules.flagged("progress"):
         if x.name in m:
             parts.append(f"{x.name} {m[x.name]['host_s'] - ref:.2f}s")
-    return f"  run {rnd}/{limit} {r['kernel']}: ok ({', '.join(parts)}; from {ref_name})"
+    return f"  run {rnd}/{limit} {r['kernel']}{on}: ok ({', '.join(parts)}; from {ref_name})"
 
 
 def _delta_cell(summary: dict, base: str, k: str, name: str, med0: float | None, med: float | None) -> str:

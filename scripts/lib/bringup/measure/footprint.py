@@ -19,6 +19,7 @@ import pexpect
 from bringup import records, stats, targets
 from bringup.boot import rounds
 from bringup.boot.session import BootSession
+from bringup.boot.target import TargetFactory
 from bringup.build import lmbench as lmbench_build
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
@@ -235,18 +236,22 @@ def footprint(
     guard: bool = True,
     until_ci: float | None = None,
     max_rounds: int = stats.UNTIL_CI_MAX_ROUNDS,
+    places: list[str] | None = None,
 ) -> dict:
     """lmbench_runs rounds of boots (one per kernel per round); footprint.json and
     lmbench.json per kernel, with every round's values.  until_ci (a width in %):
     more rounds until the 95 % interval of every headline difference (headline()) is
     that narrow, at most max_rounds (stats.UntilCI); footprint.json's `stopped`
-    says why the rounds stopped."""
+    says why the rounds stopped.  A labgrid place is held for all the rounds
+    (acquired once, released at the end); of several places (places, or the board
+    file's) the rounds use the first."""
     if lmbench_runs < 1:
         raise BringupError(f"lmbench runs {lmbench_runs}: give 1 or more")
     rule = rounds.rule(lmbench_runs, until_ci, max_rounds)  # refused here, before any work
     if mode not in ("quick", "full", "none"):
         raise BringupError(f"lmbench mode {mode!r}: use quick, full or none")
     measure_path(board)  # a real board without [uboot] is refused here, before any work
+    where = targets.places(board, places, say=say)  # PLACES on a board not in a lab: refused here
     kernels = [k.id for k in board.kernels if not only or k.id in only]
     builds = {}
     for kid in kernels:
@@ -264,22 +269,26 @@ def footprint(
     initrd = Path(logs) / board.name / "rootfs" / rd.file
     rules = load_rules(board.milestones)
     stamp = clock.stamp()
-    done = run_rounds(
-        board,
-        kernels,
-        builds,
-        logs,
-        initrd,
-        rules,
-        stamp,
-        bset,
-        mode,
-        lm_missing,
-        rule,
-        timeout_factor,
-        guard,
-        say,
-    )
+    if len(where) > 1:
+        say(f"  footprint rounds on place {where[0].name} (the first of {len(where)}; they are not spread)")
+    with where[0].hold() as target_for:
+        done = run_rounds(
+            board,
+            kernels,
+            builds,
+            logs,
+            initrd,
+            rules,
+            stamp,
+            bset,
+            mode,
+            lm_missing,
+            rule,
+            timeout_factor,
+            guard,
+            say,
+            target_for,
+        )
     results = {}
     for kid in kernels:
         recdir = Path(logs) / board.name / kid
@@ -310,6 +319,7 @@ def run_rounds(
     timeout_factor: float,
     guard: bool,
     say=print,
+    target_for: TargetFactory | None = None,
 ) -> dict[str, dict]:
     """Rounds until `rule` says stop (rule.stopped says why); each boots every kernel
     once (order of boot/rounds.py) and measures free, /proc/meminfo, mem_eat and one
@@ -344,6 +354,7 @@ def run_rounds(
                         lm_missing,
                         timeout_factor,
                         say,
+                        target_for,
                     )
 
                 def redo(why: str, kid=kid, rnd=rnd) -> None:
@@ -387,11 +398,23 @@ def headline(done: dict[str, dict], mode: str, lm_missing: str | None) -> dict[s
 
 
 def measure_session(
-    board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say, disk: Path | None = None
+    board,
+    kid,
+    build,
+    recdir,
+    initrd,
+    run_dir,
+    rules,
+    timeout_factor,
+    say,
+    target_for: TargetFactory | None = None,
+    disk: Path | None = None,
 ) -> BootSession:
     """A boot of a measurement ramdisk (footprint, workloads): QEMU boots the kernel
     directly; a real board loads the kernel we built through its bootloader, never
-    whatever is in its flash.  disk: an image QEMU attaches (the disk workloads')."""
+    whatever is in its flash.  target_for: a held place's targets (default: a fresh
+    target of the board).  disk: an image QEMU attaches (the disk workloads'; a real
+    board's disk is its own partition)."""
     return BootSession(
         board,
         kid,
@@ -399,15 +422,19 @@ def measure_session(
         recdir,
         initrd,
         run_dir,
-        targets.for_board(board, run_dir, say=say, disk=disk),
+        target_for(run_dir)
+        if target_for is not None
+        else targets.for_board(board, run_dir, say=say, disk=disk),
         rules,
         path=measure_path(board),
         timeout_factor=timeout_factor,
     )
 
 
-def _one_boot(board, kid, build, recdir, initrd, run_dir, rules, bset, mode, lm_missing, timeout_factor, say) -> dict:
-    session = measure_session(board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say)
+def _one_boot(
+    board, kid, build, recdir, initrd, run_dir, rules, bset, mode, lm_missing, timeout_factor, say, target_for=None
+) -> dict:
+    session = measure_session(board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say, target_for)
     try:
         with session:
             after = measure(session, bset, mode, lm_missing, 1, timeout_factor, say)

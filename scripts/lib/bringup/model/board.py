@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from bringup.model.base import DataError, Strict, load_toml, located, show, validate_as
+from bringup.model.base import DataError, Strict, first_duplicate, load_toml, located, show, validate_as
 from bringup.model.milestones import check_overrides
 from bringup.util import paths
 from bringup.util.aptprivate import SUITES
@@ -622,11 +622,26 @@ class NfsSpec(Strict):
         return self
 
 
+PlaceName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.+-]+$", max_length=200)]
+
+
 class LabgridSpec(Strict):
     place: Annotated[
         str,
-        Field(pattern=r"^[A-Za-z0-9_.+-]+$", max_length=200, description="the labgrid place the board is"),
-    ]
+        Field(
+            pattern=r"^[A-Za-z0-9_.+-]*$",
+            max_length=200,
+            description="the labgrid place the board is (or give `places`)",
+        ),
+    ] = ""
+    places: Annotated[
+        list[PlaceName],
+        Field(
+            max_length=64,
+            description="several identical places: the boot rounds of a study are spread over them in "
+            "parallel, one worker per place (docs/labgrid.md, 'Several places'); PLACES=a,b overrides",
+        ),
+    ] = []
     coordinator: Annotated[
         str,
         Field(
@@ -659,6 +674,21 @@ class LabgridSpec(Strict):
             "still there (an exporter gone fails the run); 0: no checks",
         ),
     ] = 5.0
+
+    @model_validator(mode="after")
+    def _one_way_to_name_places(self) -> LabgridSpec:
+        if self.place and self.places:
+            raise located("places", "give either place or places, not both")
+        if not self.place and not self.places:
+            raise located("place", "missing: the labgrid place of the board (or places = [...])")
+        dup = first_duplicate(self.places)
+        if dup is not None:
+            raise located("places", f"{dup!r} is listed twice")
+        return self
+
+    def names(self) -> list[str]:
+        """The places the board's boots run on: [place], or places."""
+        return list(self.places) if self.places else [self.place]
 
 
 def _dev_path(v: str) -> str:

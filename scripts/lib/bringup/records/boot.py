@@ -161,6 +161,7 @@ class MilestoneStats(Part):
     values: list[Real] | None = None  # per-run host times; records before significance tests have none
     rounds: list[Annotated[int, Field(ge=1)]] | None = None  # the round of each value (/3): pairs runs by round
     line: LineNo | None = None  # an imported log: the milestone's line in the copy of the log (/4)
+    places: list[Name] | None = None  # the labgrid place of each of `values` (/5); None off labgrid
 
 
 class LagStats(Part):
@@ -240,8 +241,8 @@ def _timing_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class BootTiming(Record):
     KIND = "bringup.boot-timing"
-    VERSION = 4
-    MIGRATIONS = {1: _timing_1_to_2, 2: same_fields, 3: same_fields}
+    VERSION = 5
+    MIGRATIONS = {1: _timing_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields}
 
     board: Name
     created: Timestamp
@@ -256,3 +257,5 @@ class BootTiming(Record):
     imported: Imported | None = None  # where an imported record came from (/4); None for a live run
     profile: Name = "timing"  # the boot profile (configs/profiles/) of these runs (/4)
     cmdline_args: dict[Name, Text] = {}  # what the profile added to each kernel's command line (/4)
+    places: list[Name] = []  # the labgrid places the rounds were spread over (/5); empty off labgrid
+    round_places: list[Name] = []  # the place that ran each round, in the order of `order` (/5)

@@ -33,7 +33,7 @@ from bringup.model.milestones import load_rules
 from bringup.parse import sizediff
 from bringup.records import Boot, BootTiming, Build, Footprint, Lmbench, Workloads
 from bringup.records.boot import KernelTiming, MilestoneStats
-from bringup.report import bootexplain, charts, compare, findings
+from bringup.report import bootexplain, charts, compare, findings, places
 from bringup.report import buildtable as buildreport
 from bringup.report.tables import fmt_delta, pct
 from bringup.report.workloads import tables as workload_tables
@@ -136,6 +136,7 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
         if boot
         else []
     )
+    model["places"] = places.section(live_boot, kernels, rules)
     model["boot_nfs"] = None
     if nfs:
         mil = _boot_milestones(nfs, rules, set(imported))
@@ -929,6 +930,12 @@ def summary_text(model: dict) -> str:
         for title, items in f["sections"]:
             lines.append(f"{title}:")
             lines += [f"- {it['claim']}" for it in items]
+    pl = model.get("places")
+    if pl:
+        lines.append(
+            f"Places ({', '.join(pl['places'])}; place as a factor, {pl['tests']} test(s), apart from the kernels):"
+        )
+        lines += [f"- {c}" for c in pl["claims"]] or ["- no difference between places shown"]
     return "\n".join(lines)
 
 

@@ -5,20 +5,37 @@ protocol of bringup.boot.target.
   serial.SerialTarget  a board on the bench: [serial], [power], [tftp]
   labgrid.LabgridTarget  a labgrid place: [labgrid] (console, power, TFTP from the lab)
 
-for_board() is the one place that looks at which kind a board is.
+for_board() and places() are the one place that looks at which kind a board is.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from bringup.boot.target import Target
+from bringup.boot.target import Place, Target, TargetFactory
+from bringup.errors import BringupError
 from bringup.model.board import Board
 from bringup.targets.labgrid import LabgridTarget
 from bringup.targets.qemu import QemuTarget
 from bringup.targets.serial import SerialTarget
 
-__all__ = ["LabgridTarget", "QemuTarget", "SerialTarget", "Target", "for_board"]
+__all__ = [
+    "BoardPlace",
+    "LabPlace",
+    "LabgridTarget",
+    "Place",
+    "QemuTarget",
+    "SerialTarget",
+    "Target",
+    "for_board",
+    "parse_places",
+    "places",
+]
 
 
 def for_board(board: Board, run_dir: Path, *, say=print, disk: Path | None = None) -> Target:
@@ -29,3 +46,64 @@ def for_board(board: Board, run_dir: Path, *, say=print, disk: Path | None = Non
     if board.labgrid is not None:
         return LabgridTarget(board, say=say)
     return SerialTarget(board, say=say)
+
+
+@dataclass
+class BoardPlace:
+    """A board that is not a labgrid place: nothing to hold; a fresh target per boot."""
+
+    board: Board
+    say: object = print
+    name: str | None = None
+
+    @contextlib.contextmanager
+    def hold(self, cancel: threading.Event | None = None) -> Iterator[TargetFactory]:
+        say = self.say
+        yield lambda run_dir: for_board(self.board, run_dir, say=say)
+
+
+@dataclass
+class LabPlace:
+    """A labgrid place held for a whole step: acquired once, released at the end (also
+    on errors and Ctrl-C); each boot's target switches the power only."""
+
+    board: Board
+    name: str | None  # always a place's name (the Place protocol's type)
+    shared: bool = False  # one of several places of the study
+    say: object = print
+
+    @contextlib.contextmanager
+    def hold(self, cancel: threading.Event | None = None) -> Iterator[TargetFactory]:
+        b, name, shared, say = self.board, self.name, self.shared, self.say
+        with LabgridTarget(b, say=say, place=name, shared=shared, cancel=cancel) as held:
+            yield lambda run_dir: LabgridTarget(b, say=say, place=name, held_by=held, shared=shared)
+
+
+PLACE_RE = re.compile(r"^[A-Za-z0-9_.+-]{1,200}$")
+
+
+def parse_places(text: str | None, option: str = "--places") -> list[str]:
+    """A comma-separated list of place names (PLACES=a,b); [] for none.  A bad name or
+    a place named twice is one line naming the option and the value."""
+    names = [n.strip() for n in (text or "").split(",") if n.strip()]
+    for n in names:
+        if not PLACE_RE.match(n):
+            raise BringupError(f"{option} {text}: {n!r} is not a labgrid place name (letters, digits, _ . + -)")
+    dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if dup is not None:
+        raise BringupError(f"{option} {text}: place {dup!r} is listed twice")
+    return names
+
+
+def places(board: Board, names: list[str] | None = None, *, say=print) -> list[Place]:
+    """Where the boots of a step of `board` go: its labgrid places (names, e.g. from
+    PLACES=, instead of the board file's place/places), or the board itself."""
+    if board.labgrid is None:
+        if names:
+            raise BringupError(
+                f"--places {','.join(names)}: board {board.name} is not a labgrid board "
+                f"(no [labgrid] table in {board.file.name})"
+            )
+        return [BoardPlace(board, say)]
+    names = names or board.labgrid.names()
+    return [LabPlace(board, n, shared=len(names) > 1, say=say) for n in names]

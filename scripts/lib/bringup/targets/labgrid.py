@@ -9,14 +9,25 @@ its own venv .venv-labgrid made by `make deps`): labgrid pins a fork of
 pyserial that replaces the `serial` module bringup's console uses, so the two
 never share a venv (docs/labgrid.md).
 
-One boot is one acquisition:
+A target on its own is one acquisition for one boot:
 
-    with LabgridTarget(board, run_dir) as t:   # acquire (waiting while someone else
-                                               # holds the place, up to acquire_timeout)
+    with LabgridTarget(board) as t:   # acquire (waiting while someone else
+                                      # holds the place, up to acquire_timeout)
         t.prepare(spec)      # resources read from the coordinator; power off
         Console(t.console_url)                 # the place's serial port, before power-on
         t.power_on()         # labgrid-client power on (the place's power driver); t0
     # __exit__: power off, release; also on errors and Ctrl-C
+
+A step (a boot-timing run, a footprint run) holds the place for all its boots
+instead (targets.Place.hold()): one target acquires it, and each boot's target
+is made with held_by=that one, so it neither acquires nor releases, only
+switches the power (a board the last boot switched off is not switched off
+again):
+
+    with LabgridTarget(board, place="a") as hold:           # acquire once
+        for each boot:
+            with LabgridTarget(board, place="a", held_by=hold) as t: ...   # show, on, off
+    # release once, also on errors and Ctrl-C
 
 While the boot runs, a watcher asks the coordinator every `watch_interval`
 seconds whether the place's resources are still there: an exporter that went
@@ -86,11 +97,28 @@ def coordinator_address(board: Board) -> str:
 class LabgridTarget:
     """A labgrid place: see the module's docstring."""
 
-    def __init__(self, board: Board, say=print, poll: float = 1.0):
+    def __init__(
+        self,
+        board: Board,
+        say=print,
+        poll: float = 1.0,
+        *,
+        place: str | None = None,
+        held_by: LabgridTarget | None = None,
+        shared: bool = False,
+        cancel: threading.Event | None = None,
+    ):
+        """place: which of the board's places (default: its first); held_by: the target
+        that holds the place for a whole step (this one then neither acquires nor
+        releases); shared: one of several places of one study (boot files go under the
+        place's name, so places sharing a TFTP directory do not overwrite each other's);
+        cancel: set to give up waiting for the place (another place's worker failed, Ctrl-C)."""
         if board.labgrid is None:
             raise BringupError(f"board {board.name}: no [labgrid] table")
         self.board, self.spec, self.say = board, board.labgrid, say
-        self.place_name = board.labgrid.place
+        self.place_name = place or board.labgrid.names()[0]
+        self.held_by, self.shared, self.cancel = held_by, shared, cancel
+        self.off_at: float | None = None  # when this hold last switched the board off (None: not known off)
         self.coordinator = coordinator_address(board)
         self.client = client_path(board)
         self.watch_interval, self.poll = board.labgrid.watch_interval, poll
@@ -166,6 +194,8 @@ class LabgridTarget:
         start = time.monotonic()
         told = 0.0
         while True:
+            if self.cancel is not None and self.cancel.is_set():
+                raise KeyboardInterrupt  # the step is being stopped: stop waiting
             p = self._client("acquire")
             if p.returncode == 0:
                 self.acquired = True
@@ -187,7 +217,11 @@ class LabgridTarget:
                     f"(up to {self.spec.acquire_timeout - waited:.0f}s more)"
                 )
                 told = time.monotonic()
-            time.sleep(min(self.poll, max(0.0, self.spec.acquire_timeout - waited)))
+            pause = min(self.poll, max(0.0, self.spec.acquire_timeout - waited))
+            if self.cancel is not None:
+                self.cancel.wait(pause)
+            else:
+                time.sleep(pause)
 
     def release(self) -> None:
         if not self.acquired:
@@ -198,7 +232,14 @@ class LabgridTarget:
             self.say(f"warning: labgrid place {self.place_name}: release failed: {lgparse.client_error(p.stdout)}")
 
     # -- where things are ---------------------------------------------------------
+    @property
+    def _holder(self) -> LabgridTarget:
+        """The target that holds the place: held_by, or this one."""
+        return self.held_by if self.held_by is not None else self
+
     def _resources(self) -> lgparse.Place:
+        if self.place is None and self.held_by is not None:
+            self.place = self.held_by._resources()  # read once per hold: where files go does not move
         if self.place is None:
             place = self.show()
             if not place.resources:  # no exporter serves any of its matches
@@ -214,7 +255,7 @@ class LabgridTarget:
         return found[0] if found else None
 
     def staging(self, kernel_id: str) -> Staging:
-        prefix = f"bringup/{self.board.name}/{kernel_id}/"
+        prefix = f"bringup/{self.board.name}/{f'{self.place_name}/' if self.shared else ''}{kernel_id}/"
         prov = self._tftp_provider()
         if prov is not None:
             host = str(prov.params.get("host", "localhost"))
@@ -284,8 +325,11 @@ class LabgridTarget:
             if prov
             else (f"[tftp] dir {self.board.tftp.dir}" if self.board.tftp else None),
         }
-        self._power("off")
-        time.sleep(self.spec.power_settle)
+        hold = self._holder
+        if hold.off_at is None:  # not known to be off: switch it off
+            self._power("off")
+            hold.off_at = time.monotonic()
+        time.sleep(max(0.0, self.spec.power_settle - (time.monotonic() - hold.off_at)))
         self._start_watch()
 
     def _power(self, action: str) -> None:
@@ -294,13 +338,16 @@ class LabgridTarget:
             raise self._error(f"power {action}", p.stdout)
 
     def power_on(self) -> None:
+        self._holder.off_at = None
         self._power("on")
         self.t0 = time.monotonic()
 
     def power_off(self) -> None:
         try:
             self._power("off")
+            self._holder.off_at = time.monotonic()
         except BringupError as e:
+            self._holder.off_at = None
             self.say(f"warning: {e}")
 
     def alive(self) -> str | None:
@@ -335,13 +382,22 @@ class LabgridTarget:
 
     # -- lifecycle ---------------------------------------------------------------------
     def __enter__(self) -> LabgridTarget:
+        if self.held_by is not None:
+            if not self.held_by.acquired:
+                raise BringupError(f"labgrid place {self.place_name}: not held (its hold was released)")
+            self.wait_s = self.held_by.wait_s
+            return self
         self.acquire()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop_watch.set()
+        if self.held_by is not None:  # the hold releases the place at the end of the step
+            if self.held_by.off_at is None:  # switched on by this boot, or not known off
+                self.power_off()
+            return
         try:
-            if self.acquired:
+            if self.acquired and self.off_at is None:
                 self.power_off()
         finally:
             # the release must happen, even when the user presses Ctrl-C again now

@@ -1,0 +1,129 @@
+"""Place as a factor: the report's "Places" section.
+
+A study spread over several labgrid places (identical boards, docs/labgrid.md)
+runs whole rounds per place, so the kernel comparison pairs boots of one round
+on one board and no difference between boards enters it.  Whether the boards
+*are* identical is a question of its own, asked here and reported apart: for
+each kernel and headline milestone (the milestones the management summary
+states), each place against the first place of the record, over that kernel's
+runs on each:
+
+  - Mann-Whitney U (the places' runs are different boots, not pairs),
+  - the Hodges-Lehmann shift with its bootstrap 95 % interval, also in % of the
+    first place's median,
+  - Benjamini-Hochberg over the family of these place tests (their own family:
+    the kernel comparison's family is not made larger by them, nor they by it).
+
+A difference is claimed only when q < ALPHA and the interval excludes 0; with
+identical places none should be.  Records only (boot-timing.json /5:
+`places`, `milestones.<name>.places`).
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from bringup import stats
+from bringup.parse import milestones as ms
+from bringup.records import BootTiming
+
+
+def headline_milestones(rules: ms.Rules) -> list[ms.Milestone]:
+    """The milestones the summary states (flagged `summary`; the end milestone when none is)."""
+    return rules.flagged("summary") or rules.flagged("end")
+
+
+def compare_places(values: list[float], places: list[str], order: list[str]) -> list[dict[str, Any]]:
+    """Each place of `order` after the first against the first, over the values
+    measured on each (values[i] ran on places[i]).  Rows without p/q adjustment:
+    p is the test's; resolve() adds q and the verdict."""
+    base = order[0]
+    by: dict[str, list[float | None]] = {p: [v for v, q in zip(values, places, strict=True) if q == p] for p in order}
+    out = []
+    for p in order[1:]:
+        a, b = by[base], by[p]
+        c = stats.compare(a, b, paired=False)
+        row: dict[str, Any] = {
+            "base": base,
+            "place": p,
+            "n_base": len(a),
+            "n_place": len(b),
+            "median_base": statistics.median([x for x in a if x is not None]) if a else None,
+            "median_place": statistics.median([x for x in b if x is not None]) if b else None,
+            "p": None,
+            "shift": None,
+            "shift_ci95": None,
+            "relative": None,
+            "relative_ci95": None,
+            "test": None,
+        }
+        if c is not None:
+            row.update(
+                p=c["p"],
+                test=f"{c['test']} ({c['method']})",
+                shift=c["shift"],
+                shift_ci95=list(c["shift_ci95"]) if c["shift_ci95"] else None,
+                relative=c["relative"],
+                relative_ci95=list(c["relative_ci95"]) if c["relative_ci95"] else None,
+            )
+        out.append(row)
+    return out
+
+
+def resolve(rows: list[dict[str, Any]], alpha: float = stats.ALPHA) -> None:
+    """Benjamini-Hochberg over the rows that were tested (their own family); a row is
+    `significant` when q < alpha and its shift interval excludes 0."""
+    tested = [r for r in rows if r["p"] is not None]
+    for r, q in zip(tested, stats.fdr([r["p"] for r in tested]), strict=True):
+        ci = r["shift_ci95"]
+        r["q"] = q
+        r["significant"] = bool(q < alpha and ci is not None and (ci[0] > 0 or ci[1] < 0))
+    for r in rows:
+        if r["p"] is None:
+            r["q"], r["significant"] = None, None
+        r["verdict"] = (
+            "not tested (fewer than 2 runs on a place)"
+            if r["significant"] is None
+            else "differs"
+            if r["significant"]
+            else "no difference shown"
+        )
+
+
+def section(boot: BootTiming | None, kernels: list[str], rules: ms.Rules) -> dict[str, Any] | None:
+    """The "Places" section of a boot-timing record spread over two places or more;
+    None otherwise."""
+    if boot is None or len(boot.places) < 2:
+        return None
+    order = list(boot.places)
+    rows: list[dict[str, Any]] = []
+    for k in kernels:
+        kt = boot.kernels.get(k)
+        if kt is None:
+            continue
+        for m in headline_milestones(rules):
+            st = kt.milestones.get(m.name)
+            if st is None or not st.values or not st.places or len(st.places) != len(st.values):
+                continue
+            for r in compare_places(list(st.values), list(st.places), order):
+                rows.append({"kernel": k, "name": m.name, "label": m.label, **r})
+    resolve(rows)
+    runs = {p: boot.round_places.count(p) for p in order}
+    claims = [
+        f"{r['kernel']}, boot to {r['label']}: {r['place']} {_pct(r['relative'])} against {r['base']} "
+        f"(95 % CI {_pct(r['relative_ci95'][0])} .. {_pct(r['relative_ci95'][1])}, q = {r['q']:.2g})"
+        for r in rows
+        if r["significant"] and r["relative_ci95"]
+    ]
+    return {
+        "places": order,
+        "rounds": runs,
+        "rows": rows,
+        "tests": sum(1 for r in rows if r["p"] is not None),
+        "claims": claims,
+    }
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x * 100:+.1f} %"
