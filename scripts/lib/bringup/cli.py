@@ -345,6 +345,52 @@ def cmd_import(a) -> int:
     return 0
 
 
+VALIDATE_KINDS = ("board", "arch", "era", "milestones", "lmbench", "profile", "workload", "record")
+
+
+def _kind_of(f: Path) -> str:
+    """What a data file is, from where it lives: configs/<kind>/, configs/milestones.toml,
+    configs/lmbench.toml, a .json record; any other .toml is a board file."""
+    if f.suffix == ".json":
+        return "record"
+    if f.name in ("milestones.toml", "lmbench.toml"):
+        return f.stem
+    folder = f.absolute().parent.name
+    return {"arch": "arch", "era": "era", "profiles": "profile", "workloads": "workload"}.get(folder, "board")
+
+
+def cmd_validate(a) -> int:
+    """Check data files and records as the steps that read them would, without doing any work."""
+    from bringup import records
+    from bringup.model import benchset, board, milestones, profiles, workload
+
+    for name in a.files:
+        f = Path(name)
+        kind = a.kind or _kind_of(f)
+        _check_input_file(f)
+        if kind == "board":
+            board.load_board(str(f) if "/" in name or name.endswith(".toml") else f"./{name}")
+        elif kind in ("arch", "era"):
+            (board.load_arch if kind == "arch" else board.load_era)(f.stem, f.absolute().parent.parent)
+        elif kind == "milestones":
+            milestones.load_rules(file=f)
+        elif kind == "lmbench":
+            benchset.load_set(f)
+        elif kind == "profile":
+            profiles.load_profile_file(f)
+        elif kind == "workload":
+            workload.load(f)
+        else:
+            data = records.load(f)
+            schema = data.get("schema") if isinstance(data, dict) else None
+            rkind = schema.partition("/")[0] if isinstance(schema, str) else ""
+            if rkind not in records.KINDS:
+                rkind = "bringup.build"  # its checks name what is wrong with the schema field
+            records.read_json(f, rkind)
+        print(f"{name}: a valid {kind} file" if kind != "record" else f"{name}: a valid record")
+    return 0
+
+
 def _initcall_table(res: dict, top: int) -> str:
     """`parse initcalls` without --json: the wording, the total and the slowest initcalls."""
     out = [
@@ -711,6 +757,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--root", choices=("ramdisk", "nfs"), help="bootlog: the boot table it joins (default ramdisk)")
     s.add_argument("--replace", action="store_true", help="overwrite earlier records of KERNEL")
     s.set_defaults(fn=cmd_import)
+
+    s = sub.add_parser(
+        "validate",
+        help="check data files (boards, configs) and records without doing any work",
+        description="Check each FILE as the step that reads it would: a board file (any .toml elsewhere), "
+        "configs/arch/*.toml, configs/era/*.toml, configs/milestones.toml, configs/lmbench.toml, "
+        "configs/profiles/*.toml, configs/workloads/*.toml, or a record (*.json). The first fault ends "
+        "it in one line naming the file, the field and the value (docs/errors.md).",
+    )
+    s.add_argument("files", nargs="+", metavar="FILE")
+    s.add_argument("--kind", choices=VALIDATE_KINDS, help="what the files are (default: from where they are)")
+    s.set_defaults(fn=cmd_validate)
 
     s = sub.add_parser(
         "doc",

@@ -80,14 +80,21 @@ def load_profile(name: str, configs: Path | None = None) -> Profile:
     known = known_profiles(configs)
     if not re.fullmatch(PROFILE_NAME, name) or name not in known:
         raise DataError(f"profile {name!r}: no such profile (known: {', '.join(known) or 'none'})")
-    f = profiles_dir(configs) / f"{name}.toml"
-    spec = validate_as(ProfileFile, load_toml(f), paths.rel(f))
+    return load_profile_file(profiles_dir(configs) / f"{name}.toml", configs)
+
+
+def load_profile_file(f: Path, configs: Path | None = None) -> Profile:
+    """One profile file, validated against the milestones of configs (or of the configs
+    directory it lives in, when that has a milestones.toml)."""
+    if configs is None and (f.absolute().parent.parent / "milestones.toml").is_file():
+        configs = f.absolute().parent.parent
+    spec = validate_as(ProfileFile, load_toml(f, "profile file"), paths.rel(f))
     names = [m.name for m in load_file(configs / "milestones.toml" if configs else None).milestone]
     for i, m in enumerate(spec.optional_milestones):
         if m not in names:
             where = f"{paths.rel(f)}: field 'optional_milestones[{i}]'"
             raise DataError(f"{where}: {m!r}: no such milestone (known: {', '.join(names)})")
-    return Profile(name, spec)
+    return Profile(f.stem, spec)
 
 
 def study_profiles(configs: Path | None = None) -> list[Profile]:
