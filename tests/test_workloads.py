@@ -392,11 +392,10 @@ def test_the_round_loop_boots_each_kernel_once_per_round_interleaved(tmp_path, m
             out = text.replace("40895.11k", f"{40895.11 + (1000 if self.kid == '6.12' and n == 2 else 0):.2f}k")
             return FakeShell({"openssl speed": (out, 0)})
 
-    monkeypatch.setattr(
-        mw,
-        "measure_session",
-        lambda board, kid, build, recdir, initrd, run_dir, *a: FakeSession(board, kid, build, recdir, initrd, run_dir),
-    )
+    def session(board, kid, build, recdir, initrd, run_dir, *_a, **_kw):
+        return FakeSession(board, kid, build, recdir, initrd, run_dir)
+
+    monkeypatch.setattr(mw, "measure_session", session)
     res = mw.workloads(board, logs, tmp_path / "cache", names=["openssl"], runs=2, guard=False, say=lambda *_: None)
     assert boots == ["5.10", "6.12", "6.12", "5.10"]
     rec = records.read(logs / "qemu-arm" / "6.12" / "workloads.json", records.Workloads)

@@ -422,9 +422,7 @@ def measure_session(
         recdir,
         initrd,
         run_dir,
-        target_for(run_dir)
-        if target_for is not None
-        else targets.for_board(board, run_dir, say=say, disk=disk),
+        target_for(run_dir) if target_for is not None else targets.for_board(board, run_dir, say=say, disk=disk),
         rules,
         path=measure_path(board),
         timeout_factor=timeout_factor,

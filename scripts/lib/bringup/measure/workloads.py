@@ -366,9 +366,7 @@ def _one_boot(
         image = Path(run_dir) / "disk.img"
         diskimage.make(image, disk["image_mb"], disk["fs"])
     # a real board boots the kernel we built through its bootloader, as for the footprint
-    session = measure_session(
-        board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say, **({"disk": image} if image else {})
-    )
+    session = measure_session(board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say, disk=image)
     raw = []
     skip = dict(missing)
     try:
