@@ -52,19 +52,34 @@ WORKLOAD_MODE ?= quick
 PYTEST_ARGS ?=
 BENCH_ROUNDS ?=
 
+# What a user gives on the command line reaches the commands as one argument each, exactly as
+# typed: make never expands it (qv takes a variable's own text, so `$(shell ...)` stays text),
+# the shell never splits or interprets it (single-quoted: ; $() ` and spaces stay inside), and
+# an option takes it after '=' (KERNEL=--force is a kernel id, not an option).  Bringup checks
+# what each value means (docs/errors.md).  Command-line variables are not exported either
+# (exporting would expand them); PYTEST_ARGS alone is split into words (pytest options).
+USER_VARS := BOARD KERNEL KIND FILE LABEL LMBENCH_HOST REPLACE FORCE JOBS CROSS_COMPILE RUNS BOOT_PATH \
+	ROOT PROFILE LMBENCH LMBENCH_SRC LMBENCH_RUNS LMBENCH_SHA256 UNTIL_CI CI_PCT MAX_ROUNDS WORKLOADS \
+	PLACES WORKLOAD_RUNS WORKLOAD_MODE BENCH_ROUNDS PYTEST_ARGS
+unexport $(USER_VARS)
+q = '$(subst ','\'',$(1))'
+qv = $(call q,$(value $(1)))
+opt = $(if $(value $(2)),$(1)=$(call qv,$(2)))
+flag = $(if $(value $(2)),$(1))
+
 SHARED_SOURCES := $(wildcard $(abspath $(CURDIR)/../shared/sources))
 ifneq ($(SHARED_SOURCES),)
-export BRINGUP_DL_DIR := $(if $(BRINGUP_DL_DIR),$(BRINGUP_DL_DIR):)$(SHARED_SOURCES)
+export BRINGUP_DL_DIR := $(if $(value BRINGUP_DL_DIR),$(value BRINGUP_DL_DIR):)$(SHARED_SOURCES)
 endif
 
 BRINGUP := scripts/bringup
-KSEL := $(if $(KERNEL),--kernel $(KERNEL))
-KOPT := $(KSEL) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(if $(CROSS_COMPILE),--cross-compile $(CROSS_COMPILE))
-PLACE_OPT = $(if $(PLACES),--places $(call q,$(PLACES)))
-LMSRC := --lmbench-runs $(LMBENCH_RUNS) $(if $(LMBENCH_SRC),--lmbench-source $(LMBENCH_SRC)) $(if $(LMBENCH_SHA256),--lmbench-sha256 $(LMBENCH_SHA256))
-UNTIL := $(if $(UNTIL_CI),--until-ci $(CI_PCT)) $(if $(MAX_ROUNDS),--max-rounds $(MAX_ROUNDS))
+KSEL = $(call opt,--kernel,KERNEL)
+KOPT = $(KSEL) $(call flag,--force,FORCE) $(call opt,--jobs,JOBS) $(call opt,--cross-compile,CROSS_COMPILE)
+PLACE_OPT = $(call opt,--places,PLACES)
+LMSRC = $(call opt,--lmbench-runs,LMBENCH_RUNS) $(call opt,--lmbench-source,LMBENCH_SRC) $(call opt,--lmbench-sha256,LMBENCH_SHA256)
+UNTIL = $(if $(value UNTIL_CI),$(if $(value CI_PCT),$(call opt,--until-ci,CI_PCT),--until-ci)) $(call opt,--max-rounds,MAX_ROUNDS)
+BOOT_OPT = $(call opt,--path,BOOT_PATH) $(call opt,--root,ROOT)
 DEPS_STAMP := .venv/.requirements.sha256
-q = '$(subst ','\'',$(1))'
 
 # the tests keep their compiled modules (__pycache__, git-ignored) even where the environment
 # says PYTHONDONTWRITEBYTECODE: compiling and assert-rewriting every module again costs each
@@ -74,7 +89,7 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -m pytest
 .PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report workloads report import boards test test-unit test-integration bench bench-ccache bench-aa bench-boot bench-labgrid bench-places clean
 
 help: ## list the targets
-	@echo "bringup -- make targets (BOARD=$(BOARD)):"
+	@printf 'bringup -- make targets (BOARD=%s):\n' $(call qv,BOARD)
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
 
 deps: ## install Debian packages and the Python venv (idempotent)
@@ -84,7 +99,7 @@ $(DEPS_STAMP): requirements.txt requirements-dev.txt requirements-labgrid.txt py
 	@scripts/install-deps
 
 all: $(DEPS_STAMP) ## the whole study for BOARD: build-all, boot-timing, footprint-report, report (skips what is up to date) [PLACES=a,b: labgrid places in parallel]
-	@$(BRINGUP) study --board $(BOARD) --runs $(RUNS) --lmbench $(LMBENCH) $(if $(BOOT_PATH),--path $(BOOT_PATH)) --root $(ROOT) $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(LMSRC) $(PLACE_OPT) >/dev/null
+	@$(BRINGUP) study $(call opt,--board,BOARD) $(call opt,--runs,RUNS) $(call opt,--lmbench,LMBENCH) $(BOOT_OPT) $(call flag,--force,FORCE) $(call opt,--jobs,JOBS) $(LMSRC) $(PLACE_OPT) >/dev/null
 
 study: all ## same as all
 
@@ -92,32 +107,32 @@ boards: $(DEPS_STAMP) ## list the boards
 	@$(BRINGUP) boards
 
 build-all: $(DEPS_STAMP) ## fetch sources and build every kernel of BOARD, writing logs/BOARD/KERNEL/build.json
-	@$(BRINGUP) build-all --board $(BOARD) $(KOPT)
+	@$(BRINGUP) build-all $(call opt,--board,BOARD) $(KOPT)
 
 build-report: $(DEPS_STAMP) ## print the build results table with deltas for BOARD
-	@$(BRINGUP) build-report --board $(BOARD)
+	@$(BRINGUP) build-report $(call opt,--board,BOARD)
 
 boot-timing: $(DEPS_STAMP) ## boot each kernel of BOARD RUNS times over the serial console; milestone table
-	@$(BRINGUP) boot-timing --board $(BOARD) --runs $(RUNS) $(KSEL) $(if $(BOOT_PATH),--path $(BOOT_PATH)) --root $(ROOT) --profile $(PROFILE) $(UNTIL) $(PLACE_OPT)
+	@$(BRINGUP) boot-timing $(call opt,--board,BOARD) $(call opt,--runs,RUNS) $(KSEL) $(BOOT_OPT) $(call opt,--profile,PROFILE) $(UNTIL) $(PLACE_OPT)
 
 footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc() (mem_eat), lmbench (LMBENCH=quick|full|none)
-	@$(BRINGUP) footprint-report --board $(BOARD) $(KSEL) --lmbench $(LMBENCH) $(LMSRC) $(UNTIL) $(PLACE_OPT)
+	@$(BRINGUP) footprint-report $(call opt,--board,BOARD) $(KSEL) $(call opt,--lmbench,LMBENCH) $(LMSRC) $(UNTIL) $(PLACE_OPT)
 
 workloads: $(DEPS_STAMP) ## application workloads in a ramdisk, WORKLOAD_RUNS rounds [WORKLOADS=a,b WORKLOAD_MODE=quick|full]; docs/workloads.md
-	@$(BRINGUP) workloads --board $(BOARD) $(KSEL) --runs $(WORKLOAD_RUNS) --mode $(WORKLOAD_MODE) $(if $(WORKLOADS),--workloads $(WORKLOADS))
+	@$(BRINGUP) workloads $(call opt,--board,BOARD) $(KSEL) $(call opt,--runs,WORKLOAD_RUNS) $(call opt,--mode,WORKLOAD_MODE) $(call opt,--workloads,WORKLOADS)
 
 report: $(DEPS_STAMP) ## write logs/BOARD/report/index.html and report.md from the records (tables, charts, summary)
-	@$(BRINGUP) report --board $(BOARD)
+	@$(BRINGUP) report $(call opt,--board,BOARD)
 
 import: $(DEPS_STAMP) ## import FILE (KIND=bootlog|lmbench) as pseudo-kernel KERNEL of BOARD [LABEL=.. LMBENCH_HOST=.. ROOT=..]; docs/import.md
-	@test -n "$(KIND)" -a -n "$(FILE)" -a -n "$(KERNEL)" || { echo "make import: KIND=bootlog|lmbench FILE=<file> KERNEL=<id> [BOARD=$(BOARD)] [LABEL=<text>] [LMBENCH_HOST=<host>] [REPLACE=1]" >&2; exit 2; }
-	@$(BRINGUP) import $(call q,$(KIND)) $(call q,$(FILE)) --board $(call q,$(BOARD)) --kernel $(call q,$(KERNEL)) $(if $(LABEL),--label $(call q,$(LABEL))) $(if $(LMBENCH_HOST),--host $(call q,$(LMBENCH_HOST))) $(if $(filter bootlog,$(KIND)),--root $(ROOT)) $(if $(REPLACE),--replace)
+	@$(if $(and $(value KIND),$(value FILE),$(value KERNEL)),true,{ echo 'make import: KIND=bootlog|lmbench FILE=<file> KERNEL=<id> [BOARD=<board>] [LABEL=<text>] [LMBENCH_HOST=<host>] [REPLACE=1]' >&2; exit 2; })
+	@$(BRINGUP) import $(call opt,--board,BOARD) $(KSEL) $(call opt,--label,LABEL) $(call opt,--host,LMBENCH_HOST) $(if $(filter bootlog,$(value KIND)),$(call opt,--root,ROOT)) $(call flag,--replace,REPLACE) -- $(call qv,KIND) $(call qv,FILE)
 
 check: $(DEPS_STAMP) ## quality gate: ruff lint, ruff format check, mypy, unit tests (4 workers: most unit tests wait on sockets and fake boards, not the CPU; quick Hypothesis profile)
 	@.venv/bin/ruff check scripts/lib tests bench
 	@.venv/bin/ruff format --check scripts/lib tests bench
 	@.venv/bin/mypy
-	@$(PYTEST) -q -m "not integration" -n 4 $(PYTEST_ARGS)
+	@$(PYTEST) -q -m "not integration" -n 4 $(value PYTEST_ARGS)
 
 lint: $(DEPS_STAMP) ## ruff lint only
 	@.venv/bin/ruff check scripts/lib tests bench
@@ -129,34 +144,34 @@ typecheck: $(DEPS_STAMP) ## mypy on the package
 	@.venv/bin/mypy
 
 test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU); Hypothesis' full profile
-	@HYPOTHESIS_PROFILE=ci $(PYTEST) --durations=15 $(PYTEST_ARGS)
+	@HYPOTHESIS_PROFILE=ci $(PYTEST) --durations=15 $(value PYTEST_ARGS)
 
 test-unit: $(DEPS_STAMP) ## run only the fast unit tests (4 workers; HYPOTHESIS_PROFILE=ci for the full profile)
-	@$(PYTEST) -m "not integration" -n 4 $(PYTEST_ARGS)
+	@$(PYTEST) -m "not integration" -n 4 $(value PYTEST_ARGS)
 
 test-integration: $(DEPS_STAMP) ## run only the integration tests
-	@$(PYTEST) -m integration $(PYTEST_ARGS)
+	@$(PYTEST) -m integration $(value PYTEST_ARGS)
 
 aa: $(DEPS_STAMP) ## A/A check: KERNEL (default the board's last) as two arms; the summary must claim no difference
-	@$(BRINGUP) aa --board $(BOARD) $(KSEL) --runs $(RUNS) --root $(ROOT) --lmbench $(LMBENCH) --lmbench-runs $(LMBENCH_RUNS)
+	@$(BRINGUP) aa $(call opt,--board,BOARD) $(KSEL) $(call opt,--runs,RUNS) $(call opt,--root,ROOT) $(call opt,--lmbench,LMBENCH) $(call opt,--lmbench-runs,LMBENCH_RUNS)
 
 bench: $(DEPS_STAMP) ## build benchmarks: bringup vs bare make, ccache cold vs bare and warm vs cold, no-op rerun, ccache settings
-	@.venv/bin/python bench/build_bench.py --board $(BOARD) $(KSEL) $(if $(BENCH_ROUNDS),--rounds $(BENCH_ROUNDS))
+	@.venv/bin/python bench/build_bench.py $(call opt,--board,BOARD) $(KSEL) $(call opt,--rounds,BENCH_ROUNDS)
 
 bench-ccache: $(DEPS_STAMP) ## where a cold ccache's cost goes: part of a kernel bare vs ccache settings, cold and warm, interleaved
-	@.venv/bin/python bench/ccache_bench.py --board $(BOARD) $(KSEL) $(if $(BENCH_ROUNDS),--rounds $(BENCH_ROUNDS))
+	@.venv/bin/python bench/ccache_bench.py $(call opt,--board,BOARD) $(KSEL) $(call opt,--rounds,BENCH_ROUNDS)
 
 bench-aa: $(DEPS_STAMP) ## the A/A check on a quiet host and with CPU hogs from halfway, side by side
-	@.venv/bin/python bench/aa_bench.py --board $(BOARD) $(KSEL)
+	@.venv/bin/python bench/aa_bench.py $(call opt,--board,BOARD) $(KSEL)
 
 bench-boot: $(DEPS_STAMP) ## boot benchmark: printk lag, overhead against bare QEMU
-	@.venv/bin/python bench/boot_bench.py --board $(BOARD) $(KSEL)
+	@.venv/bin/python bench/boot_bench.py $(call opt,--board,BOARD) $(KSEL)
 
 clean: ## remove results under logs/ (the download/build cache is kept: see README)
 	@find logs -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +
 
 bench-labgrid: $(DEPS_STAMP) ## labgrid overhead: one QEMU board through a labgrid place vs its own socket console
-	@.venv/bin/python bench/labgrid_bench.py $(if $(KERNEL),--kernel $(KERNEL))
+	@.venv/bin/python bench/labgrid_bench.py $(KSEL)
 
 bench-places: $(DEPS_STAMP) ## several places: one boot-timing study on one labgrid place vs spread over two (wall time)
-	@.venv/bin/python bench/places_bench.py $(if $(BENCH_ROUNDS),-n $(BENCH_ROUNDS))
+	@.venv/bin/python bench/places_bench.py $(call opt,-n,BENCH_ROUNDS)

@@ -359,17 +359,25 @@ def test_ctrl_c_stops_every_place_and_releases_them(two_places, monkeypatch):
 
     board, log, offset, overlap, run = two_places
     seen_cancel: list[bool] = []
+    both_booting = threading.Barrier(3)  # the two workers' first boots and the Ctrl-C thread
 
     def slow_boot(board, kid, rec_b, recdir, initrd, run_dir, target, rules, run_index, cancel=None, **kw):
         assert cancel is not None  # several places: each boot can be stopped
         log.append(("boot", target.name, run_index, kid))
+        both_booting.wait(20)
         if not cancel.wait(30):
             raise AssertionError("never cancelled")
         seen_cancel.append(True)
         raise KeyboardInterrupt
 
     monkeypatch.setattr(boottiming, "boot_once", slow_boot)
-    threading.Timer(0.5, _thread.interrupt_main).start()
+
+    def ctrl_c():  # once both places are booting, however slow the machine is today
+        both_booting.wait(20)
+        time.sleep(0.2)
+        _thread.interrupt_main()
+
+    threading.Thread(target=ctrl_c, daemon=True).start()
     t0 = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         run([FakePlace("p1", log), FakePlace("p2", log)], runs=10)

@@ -172,6 +172,8 @@ def test_a_good_file_loads(tmp_path):
         ("[full]\nn = 2", "[full]\nk = 2", "full", "same variables"),
         ('better = "higher"', 'better = "more"', "metric[0].better", "is not one of"),
         (RX, "elapsed = true", "metric[0].unit", "elapsed time is in s"),
+        ("[full]\nn = 2", "[full]\nn = '2; reboot'", "full.n", "one word for the guest"),
+        ("[full]\nn = 2", "[full]\nn = '$(reboot)'", "full.n", "one word for the guest"),
     ],
 )
 def test_a_bad_file_fails_in_one_line_naming_file_and_field(tmp_path, old, new, field, words):

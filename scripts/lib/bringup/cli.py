@@ -806,7 +806,16 @@ class _Guarded:
         return getattr(self._stream, name)
 
 
+# the variables through which a make hands its command line to the makes it starts: bringup
+# runs from `make all BOARD=.. KERNEL=..` and starts Kbuild, lmbench's and busybox's makes,
+# which must see their own arguments only (Kbuild would read a KERNEL= or CROSS_COMPILE= as an
+# override, and a jobserver's descriptors are not ours)
+MAKE_HANDOVER = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "MAKEFILES")
+
+
 def main(argv=None) -> int:
+    for var in MAKE_HANDOVER:
+        os.environ.pop(var, None)
     p = build_parser()
     try:
         a = p.parse_args(argv)

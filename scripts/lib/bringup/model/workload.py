@@ -26,6 +26,8 @@ Ident = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)]
 # the units a metric may have; the report prints them as they are
 Unit = Literal["s", "ms", "us", "kB/s", "MB/s", "MiB/s", "ops/s", "events/s", "frames/s", "c/s"]
 Mode = Literal["quick", "full"]
+# a size variable's value goes into the guest's shell command as it is: one word, no shell syntax
+SIZE_WORD = r"[A-Za-z0-9_.,:+=%/-]+"
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PACKAGE = r"^[a-z0-9][a-z0-9+.-]+$"  # a Debian package name
 INPUTS_DIR = "usr/share/bringup-workloads"  # in the guest: /usr/share/bringup-workloads/<workload>/<input>
@@ -93,6 +95,15 @@ class Metric(Strict):
         return self
 
 
+def _check_size_words(quick: dict, full: dict) -> None:
+    for mode, values in (("quick", quick), ("full", full)):
+        for k, v in values.items():
+            if isinstance(v, str) and not re.fullmatch(SIZE_WORD, v):
+                raise located(
+                    f"{mode}.{k}", f"{v!r}: one word for the guest's shell (letters, digits and . , : + = % / - _)"
+                )
+
+
 class Workload(Strict):
     description: Annotated[str, Field(min_length=1, max_length=300)]
     packages: Annotated[list[Annotated[str, Field(pattern=PACKAGE, max_length=80)]], Field(min_length=1)]
@@ -109,8 +120,11 @@ class Workload(Strict):
     ] = False
     timeout: Annotated[Seconds, Field(description="seconds per step in quick mode")] = 120.0
     full_timeout_factor: Annotated[float, Field(ge=1, le=1000, allow_inf_nan=False)] = 10.0
-    quick: dict[Ident, str | int | float] = {}
-    full: dict[Ident, str | int | float] = {}
+    quick: Annotated[
+        dict[Ident, str | int | float],
+        Field(description="size variables in quick mode ({name} in a cmd), one word each: letters, digits, .,:+=%/-_"),
+    ] = {}
+    full: Annotated[dict[Ident, str | int | float], Field(description="the same variables in full mode")] = {}
     input: list[Input] = []
     step: Annotated[list[Step], Field(min_length=1, max_length=20)]
     metric: Annotated[list[Metric], Field(min_length=1, max_length=50)]
@@ -127,6 +141,7 @@ class Workload(Strict):
             dup = first_duplicate(names)
             if dup:
                 raise located(what, f"{dup!r} is listed twice")
+        _check_size_words(self.quick, self.full)
         if set(self.quick) != set(self.full):
             diff = sorted(set(self.quick) ^ set(self.full))
             raise located("full", f"quick and full must define the same variables; differ in {diff}")

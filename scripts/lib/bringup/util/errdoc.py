@@ -77,6 +77,11 @@ def markdown(pkg: Path = PKG) -> str:
         "never replaces a good record. The message names the file, the field and the value at fault, and",
         "where a fix is known it says what to do. `<...>` marks the parts that vary.",
         "",
+        "A value given to make (`BOARD=`, `KERNEL=`, `RUNS=`, ...) reaches bringup as one argument, exactly",
+        "as typed: the Makefile single-quotes it and takes it unexpanded, so neither make (`$(shell ...)`)",
+        "nor the shell (`;`, `` ` ``, `$(...)`, spaces) acts on it, and it follows its option after `=`",
+        "(`KERNEL=--force` is a kernel id). Bringup then checks what it means, as for any argument.",
+        "",
         "| exception | exit | meaning |",
         "|---|---|---|",
     ]

@@ -1,0 +1,133 @@
+"""The Makefile hands what a user types to bringup as one argument each, exactly as typed:
+make does not expand it, the shell does not split or run it, an option does not swallow it."""
+
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MAKE = shutil.which("make")
+pytestmark = pytest.mark.skipif(MAKE is None, reason="no make")
+STAMP = ".venv/.requirements.sha256"
+
+
+def evil(d: Path) -> str:
+    """A value that runs a command in every way make or a shell could run it, has spaces
+    and both quotes, and starts like an option."""
+    return (
+        f"--x a b; touch {d}/semi `touch {d}/tick` $(touch {d}/dollar) $(shell touch {d}/make) "
+        f'${{HOME}} it\'s "q" & touch {d}/bg | touch {d}/pipe'
+    )
+
+
+def dry_run(target: str, **variables: str) -> list[str]:
+    """The argv of the command `make -n target VAR=...` would run (bringup or a bench script)."""
+    argv = [MAKE, "-s", "-n", "-o", STAMP, target] + [f"{k}={v}" for k, v in variables.items()]
+    p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=True)
+    lines = [ln for ln in p.stdout.splitlines() if "scripts/bringup" in ln or "bench/" in ln]
+    assert len(lines) == 1, p.stdout
+    return shlex.split(lines[0])
+
+
+CASES = [  # (target, variable, option that carries it, other variables the option needs)
+    ("build-all", "BOARD", "--board", {}),
+    ("build-all", "KERNEL", "--kernel", {}),
+    ("build-all", "JOBS", "--jobs", {}),
+    ("build-all", "CROSS_COMPILE", "--cross-compile", {}),
+    ("build-report", "BOARD", "--board", {}),
+    ("boot-timing", "RUNS", "--runs", {}),
+    ("boot-timing", "BOOT_PATH", "--path", {}),
+    ("boot-timing", "ROOT", "--root", {}),
+    ("boot-timing", "PROFILE", "--profile", {}),
+    ("boot-timing", "CI_PCT", "--until-ci", {"UNTIL_CI": "1"}),
+    ("boot-timing", "MAX_ROUNDS", "--max-rounds", {}),
+    ("boot-timing", "PLACES", "--places", {}),
+    ("footprint-report", "LMBENCH", "--lmbench", {}),
+    ("footprint-report", "LMBENCH_RUNS", "--lmbench-runs", {}),
+    ("footprint-report", "LMBENCH_SRC", "--lmbench-source", {}),
+    ("footprint-report", "LMBENCH_SHA256", "--lmbench-sha256", {}),
+    ("footprint-report", "KERNEL", "--kernel", {}),
+    ("workloads", "WORKLOADS", "--workloads", {}),
+    ("workloads", "WORKLOAD_RUNS", "--runs", {}),
+    ("workloads", "WORKLOAD_MODE", "--mode", {}),
+    ("all", "BOARD", "--board", {}),
+    ("all", "JOBS", "--jobs", {}),
+    ("all", "LMBENCH_SRC", "--lmbench-source", {}),
+    ("report", "BOARD", "--board", {}),
+    ("aa", "KERNEL", "--kernel", {}),
+    ("aa", "RUNS", "--runs", {}),
+    ("import", "LABEL", "--label", {"KIND": "lmbench", "FILE": "f", "KERNEL": "k"}),
+    ("import", "LMBENCH_HOST", "--host", {"KIND": "lmbench", "FILE": "f", "KERNEL": "k"}),
+    ("import", "KERNEL", "--kernel", {"KIND": "bootlog", "FILE": "f"}),
+    ("import", "ROOT", "--root", {"KIND": "bootlog", "FILE": "f", "KERNEL": "k"}),
+    ("bench", "BENCH_ROUNDS", "--rounds", {}),
+    ("bench-places", "BENCH_ROUNDS", "-n", {}),
+]
+
+
+@pytest.mark.parametrize(("target", "var", "option", "extra"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_a_value_reaches_its_option_whole_and_runs_nothing(tmp_path, target, var, option, extra):
+    value = evil(tmp_path)
+    argv = dry_run(target, **extra, **{var: value})
+    assert f"{option}={value}" in argv
+    assert list(tmp_path.iterdir()) == []  # neither make ($(shell)) nor a shell ran anything
+
+
+def test_import_takes_kind_and_file_as_positionals_after_double_dash(tmp_path):
+    kind, file = evil(tmp_path), f"{tmp_path}/a log; rm -rf x"
+    argv = dry_run("import", KIND=kind, FILE=file, KERNEL="k")
+    assert argv[-3:] == ["--", kind, file]
+    assert "--root=ramdisk" not in argv  # --root goes with a boot log only
+    assert "--root=ramdisk" in dry_run("import", KIND="bootlog", FILE=file, KERNEL="k")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_flags_and_defaults():
+    argv = dry_run("boot-timing")
+    assert argv[1:] == ["boot-timing", "--board=qemu-arm", "--runs=5", "--root=ramdisk", "--profile=timing"]
+    argv = dry_run("boot-timing", UNTIL_CI="1", BOARD="qemu-x86")
+    assert "--until-ci" in argv and "--board=qemu-x86" in argv
+    assert "--force" in dry_run("build-all", FORCE="1") and "--force" not in dry_run("build-all")
+
+
+def test_import_without_its_variables_says_what_it_needs(tmp_path):
+    p = subprocess.run(
+        [MAKE, "-s", "-o", STAMP, "import", f"KIND=$(shell touch {tmp_path}/x)"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 2
+    assert p.stderr.strip().startswith("make import: KIND=bootlog|lmbench FILE=<file> KERNEL=<id>")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not (ROOT / ".venv/bin/python").exists(), reason="no venv (make deps)")
+def test_a_real_run_with_a_hostile_board_fails_in_one_line_and_runs_nothing(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
+    p = subprocess.run(
+        [MAKE, "-s", "-o", STAMP, "build-report", f"BOARD={evil(tmp_path)}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert p.returncode != 0
+    err = [ln for ln in p.stderr.splitlines() if ln.strip() and not ln.startswith("make")]
+    assert len(err) == 1 and "board" in err[0], p.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bringup_does_not_hand_the_calling_makes_variables_to_the_makes_it_starts(monkeypatch, capsys):
+    from bringup import cli
+
+    monkeypatch.setenv("MAKEFLAGS", " -- KERNEL=6.12 CROSS_COMPILE=evil-")
+    monkeypatch.setenv("MAKELEVEL", "1")
+    monkeypatch.setenv("MAKEOVERRIDES", "${-*-command-variables-*-}")
+    assert cli.main(["boards"]) == 0
+    assert {"MAKEFLAGS", "MAKELEVEL", "MAKEOVERRIDES"}.isdisjoint(os.environ)
+    assert "qemu-arm" in capsys.readouterr().out
