@@ -681,8 +681,9 @@ def test_a_round_with_a_disk_workload_makes_mounts_and_deletes_a_fresh_image(tmp
     seen, shells = [], []
 
     class FakeSession:
-        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, disk=None):
+        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None):
             assert disk == run_dir / "disk.img" and disk.stat().st_size == 256 * 1024 * 1024
+            assert target_for is None  # QEMU's own target attaches the image
             seen.append(disk)
             self.sh = FakeShell({"mount -t ext4 /dev/vda": ("/dev/vda /mnt/bringup-disk ext4 rw 0 0\n", 0)})
             self.sh.outputs["postmark"] = (body, 0)
@@ -708,3 +709,65 @@ def test_a_round_with_a_disk_workload_makes_mounts_and_deletes_a_fresh_image(tmp
     assert "=== postmark run rc=0" in raw and raw.rstrip().endswith("=== disk unmount")
     order = [next(k for k in ("mount -t", "postmark", "umount") if k in c) for c in shells[0].commands]
     assert order == ["mount -t", "postmark", "umount"]
+
+
+def test_a_labgrid_board_holds_its_place_for_all_workload_rounds(tmp_path, monkeypatch):
+    """On a lab board the place is acquired once for the whole step (as for the footprint),
+    every boot gets a target of the held place, and the place is released at the end."""
+    import contextlib
+
+    import recordfactory as rf
+    from bringup import records
+    from bringup.model.board import load_board
+
+    board = load_board("labgrid-example")
+    logs = tmp_path / "logs"
+    for k in board.kernels:
+        records.write(logs / board.name / k.id / "build.json", rf.build(k.id))
+    monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {}, {}))
+    rd = records.Rootfs(
+        board=board.name,
+        name="workloads",
+        file="workloads.cpio.gz",
+        bytes=1,
+        sha256=rf.key("rd"),
+        inputs_key=rf.key("inputs"),
+        userspace_arch="armhf",
+        busybox={"source": "debian", "version": "1"},
+        files=[],
+        extra={"mode": "quick"},
+    )
+    monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rd)
+    log: list = []
+
+    class HeldPlace:
+        name = "p1"
+
+        @contextlib.contextmanager
+        def hold(self, cancel=None):
+            log.append("acquire")
+            yield lambda run_dir: ("target of p1", run_dir)
+            log.append("release")
+
+    monkeypatch.setattr(mw.targets, "places", lambda board, names=None, say=print: [HeldPlace()])
+    text = capture("openssl-speed-armhf.txt")
+
+    class FakeSession:
+        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None):
+            assert disk is None
+            run_dir.mkdir(parents=True, exist_ok=True)
+            log.append(target_for(run_dir)[0])
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def shell(self):
+            return FakeShell({"openssl speed": (text, 0)})
+
+    monkeypatch.setattr(mw, "measure_session", FakeSession)
+    mw.workloads(board, logs, tmp_path / "cache", names=["openssl"], runs=2, guard=False, say=lambda *_: None)
+    n = 2 * len(board.kernels)
+    assert log == ["acquire"] + ["target of p1"] * n + ["release"]

@@ -253,12 +253,7 @@ def footprint(
     measure_path(board)  # a real board without [uboot] is refused here, before any work
     where = targets.places(board, places, say=say)  # PLACES on a board not in a lab: refused here
     kernels = [k.id for k in board.kernels if not only or k.id in only]
-    builds = {}
-    for kid in kernels:
-        f = Path(logs) / board.name / kid / "build.json"
-        if not f.exists():
-            raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
-        builds[kid] = records.read_json(f, "bringup.build")
+    builds = build_records(board, kernels, logs)
     extra = [cpio.file("usr/bin/mem_eat", mem_eat_binary(board, cache).read_bytes(), 0o755)]
     bset = load_set()
     entries, lm_info, lm_missing = lmbench_payload(board, bset, mode, lmbench_source, cache, say)
@@ -395,6 +390,17 @@ def headline(done: dict[str, dict], mode: str, lm_missing: str | None) -> dict[s
                 for m in b["metrics"]:
                     out.setdefault(f"lmbench {m['name']}", {k: {} for k in kernels})[kid][r["round"]] = m["value"]
     return out
+
+
+def build_records(board: Board, kernels: list[str], logs: Path) -> dict:
+    """The build record of each kernel; a kernel not built is one line saying what to run."""
+    builds = {}
+    for kid in kernels:
+        f = Path(logs) / board.name / kid / "build.json"
+        if not f.exists():
+            raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
+        builds[kid] = records.read_json(f, "bringup.build")
+    return builds
 
 
 def measure_session(

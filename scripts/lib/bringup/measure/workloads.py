@@ -19,11 +19,11 @@ import hashlib
 import statistics
 from pathlib import Path
 
-from bringup import records
+from bringup import records, targets
 from bringup.boot import rounds
 from bringup.build import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
-from bringup.measure.footprint import deb_entries, measure_session
+from bringup.measure.footprint import build_records, deb_entries, measure_session
 from bringup.model.board import Board
 from bringup.model.milestones import load_rules
 from bringup.model.workload import DISK_MOUNT, INPUTS_DIR, Input, Mode, Workload, load_all
@@ -297,13 +297,9 @@ def workloads(
         say(f"  workload {n}: {why}: not measured")
     if disk is not None and board.qemu is not None:
         diskimage.mke2fs()  # missing e2fsprogs fails here, before anything is built or booted
+    where = targets.places(board, say=say)
     kernels = [k.id for k in board.kernels if not only or k.id in only]
-    builds = {}
-    for kid in kernels:
-        f = Path(logs) / board.name / kid / "build.json"
-        if not f.exists():
-            raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
-        builds[kid] = records.read_json(f, "bringup.build")
+    builds = build_records(board, kernels, logs)
     entries, versions, missing = payload(board, {n: w for n, w in wls.items() if n not in no_disk}, mode, cache, say)
     missing = {**no_disk, **missing}
     rd = rootfs.build(
@@ -320,35 +316,39 @@ def workloads(
     stamp = clock.stamp()
     done: dict[str, dict] = {kid: {"rounds": [], "disturbed": 0} for kid in kernels}
     base = hostload.baseline() if guard else None
-    for rnd in range(1, runs + 1):
-        for kid in rounds.order(kernels, rnd - 1):
-            recdir = Path(logs) / board.name / kid
+    if len(where) > 1:
+        say(f"  workload rounds on place {where[0].name} (the first of {len(where)}; they are not spread)")
+    with where[0].hold() as target_for:  # a labgrid place: acquired once for all rounds, always released
+        for rnd in range(1, runs + 1):
+            for kid in rounds.order(kernels, rnd - 1):
+                recdir = Path(logs) / board.name / kid
 
-            def boot(attempt: int, kid=kid, recdir=recdir, rnd=rnd) -> tuple[Path, dict]:
-                run_dir = recdir / "workload-runs" / f"{stamp}-r{rnd:02d}{f'-redo{attempt}' if attempt else ''}"
-                say(f"  round {rnd}/{runs} {kid}: booting the workload ramdisk")
-                return run_dir, _one_boot(
-                    board,
-                    kid,
-                    builds[kid],
-                    recdir,
-                    initrd,
-                    run_dir,
-                    rules,
-                    wls,
-                    mode,
-                    missing,
-                    timeout_factor,
-                    say,
-                    disk,
-                )
+                def boot(attempt: int, kid=kid, recdir=recdir, rnd=rnd) -> tuple[Path, dict]:
+                    run_dir = recdir / "workload-runs" / f"{stamp}-r{rnd:02d}{f'-redo{attempt}' if attempt else ''}"
+                    say(f"  round {rnd}/{runs} {kid}: booting the workload ramdisk")
+                    return run_dir, _one_boot(
+                        board,
+                        kid,
+                        builds[kid],
+                        recdir,
+                        initrd,
+                        run_dir,
+                        rules,
+                        wls,
+                        mode,
+                        missing,
+                        timeout_factor,
+                        say,
+                        disk,
+                        target_for,
+                    )
 
-            def redo(why: str, kid=kid, rnd=rnd) -> None:
-                say(f"  round {rnd}/{runs} {kid}: host disturbed ({why}): booting it again")
+                def redo(why: str, kid=kid, rnd=rnd) -> None:
+                    say(f"  round {rnd}/{runs} {kid}: host disturbed ({why}): booting it again")
 
-            (run_dir, ran), host, redone = hostload.guarded(boot, base, redo)
-            done[kid]["disturbed"] += redone
-            done[kid]["rounds"].append({"round": rnd, "run_dir": run_dir, "ran": ran, "host": host})
+                (run_dir, ran), host, redone = hostload.guarded(boot, base, redo)
+                done[kid]["disturbed"] += redone
+                done[kid]["rounds"].append({"round": rnd, "run_dir": run_dir, "ran": ran, "host": host})
     results = {}
     for kid in kernels:
         recdir = Path(logs) / board.name / kid
@@ -358,7 +358,20 @@ def workloads(
 
 
 def _one_boot(
-    board, kid, build, recdir, initrd, run_dir, rules, wls, mode, missing, timeout_factor, say, disk=None
+    board,
+    kid,
+    build,
+    recdir,
+    initrd,
+    run_dir,
+    rules,
+    wls,
+    mode,
+    missing,
+    timeout_factor,
+    say,
+    disk=None,
+    target_for=None,
 ) -> dict:
     users = [n for n, wl in wls.items() if wl.needs_disk and n not in missing] if disk else []
     image = None
@@ -366,7 +379,19 @@ def _one_boot(
         image = Path(run_dir) / "disk.img"
         diskimage.make(image, disk["image_mb"], disk["fs"])
     # a real board boots the kernel we built through its bootloader, as for the footprint
-    session = measure_session(board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say, disk=image)
+    session = measure_session(  # a disk image is QEMU's own: its target attaches it
+        board,
+        kid,
+        build,
+        recdir,
+        initrd,
+        run_dir,
+        rules,
+        timeout_factor,
+        say,
+        target_for=None if image else target_for,
+        disk=image,
+    )
     raw = []
     skip = dict(missing)
     try:
