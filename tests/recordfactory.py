@@ -145,6 +145,22 @@ def rootfs_ref(name: str = "initramfs", inputs_key: str | None = None) -> dict[s
     return {"file": f"{name}.cpio.gz", "sha256": key(name), "inputs_key": inputs_key}
 
 
+def rootfs(name: str = "footprint", board: str = "qemu-arm", **extra: Any) -> records.Rootfs:
+    """A ramdisk's record as rootfs.build returns it (a step's tests replace the build)."""
+    return records.Rootfs(
+        board=board,
+        name=name,
+        file=f"{name}.cpio.gz",
+        bytes=1,
+        sha256=key("rd"),
+        inputs_key=key("inputs"),
+        userspace_arch="armhf",
+        busybox={"source": "debian", "version": "1"},
+        files=[],
+        extra=extra,
+    )
+
+
 def boot_timing(board: str = "qemu-arm", **over: Any) -> records.BootTiming:
     base = {
         "board": board,

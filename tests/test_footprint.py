@@ -161,18 +161,7 @@ def canned_guest(tmp_path, monkeypatch):
     monkeypatch.setattr(footprint, "mem_eat_binary", lambda b, c: mem_eat)
     info = {"lmbench": "debian bookworm lmbench:armhf 3.0-a9", "libraries": ["libc6:armhf"]}
     monkeypatch.setattr(footprint, "lmbench_entries", lambda arch, cache, say: ([], info))
-    rd = records.Rootfs(
-        board="qemu-arm",
-        name="footprint",
-        file="footprint.cpio.gz",
-        bytes=1,
-        sha256=rf.key("rd"),
-        inputs_key=rf.key("inputs"),
-        userspace_arch="armhf",
-        busybox={"source": "debian", "version": "1"},
-        files=[],
-        extra={"mem_eat": True, **info, "mode": "quick"},
-    )
+    rd = rf.rootfs("footprint", mem_eat=True, **info, mode="quick")
     monkeypatch.setattr(footprint.rootfs, "build", lambda *a, **kw: rd)
 
     class FakeSession:

@@ -361,18 +361,7 @@ def test_the_round_loop_boots_each_kernel_once_per_round_interleaved(tmp_path, m
     for k in board.kernels:
         records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
     monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {"openssl": "3.0.20-1~deb12u2"}, {}))
-    rd = records.Rootfs(
-        board="qemu-arm",
-        name="workloads",
-        file="workloads.cpio.gz",
-        bytes=1,
-        sha256=rf.key("rd"),
-        inputs_key=rf.key("inputs"),
-        userspace_arch="armhf",
-        busybox={"source": "debian", "version": "1"},
-        files=[],
-        extra={"mode": "quick"},
-    )
+    rd = rf.rootfs("workloads", "qemu-arm", mode="quick")
     monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rd)
     text = capture("openssl-speed-armhf.txt")
     boots: list[str] = []
@@ -664,18 +653,7 @@ def test_a_round_with_a_disk_workload_makes_mounts_and_deletes_a_fresh_image(tmp
     for k in board.kernels:
         records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
     monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {"postmark": "1.53-2+b1"}, {}))
-    rd = records.Rootfs(
-        board="qemu-arm",
-        name="workloads",
-        file="workloads.cpio.gz",
-        bytes=1,
-        sha256=rf.key("rd"),
-        inputs_key=rf.key("inputs"),
-        userspace_arch="armhf",
-        busybox={"source": "debian", "version": "1"},
-        files=[],
-        extra={"mode": "quick"},
-    )
+    rd = rf.rootfs("workloads", "qemu-arm", mode="quick")
     monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rd)
     body = wp.split(capture("postmark-guest-armhf.txt"))[0] + "\n"
     seen, shells = [], []
@@ -725,18 +703,7 @@ def test_a_labgrid_board_holds_its_place_for_all_workload_rounds(tmp_path, monke
     for k in board.kernels:
         records.write(logs / board.name / k.id / "build.json", rf.build(k.id))
     monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {}, {}))
-    rd = records.Rootfs(
-        board=board.name,
-        name="workloads",
-        file="workloads.cpio.gz",
-        bytes=1,
-        sha256=rf.key("rd"),
-        inputs_key=rf.key("inputs"),
-        userspace_arch="armhf",
-        busybox={"source": "debian", "version": "1"},
-        files=[],
-        extra={"mode": "quick"},
-    )
+    rd = rf.rootfs("workloads", board.name, mode="quick")
     monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rd)
     log: list = []
 
