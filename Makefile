@@ -18,7 +18,8 @@
 #                    MAX_ROUNDS (default 20); the record's 'stopped' says why (docs/report.md)
 #   PLACES=a,b       labgrid places instead of the board file's (boot-timing spreads rounds over them
 #                    in parallel, one worker per place; docs/labgrid.md "Several places")
-#   WORKLOADS=a,b WORKLOAD_RUNS=<n> WORKLOAD_MODE=quick|full  for make workloads (configs/workloads/)
+#   WORKLOADS=a,b|none WORKLOAD_RUNS=<n> WORKLOAD_MODE=quick|full  for make workloads and make all
+#                    (configs/workloads/; default all of them, 3 rounds, quick; none: make all runs none)
 #   BENCH_ROUNDS=<n>  rounds of make bench / make bench-ccache (the machine may be shared)
 #   BRINGUP_DL_DIR=<dir>[:<dir>...]  download directories searched (by file name, verified by
 #                    sha256 or the board's tree id) before a source URL is downloaded;
@@ -78,6 +79,7 @@ KOPT = $(KSEL) $(call flag,--force,FORCE) $(call opt,--jobs,JOBS) $(call opt,--c
 PLACE_OPT = $(call opt,--places,PLACES)
 LMSRC = $(call opt,--lmbench-runs,LMBENCH_RUNS) $(call opt,--lmbench-source,LMBENCH_SRC) $(call opt,--lmbench-sha256,LMBENCH_SHA256)
 UNTIL = $(if $(value UNTIL_CI),$(if $(value CI_PCT),$(call opt,--until-ci,CI_PCT),--until-ci)) $(call opt,--max-rounds,MAX_ROUNDS)
+WL_OPT = $(call opt,--workloads,WORKLOADS) $(call opt,--workload-runs,WORKLOAD_RUNS) $(call opt,--workload-mode,WORKLOAD_MODE)
 BOOT_OPT = $(call opt,--path,BOOT_PATH) $(call opt,--root,ROOT)
 DEPS_STAMP := .venv/.requirements.sha256
 
@@ -98,8 +100,8 @@ deps: ## install Debian packages and the Python venv (idempotent)
 $(DEPS_STAMP): requirements.txt requirements-dev.txt requirements-labgrid.txt pyproject.toml scripts/debian-packages.txt
 	@scripts/install-deps
 
-all: $(DEPS_STAMP) ## the whole study for BOARD: build-all, boot-timing, footprint-report, report (skips what is up to date) [PLACES=a,b: labgrid places in parallel]
-	@$(BRINGUP) study $(call opt,--board,BOARD) $(call opt,--runs,RUNS) $(call opt,--lmbench,LMBENCH) $(BOOT_OPT) $(call flag,--force,FORCE) $(call opt,--jobs,JOBS) $(LMSRC) $(PLACE_OPT) >/dev/null
+all: $(DEPS_STAMP) ## the whole study for BOARD: build-all, boot-timing, footprint-report, workloads, report (skips what is up to date) [PLACES=a,b: labgrid places in parallel; WORKLOADS=none: no workloads]
+	@$(BRINGUP) study $(call opt,--board,BOARD) $(call opt,--runs,RUNS) $(call opt,--lmbench,LMBENCH) $(BOOT_OPT) $(call flag,--force,FORCE) $(call opt,--jobs,JOBS) $(LMSRC) $(PLACE_OPT) $(WL_OPT) >/dev/null
 
 study: all ## same as all
 

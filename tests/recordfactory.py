@@ -241,3 +241,41 @@ def lmbench(kernel: str = "5.10", board: str = "qemu-arm", **over: Any) -> recor
 
 def not_measured(kernel: str, reason: str, **over: Any) -> records.Lmbench:
     return lmbench(kernel, measured=False, reason=reason, runs=0, benchmarks={}, **over)
+
+
+def workloads(kernel: str = "5.10", board: str = "qemu-arm", **over: Any) -> records.Workloads:
+    """A workloads.json with one measured workload (openssl's sha256), 3 rounds."""
+    base = {
+        "board": board,
+        "kernel": kernel,
+        "created": T0,
+        "build_key": key(f"build-{kernel}"),
+        "mode": "quick",
+        "runs": 3,
+        "run_dirs": ["workload-runs/r01", "workload-runs/r02", "workload-runs/r03"],
+        "rootfs": rootfs_ref("workloads"),
+        "packages": {"openssl": "3.0.20-1~deb12u2"},
+        "host": [],
+        "disturbed": 0,
+        "workloads": {
+            "openssl": {
+                "description": "OpenSSL speed",
+                "packages": ["openssl"],
+                "measured": True,
+                "reason": None,
+                "metrics": [
+                    {
+                        "name": "sha256",
+                        "unit": "kB/s",
+                        "better": "higher",
+                        "value": 40895.11,
+                        "values": [40000.0, 40895.11, 41000.0],
+                        "rounds": [1, 2, 3],
+                    }
+                ],
+                "failures": [],
+                "seconds": [4.3, 4.3, 4.4],
+            }
+        },
+    }
+    return records.validate(merge(base, over, ("workloads",)), records.Workloads, "recordfactory.workloads")

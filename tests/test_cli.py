@@ -71,6 +71,10 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
                 "--path",
                 "direct",
                 "--force",
+                "--workloads",
+                "none",
+                "--workload-runs",
+                "2",
             ]
         )
         == 2
@@ -88,6 +92,9 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
         "say": cli._say,
         "guard": True,  # BRINGUP_HOST_GUARD unset: the host-load guard is on
         "places": [],  # no --places: the board file's
+        "workloads": [],  # --workloads none: no workloads step
+        "workload_runs": 2,
+        "workload_mode": "quick",
     }
 
 

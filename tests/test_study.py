@@ -138,3 +138,47 @@ def test_a_profile_with_study_runs_is_judged_on_its_own_record(tmp_path, board):
     )
     records.write(tmp_path / "qemu-arm" / "boot-timing-initcalls.json", timing(board, now, ok=n))
     assert study.boot_fresh(board, tmp_path, tmp_path, n, "u-boot", profile=prof.name) is None
+
+
+def test_workloads_step(tmp_path, board):
+    now = rootfs.inputs_key(board)
+    write_builds(tmp_path, board)
+    names = ["openssl"]
+    assert study.workloads_fresh(board, tmp_path, names, "quick", 3) == "no workloads record for 5.10"
+    for k in board.kernels:
+        rec = rf.workloads(k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("workloads", now))
+        records.write(tmp_path / "qemu-arm" / k.id / "workloads.json", rec)
+    assert study.workloads_fresh(board, tmp_path, names, "quick", 3) is None
+    assert study.workloads_fresh(board, tmp_path, names, "quick", 4) == "5.10: 3 workload round(s), 4 wanted"
+    assert study.workloads_fresh(board, tmp_path, names, "full", 3) == "5.10: workloads quick, full wanted"
+    assert (
+        study.workloads_fresh(board, tmp_path, ["sysbench"], "quick", 3) == "5.10: workload sysbench not in its record"
+    )
+    assert study.workloads_fresh(board, tmp_path, None, "quick", 3).startswith("5.10: workload ")  # all of them
+    write_builds(tmp_path, board, key="k2")
+    assert study.workloads_fresh(board, tmp_path, names, "quick", 3) == "5.10 was rebuilt since"
+
+
+def test_the_study_runs_the_workloads_step_unless_told_none(tmp_path, board, monkeypatch):
+    """make all: build, boot timing, footprint, workloads, report; WORKLOADS=none leaves the step out;
+    an unknown workload is refused before anything is built."""
+    from bringup.model.base import DataError
+
+    calls: list = []
+    monkeypatch.setattr(study.build, "build_all", lambda *a, **kw: calls.append("build"))
+    monkeypatch.setattr(study, "boot_fresh", lambda *a, **kw: None)
+    monkeypatch.setattr(study, "footprint_fresh", lambda *a, **kw: None)
+    monkeypatch.setattr(study, "workloads_fresh", lambda *a, **kw: "no workloads record for 5.10")
+    monkeypatch.setattr(study.appworkloads, "workloads", lambda *a, **kw: calls.append(("workloads", kw["names"])))
+    monkeypatch.setattr(study.report, "write", lambda *a, **kw: calls.append("report"))
+    said: list[str] = []
+    study.run(board, tmp_path, tmp_path, say=said.append, workloads=["openssl"])
+    assert calls == ["build", ("workloads", ["openssl"]), "report"]
+    assert "== [4/5] workloads qemu-arm: 3 rounds, quick (no workloads record for 5.10)" in said
+    calls.clear()
+    study.run(board, tmp_path, tmp_path, say=said.append, workloads=[])
+    assert calls == ["build", "report"]
+    calls.clear()
+    with pytest.raises(DataError, match="workload 'nope': no file"):
+        study.run(board, tmp_path, tmp_path, say=said.append, workloads=["nope"])
+    assert calls == []

@@ -162,7 +162,9 @@ def cmd_workloads(a) -> int:
     from bringup.model.board import load_board
 
     b = load_board(a.board)
-    names = [n.strip() for n in (a.workloads or "").split(",") if n.strip()] or None
+    names = _workload_names(a.workloads)
+    if names == []:
+        raise BringupError("--workloads none: name the workloads to run, or leave it out for all")
     res = workloads.workloads(
         b,
         paths.logs_dir(),
@@ -189,6 +191,13 @@ def cmd_report(a) -> int:
     return 0
 
 
+def _workload_names(text: str | None) -> list[str] | None:
+    """--workloads A,B: those; none: [] (no workloads step); not given: None (all)."""
+    if text is not None and text.strip() == "none":
+        return []
+    return [n.strip() for n in (text or "").split(",") if n.strip()] or None
+
+
 def cmd_study(a) -> int:
     from bringup import study, targets
     from bringup.build.lmbench import parse_spec
@@ -212,6 +221,9 @@ def cmd_study(a) -> int:
         say=_say,
         guard=_host_guard(),
         places=places,
+        workloads=_workload_names(a.workloads),
+        workload_runs=a.workload_runs,
+        workload_mode=a.workload_mode,
     )
     _say("\n" + rep.summary())
     _say(f"\nThe study of {b.name} is done. Open the report:\n  {rep.index.resolve()}")
@@ -664,15 +676,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser(
         "study",
-        help="the whole study: build-all, boot-timing, footprint-report, report",
-        description="Run build-all, boot-timing, footprint-report and report for the board, "
+        help="the whole study: build-all, boot-timing, footprint-report, workloads, report",
+        description="Run build-all, boot-timing, footprint-report, workloads and report for the board, "
         "in order, skipping a step whose records are up to date (same builds, "
-        "ramdisk, boot path, runs and lmbench mode). Prints the report's path.",
+        "ramdisk, boot path, runs, lmbench mode and workloads). Prints the report's path.",
     )
     s.add_argument("--board", "-b", required=True)
     _boot_args(s)
     _lmbench_args(s)
     _places_arg(s)
+    s.add_argument(
+        "--workloads",
+        metavar="A,B|none",
+        help="the application workloads of the workloads step (default: all of configs/workloads/; none: no step)",
+    )
+    s.add_argument("--workload-runs", type=_count(1, 100), default=3, metavar="N", help="workload rounds (default 3)")
+    s.add_argument("--workload-mode", choices=("quick", "full"), default="quick", help="workload size (default quick)")
     s.add_argument("-j", "--jobs", type=_count(1, 1024), default=None)
     s.add_argument("--force", action="store_true", help="run every step again")
     s.set_defaults(fn=cmd_study)

@@ -15,6 +15,10 @@ Up to date means:
 "The same ramdisk" is decided from records (the ramdisk a record ran on, the
 ramdisk's own record) and the key of the ramdisk's inputs, without building it.
 Every decision reads records only; a record that does not read is redone.
+- workloads: workloads.json of every kernel was made from the current build, in
+  the same mode, with at least as many rounds, on the same ramdisk, and holds
+  every workload asked for (with the packages its file names now; after editing
+  a workload's steps, FORCE=1); skipped altogether with WORKLOADS=none;
 - report: always rewritten (it takes a few seconds).
 force=True runs every step.
 """
@@ -30,9 +34,12 @@ from bringup.build import kernel as build
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure import footprint
+from bringup.measure import workloads as appworkloads
 from bringup.model.board import Board, check_boot_path
 from bringup.model.profiles import study_profiles
-from bringup.records import BootTiming, Build, Footprint, Lmbench, Rootfs, RootfsRef
+from bringup.model.workload import Mode
+from bringup.model.workload import load_all as load_workloads
+from bringup.records import BootTiming, Build, Footprint, Lmbench, Rootfs, RootfsRef, Workloads
 from bringup.report import page as report
 from bringup.util import paths
 
@@ -117,6 +124,32 @@ def footprint_fresh(board: Board, logs: Path, mode: str, lmbench_runs: int = 1) 
     return None
 
 
+def workloads_fresh(board: Board, logs: Path, names: list[str] | None, mode: str, runs: int) -> str | None:
+    """None when workloads.json of every kernel is up to date for these workloads
+    (names; None: every file of configs/workloads/), else why not."""
+    wanted = load_workloads(names)
+    for kid, key in build_keys(board, logs).items():
+        rec, why = _read(Path(logs) / board.name / kid / "workloads.json", Workloads)
+        if rec is None:
+            return why or f"no workloads record for {kid}"
+        if key is None or rec.build_key != key:
+            return f"{kid} was rebuilt since"
+        if rec.mode != mode:
+            return f"{kid}: workloads {rec.mode}, {mode} wanted"
+        if rec.runs < runs:
+            return f"{kid}: {rec.runs} workload round(s), {runs} wanted"
+        for n, wl in wanted.items():
+            got = rec.workloads.get(n)
+            if got is None:
+                return f"{kid}: workload {n} not in its record"
+            if sorted(got.packages) != sorted(wl.packages):
+                return f"{kid}: workload {n}'s packages changed since"
+        changed = ramdisk_changed(board, logs, rec.rootfs, "workloads")
+        if changed:
+            return f"{kid}: {changed}"
+    return None
+
+
 def run(
     board: Board,
     logs: Path,
@@ -132,12 +165,19 @@ def run(
     say=print,
     guard: bool = True,
     places: list[str] | None = None,
+    workloads: list[str] | None = None,
+    workload_runs: int = 3,
+    workload_mode: Mode = "quick",
 ) -> report.Report:
-    """places: the labgrid places to use instead of the board file's (PLACES=a,b)."""
+    """places: the labgrid places to use instead of the board file's (PLACES=a,b).
+    workloads: the application workloads to run (None: all of configs/workloads/;
+    []: none, the step is left out)."""
     path = path or board.boot
     check_boot_path(board, path)  # before any work
     where = targets.places(board, places, say=say)  # PLACES on a board not in a lab: refused here
-    steps = 4
+    if workloads != []:
+        load_workloads(workloads or None)  # a bad or unknown workload file: refused here, before any work
+    steps = 4 if workloads == [] else 5
     say(f"== [1/{steps}] build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
     build.build_all(board, logs, cache, force=force, jobs=jobs, say=say)
 
@@ -209,5 +249,23 @@ def run(
             places=places,
         )
 
-    say(f"== [4/{steps}] report {board.name}")
+    if workloads != []:
+        names = workloads or None
+        why = "FORCE" if force else workloads_fresh(board, logs, names, workload_mode, workload_runs)
+        if why is None:
+            say(f"== [4/{steps}] workloads: up to date, skipped")
+        else:
+            say(f"== [4/{steps}] workloads {board.name}: {workload_runs} rounds, {workload_mode} ({why})")
+            appworkloads.workloads(
+                board,
+                logs,
+                cache,
+                names=names,
+                mode=workload_mode,
+                runs=workload_runs,
+                guard=guard,
+                say=say,
+            )
+
+    say(f"== [{steps}/{steps}] report {board.name}")
     return report.write(board, logs, say=say)
