@@ -433,3 +433,28 @@ def test_report_with_imports_renders_in_a_real_browser(logs, board, tmp_path):  
     assert res["console"] == [], res["console"]
     assert 'data-charts-rendered="3/3"' in res["dom"]
     assert res["dom"].count('class="imp-mark"') >= 4  # the note and the boot, footprint, lmbench headers
+
+
+def test_an_imported_summarys_page_fault_joins_the_live_pagefault_row(logs, board):  # noqa: F811
+    """lat_pagefault names its one metric after the file it faulted on ("Pagefaults on
+    /tmp/lmb.file"); a summary calls it "Page fault": one row, both values."""
+    for k, vals in (("5.10", [0.61, 0.62, 0.6, 0.63, 0.61]), ("6.12", [0.7, 0.71, 0.69, 0.72, 0.7])):
+        f = logs / "qemu-arm" / k / "lmbench.json"
+        rec = records.read(f, records.Lmbench)
+        bench = {
+            "group": "File & VM system latencies",
+            "rc": 0,
+            "metrics": [rf.metric("Pagefaults on /tmp/lmb.file", sorted(vals)[2], "us", vals)],
+            "raw_lines": [],
+        }
+        benchmarks = {n: b.model_dump() for n, b in rec.benchmarks.items()} | {"lat_pagefault": bench}
+        records.write(f, rf.lmbench(k, runs=5, benchmarks=benchmarks))
+    importer.import_lmbench(
+        board, logs, LMB / "lmbench2-summary-5kernels-frodo-i686.txt", "2.4.18-frodo", host="Linux 2.4.18", say=quiet
+    )
+    m = report.write(board, logs, say=quiet).model
+    rows = [r for g in m["lmbench_groups"]["groups"] for r in g["rows"] if r["bench"] == "lat_pagefault"]
+    assert len(rows) == 1
+    (row,) = rows
+    assert row["name"] == "Pagefaults on /tmp/lmb.file"
+    assert [c["value"] for c in row["cells"]] == [0.61, 0.7, 2.0]  # frodo 2.4.18's Page Fault: "2.00000"

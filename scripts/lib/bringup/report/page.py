@@ -645,6 +645,16 @@ def _lmbench_cell(rec: Lmbench, k: str, row: dict, value: float | None) -> dict:
     return cell
 
 
+# benchmarks that print their one metric under a name that varies (the file it ran on):
+# their rows join on the benchmark, so a summary's "Page fault" (an imported lmbench
+# summary) stands beside a live run's "Pagefaults on /tmp/lmb.file"
+ONE_METRIC = {"lat_pagefault"}
+
+
+def _row_key(bench: str, name: str) -> str:
+    return f"@{bench}" if bench in ONE_METRIC else name
+
+
 def _lmbench_groups(lm: dict[str, Lmbench], kernels: list[str]) -> dict:
     measured = [k for k in kernels if k in lm and lm[k].measured]
     groups: dict = {}
@@ -652,7 +662,7 @@ def _lmbench_groups(lm: dict[str, Lmbench], kernels: list[str]) -> dict:
         for bname, b in lm[k].benchmarks.items():
             for m in b.metrics:
                 row = groups.setdefault(b.group or "other", {}).setdefault(
-                    m.name,
+                    _row_key(bname, m.name),
                     {
                         "name": m.name,
                         "unit": m.unit,
