@@ -280,7 +280,7 @@ def summarize(model: dict) -> list[dict]:
         resolve(family)
         if metrics:
             sections.append(("lmbench", lmbench_groups(metrics, k)))
-        sections += workloads.sections(wmetrics)
+        sections += workloads.sections(wmetrics, k)
         host = host_findings(model, [base, k])
         if host:
             sections.append(("Host", host))
@@ -562,10 +562,11 @@ def lmbench_metric_findings(a: Lmbench, b: Lmbench, k: str) -> list[dict]:
     ]
 
 
-def lmbench_groups(metrics: list[dict], k: str) -> list[dict]:
-    """Per lmbench group, after the family's correction: the metric that got most
-    worse ("up to 96 % slower") and the one that got most better, or "no
-    significant difference" when no tested metric of the group passed."""
+def lmbench_groups(metrics: list[dict], k: str, record: str = "lmbench.json") -> list[dict]:
+    """Per lmbench group (or workload: record workloads.json), after the family's
+    correction: the metric that got most worse ("up to 96 % slower") and the one that
+    got most better, or "no significant difference" when no tested metric of the group
+    passed."""
     out = []
     groups: dict[str, list[dict]] = {}
     for f in metrics:
@@ -582,7 +583,7 @@ def lmbench_groups(metrics: list[dict], k: str) -> list[dict]:
                         "significant": False,
                         "delta_pct": None,
                         "claim": f"{group}: no significant difference (closest: {best_q['what']}, {best_q['detail']})",
-                        "link": f"../{k}/lmbench.json",
+                        "link": f"../{k}/{record}",
                     }
                 )
                 continue

@@ -84,7 +84,7 @@ def metric_findings(a: Workloads, b: Workloads, k: str) -> list[dict]:
 
     out = []
     for n, ma, mb in _pairs(a, b):
-        what = f"{n} {mb.name}"
+        what = mb.name  # the summary says it under its workload's name (sections)
         link = f"../{k}/workloads.json"
         if len(ma.values) >= 2 and len(mb.values) >= 2:
             f = fnd.tested_finding(
@@ -101,7 +101,7 @@ def metric_findings(a: Workloads, b: Workloads, k: str) -> list[dict]:
         else:
             f = fnd.untested_finding(what, ma.value, mb.value, mb.unit, mb.better, link=link)
         if f["delta_pct"] is not None:
-            out.append(f)
+            out.append({**f, "group": n})
     return out
 
 
@@ -111,10 +111,13 @@ def kernel_findings(model: dict, base: str, k: str) -> list[dict]:
     return metric_findings(wl[base], wl[k], k) if base in wl and k in wl else []
 
 
-def sections(metrics: list[dict]) -> list[tuple[str, list[dict]]]:
-    """The summary's Workloads section: only when a difference is significant."""
-    sig = summary(metrics)
-    return [("Workloads", sig)] if sig else []
+def sections(metrics: list[dict], k: str) -> list[tuple[str, list[dict]]]:
+    """The summary's Workloads section, one line per workload as for lmbench's groups:
+    its largest significant differences, or "no significant difference" with the
+    closest metric and how many rounds could show one."""
+    from bringup.report import findings as fnd
+
+    return [("Workloads", fnd.lmbench_groups(metrics, k, "workloads.json"))] if metrics else []
 
 
 def summary(metrics: list[dict]) -> list[dict]:
