@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from bringup import __version__
 from bringup.errors import BringupError
@@ -266,9 +266,14 @@ def cmd_compare(a) -> int:
         if out:
             _check_output_file(Path(out))
     logs = paths.logs_dir()
-    c = compare.compare(compare.resolve(a.a, logs), compare.resolve(a.b, logs))
-    sys.stdout.write(compare.render(c, a.top))
-    for path, text in ((a.csv, compare.to_csv(c) if a.csv else ""), (a.json, compare.to_json(c) if a.json else "")):
+    how: Any = compare
+    if a.boot:
+        from bringup.report import bootcompare
+
+        how = bootcompare
+    c = how.compare(how.resolve(a.a, logs), how.resolve(a.b, logs))
+    sys.stdout.write(how.render(c, a.top))
+    for path, text in ((a.csv, how.to_csv(c) if a.csv else ""), (a.json, how.to_json(c) if a.json else "")):
         if path:
             records.write_text(path, text)
             _say(f"wrote {path}")
@@ -713,14 +718,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser(
         "compare",
-        help="compare two build records: deltas, symbol sizes, .config",
+        help="compare two build records (deltas, symbol sizes, .config), or with --boot two kernels' boots",
         description="Compare two build records (two kernels, one kernel on two boards, or "
         "two runs on different days): the build table's deltas, a per-symbol "
         "size diff in the manner of bloat-o-meter, and a .config diff. A record "
-        "is a build.json path, its directory, or <board>/<kernel> under logs/.",
+        "is a build.json path, its directory, or <board>/<kernel> under logs/. "
+        "With --boot, two kernels' boots from boot-timing records: each milestone's medians, shift "
+        "with its 95 %% interval and Mann-Whitney over the boots (Benjamini-Hochberg), and the "
+        "initcall attribution when both booted with initcall_debug; a side is <record>.json:<kernel> "
+        "or <board>/<kernel> (its boot-timing-initcalls.json, else boot-timing.json).",
     )
     s.add_argument("a")
     s.add_argument("b")
+    s.add_argument("--boot", action="store_true", help="compare boots (boot-timing records), not builds")
     s.add_argument("--top", type=_count(1, 100000), default=20, help="symbols and config lines to show (default 20)")
     s.add_argument("--csv", metavar="FILE", help="also write the deltas as CSV")
     s.add_argument("--json", metavar="FILE", help="also write everything as JSON")

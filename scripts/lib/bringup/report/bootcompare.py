@@ -1,0 +1,177 @@
+"""Compare the boots of two kernels from boot-timing records: two kernels of one
+board, one kernel on two boards, or the same kernel on two days (a copy of logs/
+kept elsewhere).  `bringup compare A B --boot` (docs/boot-timing.md).
+
+A side is `<record>:<kernel>` (a boot-timing*.json and a kernel id in it), or
+`<board>/<kernel>` under the logs directory, which reads the board's
+boot-timing-initcalls.json (the initcalls profile: milestones and initcalls) when
+it has that kernel, else its boot-timing.json.  The result: each milestone both
+sides reached, medians, the Hodges-Lehmann shift with its 95 % interval and
+Mann-Whitney over the boots (the unit of replication), Benjamini-Hochberg over
+the milestones; and, when both sides ran with initcall_debug, the same initcall
+attribution as the report's "Boot time explained" (report/bootexplain.py).  A
+kernel compared with itself shows no difference."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from bringup import records, stats
+from bringup.errors import BringupError
+from bringup.records import BootTiming
+from bringup.report import bootexplain
+
+ALPHA = 0.05
+
+
+def resolve(ref: str, logs: Path) -> tuple[Path, str]:
+    """A side: (record file, kernel id)."""
+    path, sep, kid = ref.rpartition(":")
+    if sep and path.endswith(".json"):
+        f = Path(path)
+        if not f.is_file():
+            raise BringupError(f"compare --boot: {path}: no such file")
+        return f, kid
+    board, sep, kid = ref.partition("/")
+    if not sep or not board or not kid or "/" in kid:
+        raise BringupError(
+            f"compare --boot: {ref!r} is neither <record>.json:<kernel> nor <board>/<kernel> under {logs}"
+        )
+    for name in (records.boot_timing_name(profile="initcalls"), records.boot_timing_name()):
+        f = Path(logs) / board / name
+        if f.is_file() and kid in records.read(f, BootTiming).kernels:
+            return f, kid
+    raise BringupError(f"compare --boot: {ref}: no boot-timing record under {Path(logs) / board} has kernel {kid!r}")
+
+
+def _side(f: Path, kid: str) -> tuple[BootTiming, Any]:
+    rec = records.read(f, BootTiming)
+    k = rec.kernels.get(kid)
+    if k is None:
+        known = ", ".join(rec.kernels) or "none"
+        raise BringupError(f"{f}: field 'kernels': no kernel {kid!r} (known: {known})")
+    if not k.ok:
+        raise BringupError(f"{f}: field 'kernels.{kid}.ok': 0: no good boot to compare")
+    return rec, k
+
+
+def compare(a_ref: tuple[Path, str], b_ref: tuple[Path, str]) -> dict:
+    (fa, ka), (fb, kb) = a_ref, b_ref
+    ra, a = _side(fa, ka)
+    rb, b = _side(fb, kb)
+    la, lb = f"{ra.board}/{ka}", f"{rb.board}/{kb}"
+    if la == lb and fa.resolve() != fb.resolve():
+        la, lb = f"{la} ({fa})", f"{lb} ({fb})"
+    rows: list[dict[str, Any]] = []
+    for name, ma in a.milestones.items():
+        mb = b.milestones.get(name)
+        if mb is None or ma.host is None or mb.host is None:
+            continue
+        va, vb = list(ma.values or []), list(mb.values or [])
+        t = stats.mann_whitney(va, vb) if va and vb else None
+        shift = stats.hodges_lehmann(va, vb) if va and vb else None
+        ci = stats.shift_interval(va, vb) if va and vb else None
+        rows.append(
+            {
+                "milestone": name,
+                "label": ma.label,
+                "a_s": ma.host.median,
+                "b_s": mb.host.median,
+                "n": [len(va), len(vb)],
+                "shift_s": shift,
+                "ci95_s": list(ci) if ci else None,
+                "p": None if t is None else t["p"],
+                "q": None,
+                "significant": False,
+            }
+        )
+    tested = [r for r in rows if r["p"] is not None]
+    for r, q in zip(tested, stats.fdr([r["p"] for r in tested]), strict=True):
+        r["q"] = q
+        r["significant"] = q < ALPHA
+    out: dict[str, Any] = {
+        "a": {"label": la, "record": str(fa), "profile": ra.profile, "runs": a.ok},
+        "b": {"label": lb, "record": str(fb), "profile": rb.profile, "runs": b.ok},
+        "milestones": rows,
+        "initcalls": None,
+    }
+    if a.initcalls is not None and b.initcalls is not None:
+        out["initcalls"] = bootexplain.attribute(a.initcalls.model_dump(), b.initcalls.model_dump(), la, lb)
+    elif a.initcalls is not None or b.initcalls is not None:
+        out["initcalls_left_out"] = "only one side booted with initcall_debug (the initcalls profile)"
+    return out
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x * 1000:.1f}"
+
+
+def render(c: dict, top: int = 20) -> str:
+    a, b = c["a"], c["b"]
+    lines = [
+        f"A = {a['label']} ({a['runs']} boots, profile {a['profile']}), "
+        f"B = {b['label']} ({b['runs']} boots, profile {b['profile']})",
+        "",
+        "Milestones (ms after the reference; shift B-A: Hodges-Lehmann with its 95 % interval; "
+        "Mann-Whitney over the boots, Benjamini-Hochberg over the milestones; * q < 0.05):",
+    ]
+    w = max([len(r["label"]) for r in c["milestones"]] + [10])
+    lines.append(f"  {'':<{w}} {'A':>9} {'B':>9} {'shift':>9}  {'95 % interval':<21} {'p':>6} {'q':>6}")
+    for r in c["milestones"]:
+        ci = r["ci95_s"]
+        ci_t = f"{_ms(ci[0])} … {_ms(ci[1])}" if ci else "-"
+        p = "-" if r["p"] is None else f"{r['p']:.3f}"
+        q = "-" if r["q"] is None else f"{r['q']:.3f}"
+        lines.append(
+            f"  {r['label']:<{w}} {_ms(r['a_s']):>9} {_ms(r['b_s']):>9} {_ms(r['shift_s']):>9}  {ci_t:<21} "
+            f"{p:>6} {q:>6}{' *' if r['significant'] else ''}"
+        )
+    if not c["milestones"]:
+        lines.append("  (no milestone reached on both sides)")
+    att = c.get("initcalls")
+    if att:
+        lines += [
+            "",
+            f"Initcalls (initcall_debug; time to {att['end_milestone']}: "
+            f"{_ms(att['end_a_s'])} → {_ms(att['end_b_s'])} ms, {att['delta_us'] / 1000:+.1f} ms"
+            + ("" if att["delta_p"] is None else f", p={att['delta_p']:.3f}")
+            + "):",
+            f"  initcalls in total: {(att['initcalls_total']['a_us'] or 0) / 1000:.1f} → "
+            f"{(att['initcalls_total']['b_us'] or 0) / 1000:.1f} ms; "
+            f"appeared {len(att['appeared'])}, vanished {len(att['vanished'])}; "
+            f"{att['tested']} tested, {len(att['significant'])} significant (* q < 0.05)",
+        ]
+        kw = max([len(r["key"]) for r in bootexplain.top_changes(att, top)] + [10])
+        for r in bootexplain.top_changes(att, top):
+            q = "-" if r["q"] is None else f"{r['q']:.3f}"
+            lines.append(
+                f"  {r['key']:<{kw}} {r['a_us'] / 1000:>9.2f} {r['b_us'] / 1000:>9.2f} "
+                f"{r['delta_us'] / 1000:>+9.2f} ms  {r['status']:<8} q={q}{' *' if r['significant'] else ''}"
+            )
+        lines.append(
+            f"  explained by these rows: {att['explained_us'] / 1000:+.1f} ms; "
+            f"left unexplained: {att['unexplained_us'] / 1000:+.1f} ms"
+        )
+    elif c.get("initcalls_left_out"):
+        lines += ["", f"Initcalls left out: {c['initcalls_left_out']}"]
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(c: dict) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["kind", "what", "a", "b", "delta", "unit", "p", "q", "significant"])
+    for r in c["milestones"]:
+        d = None if r["shift_s"] is None else r["shift_s"]
+        w.writerow(["milestone", r["milestone"], r["a_s"], r["b_s"], d, "s", r["p"], r["q"], r["significant"]])
+    for r in (c.get("initcalls") or {}).get("rows", []):
+        w.writerow([r["kind"], r["key"], r["a_us"], r["b_us"], r["delta_us"], "us", r["p"], r["q"], r["significant"]])
+    return buf.getvalue()
+
+
+def to_json(c: dict) -> str:
+    return json.dumps(c, indent=2) + "\n"
