@@ -31,6 +31,7 @@ from bringup.errors import BringupError
 from bringup.model.board import Board, check_boot_path
 from bringup.model.milestones import load_rules
 from bringup.model.profiles import Profile
+from bringup.parse import deferred as dfparse
 from bringup.parse import initcalls as icparse
 from bringup.parse import milestones as ms
 from bringup.parse.errors import ParseError
@@ -234,6 +235,7 @@ def boot_timing(
         summary["kernels"][kid]["console"] = console_summary(
             [r for r in recs if r["kernel"] == kid], builds[kid][1], rules, board.console
         )
+        summary["kernels"][kid]["deferred"] = deferred_summary([r for r in recs if r["kernel"] == kid], builds[kid][1])
     if profile is not None and profile.record_initcalls:
         for kid in kernels:
             rec_b, recdir = builds[kid]
@@ -450,6 +452,29 @@ def console_summary(recs: list[dict], recdir: Path, rules: ms.Rules, console: st
 
 def _version(build_rec: dict) -> str:
     return build_rec.get("version") or build_rec.get("kernelrelease") or ""
+
+
+def deferred_summary(recs: list[dict], recdir: Path) -> list[dict]:
+    """The devices whose probe was deferred in the good runs (parse/deferred.py), each
+    with the runs that printed it: most boots print none (a kernel says it only for
+    `deferred probe pending` at the timeout, or with initcall_debug / dynamic debug)."""
+    devices: dict[str, dict] = {}
+    for r in recs:
+        if r["status"] != "ok" or r.get("redone"):
+            continue
+        try:
+            res = dfparse.parse_deferred((recdir / "boot" / r["run_id"] / r["log"]).read_bytes(), r["log"])
+        except (OSError, ParseError):
+            continue
+        for d in res["devices"]:
+            new = {"device": d["device"], "bus": None, "driver": None, "reason": None, "kinds": [], "runs": 0}
+            o = devices.setdefault(d["device"], {**new, "events": 0})
+            for f in ("bus", "driver", "reason"):
+                o[f] = o[f] or d[f]
+            o["kinds"] += [k for k in d["kinds"] if k not in o["kinds"]]
+            o["runs"] += 1
+            o["events"] += d["events"]
+    return list(devices.values())
 
 
 def initcall_summary(recs: list[dict], recdir: Path, system_map: Path | None, rules: ms.Rules) -> dict:

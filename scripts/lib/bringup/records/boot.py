@@ -214,6 +214,18 @@ class ConsoleCost(Part):
     cost_s: Seconds | None  # median bytes x 10 bits / baud: what a real serial line takes to send them
 
 
+class DeferredProbe(Part):
+    """A device whose probe was deferred (-EPROBE_DEFER), over a kernel's good runs (/6)."""
+
+    device: Text
+    bus: Text | None  # as the line printed it ("platform"), None when it named none
+    driver: Text | None  # the driver, when a line named it ("requests probe deferral")
+    reason: Text | None  # the reason a line gave (6.x "deferred probe pending: <reason>", dev_err_probe)
+    kinds: list[Name]  # parse/deferred.py kinds seen: requested, returned, pending, reason, timeout
+    runs: Count  # good runs that printed a deferral of it
+    events: Count  # deferral lines over those runs
+
+
 class KernelTiming(Part):
     runs: Count
     ok: Count
@@ -229,6 +241,7 @@ class KernelTiming(Part):
     disturbed: list[Failure] = []  # runs done again because the host was disturbed (/3)
     initcalls: KernelInitcalls | None = None  # the initcalls profile's (/4)
     console: ConsoleCost | None = None  # console output before user space (/4)
+    deferred: list[DeferredProbe] | None = None  # deferred probes of the good runs (/6); None before /6
 
 
 def _timing_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
@@ -241,8 +254,8 @@ def _timing_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class BootTiming(Record):
     KIND = "bringup.boot-timing"
-    VERSION = 5
-    MIGRATIONS = {1: _timing_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields}
+    VERSION = 6
+    MIGRATIONS = {1: _timing_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields, 5: same_fields}
 
     board: Name
     created: Timestamp

@@ -152,6 +152,7 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     model["boot_explained"] = _boot_explained(ic, kernels, icname, labels) if ic else None
     quiet = rd.read(bdir / records.boot_timing_name(profile="quiet"), BootTiming)
     model["console_cost"] = _console_cost(board, boot, quiet, kernels, rules)
+    model["deferred"] = _deferred({"timing": boot, "initcalls": ic}, kernels)
     model["footprint_rows"] = _footprint_rows(fp, kernels)
     model["lmbench_groups"] = _lmbench_groups(lm, kernels)
     model["bw_mem"] = _bw_mem(lm, kernels)
@@ -286,6 +287,20 @@ def _boot_explained(ic: BootTiming, kernels: list[str], fname: str, labels: dict
         "timeline": timeline,
         "levels": list(bootexplain.LEVEL_ORDER) + ["unknown"],
     }
+
+
+def _deferred(recs: dict[str, BootTiming | None], kernels: list[str]) -> dict | None:
+    """The deferred probes each kernel's good runs printed, per profile record that
+    keeps them (boot-timing /6); None when no record does (older records)."""
+    rows, seen = [], []
+    for profile, rec in recs.items():
+        for k in kernels:
+            t = rec.kernels.get(k) if rec else None
+            if t is None or t.deferred is None:
+                continue
+            seen.append({"kernel": k, "profile": profile, "runs": t.ok})
+            rows += [{"kernel": k, "profile": profile, "of": t.ok, **d.model_dump()} for d in t.deferred]
+    return {"rows": rows, "seen": seen} if seen else None
 
 
 def _console_cost(
