@@ -103,6 +103,14 @@ def test_each_wording(line, kind, device, bus, driver, reason, us):
     )
 
 
+def test_a_bringup_console_log_line_with_host_stamps():
+    """qemu-arm 5.10 with initcall_debug, as bringup's console.log keeps it (host time and
+    delta in front): the pl011 UART's probe waits for its clock in every boot."""
+    line = b"[   0.689077  0.014334] [    0.079351] probe of 9000000.pl011 returned -517 after 0 usecs\n"
+    (e,) = deferred.parse_deferred(line)["events"]
+    assert (e["device"], e["kind"], e["us"], e["printk_s"]) == ("9000000.pl011", "returned", 0, 0.079351)
+
+
 def test_probe_results_other_than_517_and_prose_are_not_deferrals():
     text = (
         b"[    0.5] probe of 9000000.pl011 returned 0 after 812 usecs\n"
