@@ -26,6 +26,7 @@ EXPECTED = tomllib.loads((REAL / "EXPECTED.toml").read_text())
 BOOTLOGS = sorted(k for k in EXPECTED if k.startswith("bootlogs/"))
 LMBENCH = sorted(k for k in EXPECTED if k.startswith("lmbench/"))
 INITCALL_ONLY = sorted(k for k in tomllib.loads((REAL / "INITCALLS.toml").read_text()) if k.startswith("initcalls/"))
+DEFERRED = sorted(str(p.relative_to(REAL)) for p in (REAL / "deferred").glob("*"))  # tests/test_deferred.py
 RULES = load_rules()
 
 
@@ -262,7 +263,7 @@ def test_every_hand_read_value_is_checked():
 
 def test_every_real_sample_is_expected_and_sourced():
     files = sorted(str(p.relative_to(REAL)) for p in REAL.rglob("*") if p.is_file() and p.parent != REAL)
-    assert files == sorted(BOOTLOGS + LMBENCH + INITCALL_ONLY)  # initcall samples: tests/test_initcalls.py
+    assert files == sorted(BOOTLOGS + LMBENCH + INITCALL_ONLY + DEFERRED)  # initcalls: tests/test_initcalls.py
     sources = (REAL / "SOURCES.md").read_text()
     assert all(f"`{f}`" in sources for f in files)
     assert len(BOOTLOGS) >= 15 and len(LMBENCH) >= 5
