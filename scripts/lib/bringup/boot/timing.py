@@ -357,6 +357,11 @@ def _run_parallel(places: Sequence[Place], run_place, dealer: rounds.Dealer, can
     boots under way end as interrupted, nobody takes a new round) and is raised once
     every place is released; Ctrl-C (which only the main thread sees) does the same."""
     errors: list[BaseException] = []
+    # each worker says it has ended (its place released) with its own event: the main
+    # thread waits on those, never in Thread.join, because Python 3.11's join() hit by
+    # Ctrl-C marks the thread it waited for as stopped while it still runs (gh-90882),
+    # and the step would then end before that place is released
+    ended = [threading.Event() for _ in places]
 
     def work(i: int, place: Place) -> None:
         try:
@@ -365,6 +370,8 @@ def _run_parallel(places: Sequence[Place], run_place, dealer: rounds.Dealer, can
             errors.append(e)
             dealer.stop()
             cancel.set()
+        finally:
+            ended[i].set()
 
     threads = [
         threading.Thread(target=work, args=(i, p), name=f"place-{p.name}", daemon=True) for i, p in enumerate(places)
@@ -372,10 +379,10 @@ def _run_parallel(places: Sequence[Place], run_place, dealer: rounds.Dealer, can
     for t in threads:
         t.start()
     interrupted = False
-    while any(t.is_alive() for t in threads):
+    while not all(e.is_set() for e in ended):
         try:
-            for t in threads:
-                t.join(0.2)
+            for e in ended:
+                e.wait(0.2)
         except KeyboardInterrupt:
             if not interrupted:
                 say("  interrupted: stopping the boots on every place, then releasing the places")
