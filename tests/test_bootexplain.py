@@ -354,3 +354,19 @@ def test_an_unknown_profile_fails_before_anything_is_booted(tmp_path):
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.strip() == "bringup: error: profile 'nope': no such profile (known: initcalls, quiet, timing)"
     assert not any(tmp_path.iterdir())
+
+
+def test_time_before_the_clock_splits_into_loading_and_hidden_at_zero():
+    """boot-timing/6 keeps each run's time hidden at [0.000000]: the clock row becomes
+    loading (until the kernel's first line) and hidden; they add up to the old row."""
+    a = dict(A5, before_clock_s=[0.50, 0.51, 0.49, 0.50, 0.50], hidden_at_zero_s=[0.10, 0.10, 0.11, 0.09, 0.10])
+    b = dict(B5, before_clock_s=[0.53, 0.54, 0.52, 0.53, 0.53], hidden_at_zero_s=[0.13, 0.14, 0.12, 0.13, 0.13])
+    rows = {r["key"]: r for r in bootexplain.attribute(a, b, "5.10", "6.12")["rows"]}
+    assert bootexplain.BEFORE_CLOCK not in rows
+    assert rows[bootexplain.LOADING]["delta_us"] == pytest.approx(0, abs=1)  # 0.40 s in both
+    assert rows[bootexplain.HIDDEN]["delta_us"] == pytest.approx(30000)  # 0.10 -> 0.13 s
+    assert rows[bootexplain.HIDDEN]["significant"]
+    old = dict(b, hidden_at_zero_s=[])  # a record before /6: one row
+    rows = {r["key"]: r for r in bootexplain.attribute(a, old, "5.10", "6.12")["rows"]}
+    assert rows[bootexplain.BEFORE_CLOCK]["delta_us"] == pytest.approx(30000)
+    assert bootexplain.HIDDEN not in rows

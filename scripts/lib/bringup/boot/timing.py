@@ -503,6 +503,7 @@ def initcall_summary(recs: list[dict], recdir: Path, system_map: Path | None, ru
         "total_us": [],
         "end_s": [],
         "before_clock_s": [],
+        "hidden_at_zero_s": [],
         "unresolved": 0,
         "format": None,
         "end_milestone": end,
@@ -526,6 +527,7 @@ def initcall_summary(recs: list[dict], recdir: Path, system_map: Path | None, ru
         out["end_s"].append(round(hit["host_s"] - ref, 6) if hit and hit["host_s"] is not None else None)
         cz = r.get("clock_zero_host_s")
         out["before_clock_s"].append(round(cz - ref, 6) if cz is not None else None)
+        out["hidden_at_zero_s"].append(r.get("hidden_at_zero_s"))
         for e in res["initcalls"]:
             key = e["fn"] + (f" [{e['module']}]" if e["module"] else "")
             c = calls.setdefault(

@@ -198,6 +198,7 @@ class KernelInitcalls(Part):
     total_us: list[Count]  # their durations summed, per run
     end_s: list[Real | None]  # time from the reference to the after_initcalls milestone, per run
     before_clock_s: list[Real | None]  # time from the reference to the kernel's clock zero, per run
+    hidden_at_zero_s: list[Real | None] = []  # of before_clock_s: the part after the kernel's first line (/6)
     unresolved: Count  # initcalls printed as addresses that the System.map did not name (all runs)
     format: Name | None  # parse/initcalls.py FORMATS key
     end_milestone: Name | None  # the after_initcalls milestone

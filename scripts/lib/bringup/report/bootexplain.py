@@ -15,8 +15,12 @@ Between two kernels (`attribute`), the rules:
     numbers are not mixed in);
   - each initcall's time in a run is its printed duration, 0 in a run where it did not
     run: so an initcall only one kernel has (appeared, vanished) is compared with 0;
-  - a row's share is the difference of its medians; "time before the kernel clock"
-    (host time at the kernel's clock zero, from the reference) is a row like the others;
+  - a row's share is the difference of its medians; the time before the kernel clock
+    (host time at the kernel's clock zero, from the reference) is two rows like the
+    others: loading and starting the kernel until its first console line (the
+    bootloader's load, decompression, early boot), and the time its lines stamped
+    [0.000000] hid (from that first line to the clock's zero); one row, "time before
+    the kernel clock", in records without the split (before boot-timing/6);
   - unexplained = D minus the sum of every row's share: the kernel's own work outside
     initcalls (start_kernel before the first initcall, the work between them), the
     console output of the initcall lines themselves, and the error of summing medians;
@@ -130,6 +134,33 @@ def kernel_view(ic: dict, top: int = 10) -> dict[str, Any]:
     }
 
 
+LOADING = "loading and starting the kernel (until its first line)"
+HIDDEN = "time hidden at [0.000000] (before its clock ran)"
+BEFORE_CLOCK = "time before the kernel clock"
+
+
+def _before_clock(a: dict, b: dict) -> list[tuple[str, list[float], list[float]]]:
+    """The rows before the kernel's clock zero, in us per run: split into the time until
+    the kernel's first line (bootloader load, decompression, early boot) and the time
+    its lines stamped [0.000000] hid, when both kernels' runs say both; else one row."""
+
+    def split(ic: dict) -> tuple[list[float], list[float], list[float]]:
+        before = ic.get("before_clock_s") or []
+        hidden = ic.get("hidden_at_zero_s") or []
+        whole = [x * 1e6 for x in before if x is not None]
+        if len(hidden) != len(before) or any(x is None for x in before + hidden):
+            return whole, [], []
+        return whole, [(x - h) * 1e6 for x, h in zip(before, hidden, strict=True)], [h * 1e6 for h in hidden]
+
+    wa, la, ha = split(a)
+    wb, lb, hb = split(b)
+    if not (wa and wb):
+        return []
+    if la and lb:
+        return [(LOADING, la, lb), (HIDDEN, ha, hb)]
+    return [(BEFORE_CLOCK, wa, wb)]
+
+
 def attribute(a: dict, b: dict, name_a: str, name_b: str, alpha: float = ALPHA) -> dict[str, Any] | None:
     """What makes kernel b's time to the after_initcalls milestone differ from kernel a's
     (see the module's rules); None when either has no runs with that milestone."""
@@ -168,10 +199,8 @@ def attribute(a: dict, b: dict, name_a: str, name_b: str, alpha: float = ALPHA) 
             row["p"] = None if t is None else t["p"]
         rows.append(row)
 
-    bca = [x * 1e6 for x in a.get("before_clock_s") or [] if x is not None]
-    bcb = [x * 1e6 for x in b.get("before_clock_s") or [] if x is not None]
-    if bca and bcb:
-        add("clock", "time before the kernel clock", bca, bcb)
+    for label, va, vb in _before_clock(a, b):
+        add("clock", label, va, vb)
     ca = {key(c): c for c in a.get("calls") or []}
     cb = {key(c): c for c in b.get("calls") or []}
     na, nb = len(a.get("runs") or []), len(b.get("runs") or [])
