@@ -738,3 +738,19 @@ def test_a_labgrid_board_holds_its_place_for_all_workload_rounds(tmp_path, monke
     mw.workloads(board, logs, tmp_path / "cache", names=["openssl"], runs=2, guard=False, say=lambda *_: None)
     n = 2 * len(board.kernels)
     assert log == ["acquire"] + ["target of p1"] * n + ["release"]
+
+
+def test_john_parser_on_the_output_the_guest_printed():
+    """john --test prints "Raw:<TAB>N c/s real, M c/s virtual"; the real rate is the metric."""
+    wl = wm.load_all(["john"])["john"]
+    text = capture("john-test-guest-armhf.txt")
+    # by hand: "Raw:	3764 c/s real, 3801 c/s virtual"
+    assert wp.metric(text, metric_of(wl, "md5crypt").regex) == 3764
+    assert wp.metric(text.replace("3764 c/s", "3764K c/s"), metric_of(wl, "md5crypt").regex) is None  # never 1000x off
+
+
+def test_7zip_times_its_two_steps():
+    wl = wm.load_all(["7zip"])["7zip"]
+    cmds = dict((s.name, c) for s, c in wl.commands("quick", "7zip"))
+    assert cmds["compress"].startswith("/usr/bin/7zz a -bd -mx=5 -mmt=1 /tmp/corpus.7z /usr/share/bringup-workloads/7zip/corpus.txt")
+    assert all(m.elapsed and m.unit == "s" for m in wl.metric)
