@@ -106,3 +106,29 @@ def test_workloads_section_renders_in_html_and_markdown(logs):
     assert "6.12: not measured (step cpu did not finish within 60s)" in html
     assert "## Workloads" in md and "| sha256 | kB/s | higher |" in md
     assert "| sha256 | kB/s | higher | 40930 | 36837 | − 10 % * |" in md
+
+
+def test_relative_performance_chart(logs):
+    """Each metric of 6.12 against 5.10 as performance relative to 5.10 (>1 better, either
+    direction), with a 95 % interval; the chart is in the page and the Markdown."""
+    rep = report.write(load_board("qemu-arm"), logs, say=lambda *_: None)
+    rel = rep.model["workload_relative"]
+    assert rel["base"] == "5.10" and rel["kernels"] == ["6.12"]
+    rows = {r["label"]: r["ratios"]["6.12"] for r in rel["rows"]}
+    sha = rows["openssl: sha256"]  # 10 % less throughput in every round: 0.9, the interval tight around it
+    assert sha["ratio"] == pytest.approx(0.9, abs=1e-3) and sha["lo"] <= sha["ratio"] <= sha["hi"] < 1
+    xz = rows["compress: xz compress"]  # lower is better; overlapping rounds: the interval spans 1
+    assert xz["lo"] < 1 < xz["hi"]
+    assert "sysbench: cpu events" not in rows  # one side only: nothing to relate
+    assert 'data-chart="chart-workloads"' in rep.index.read_text()
+    assert "![workload performance relative to 5.10](charts/workloads.svg)" in rep.markdown.read_text()
+    assert (rep.index.parent / "charts" / "workloads.svg").is_file()
+
+
+def test_a_kernel_relative_to_itself_is_one():
+    from bringup.report import workloads as wr
+
+    runs = {"a": [3.1, 3.2, 3.0], "b": [3.1, 3.2, 3.0]}
+    wt = {"kernels": ["a", "b"], "workloads": [{"name": "w", "rows": [{"name": "m", "better": "lower", "runs": runs}]}]}
+    (row,) = wr.relative(wt)["rows"]
+    assert row["ratios"]["b"]["ratio"] == 1.0 and row["ratios"]["b"]["lo"] <= 1.0 <= row["ratios"]["b"]["hi"]

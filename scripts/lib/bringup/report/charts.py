@@ -205,3 +205,34 @@ def initcall_timeline(kernel: str, calls: list[dict], levels: list[str], labelle
     fig.tight_layout()
     safe = re.sub(r"[^A-Za-z0-9_-]", "_", kernel)
     return _svg(fig, f"chart-initcalls-{safe}", f"initcall timeline of {kernel}")
+
+
+def relative_performance(rel: dict) -> str | None:
+    """Workload metrics as performance relative to the first kernel (1 = the same, >1
+    better, whatever the metric's direction), a bar per other kernel with its 95 %
+    interval (report/workloads.relative); the view Phoronix readers know."""
+    rows, ks = rel.get("rows") or [], rel.get("kernels") or []
+    if not rows or not ks:
+        return None
+    n = len(rows)
+    fig, ax = plt.subplots(figsize=(6.4, 0.6 + 0.28 * n * max(1, len(ks)) ** 0.5 + 0.4))
+    h = 0.8 / len(ks)
+    for j, k in enumerate(ks):
+        ys, xs, lo, hi = [], [], [], []
+        for i, r in enumerate(rows):
+            v = r["ratios"].get(k)
+            if v is None:
+                continue
+            ys.append(n - 1 - i + (len(ks) - 1 - j - (len(ks) - 1) / 2) * h)
+            xs.append(v["ratio"])
+            lo.append(v["ratio"] - v["lo"])
+            hi.append(v["hi"] - v["ratio"])
+        ax.barh(ys, [x - 1 for x in xs], left=1, height=h * 0.9, color=COLORS[(j + 1) % len(COLORS)], label=k)
+        ax.errorbar(xs, ys, xerr=[lo, hi], fmt="none", ecolor="#333", elinewidth=0.8, capsize=2)
+    ax.axvline(1, color="#333", lw=0.8)
+    ax.set_yticks(range(n), [r["label"] for r in reversed(rows)])
+    ax.set_xlabel(f"performance relative to {rel.get('base')} (>1: better; bars: 95 % interval)")
+    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    return _svg(fig, "chart-workloads", "workload performance relative to the first kernel")

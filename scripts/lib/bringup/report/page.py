@@ -36,6 +36,7 @@ from bringup.records.boot import KernelTiming, MilestoneStats
 from bringup.report import bootexplain, charts, compare, findings, places
 from bringup.report import buildtable as buildreport
 from bringup.report.tables import fmt_delta, pct
+from bringup.report.workloads import relative as workload_relative
 from bringup.report.workloads import tables as workload_tables
 from bringup.util import clock, paths
 
@@ -157,6 +158,7 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     model["lmbench_groups"] = _lmbench_groups(lm, kernels)
     model["bw_mem"] = _bw_mem(lm, kernels)
     model["workload_tables"] = workload_tables(wl, kernels)
+    model["workload_relative"] = workload_relative(model["workload_tables"])
     model["env"] = _environment(board, build)
     _imported_env(model)
     model["reproduce"] = _reproduce(board, model)
@@ -926,6 +928,7 @@ def make_charts(model: dict) -> dict:
             for k, calls in (model["boot_explained"] or {}).get("timeline", {}).items()
         },
         "bw_mem": charts.bw_mem_cascade(ks, model["bw_mem"]),
+        "workloads": charts.relative_performance(model["workload_relative"]),
     }
 
 

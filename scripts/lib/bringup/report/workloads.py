@@ -4,6 +4,9 @@ workload metrics, tested like lmbench's in the kernel's family (findings.py)."""
 
 from __future__ import annotations
 
+import math
+
+from bringup import stats
 from bringup.records import Workloads
 from bringup.records.workloads import WorkloadMetric
 from bringup.report.tables import pct
@@ -21,6 +24,7 @@ def tables(wl: dict[str, Workloads], kernels: list[str]) -> dict:
         "missing": [k for k in kernels if k not in wl],
         "mode": sorted({wl[k].mode for k in ks}),
         "runs": {k: wl[k].runs for k in ks},
+        "disk": next((wl[k].disk.model_dump() for k in ks if wl[k].disk is not None), None),
         "workloads": [],
     }
     for n in names:
@@ -64,6 +68,37 @@ def tables(wl: dict[str, Workloads], kernels: list[str]) -> dict:
             }
         )
     return out
+
+
+def relative(wt: dict) -> dict:
+    """Each workload metric of each kernel as performance relative to the first kernel
+    (>1: better, whatever the metric's direction; Phoronix's relative-performance
+    view), with a 95 % interval: the Hodges-Lehmann shift of the log values over the
+    rounds and its bootstrap interval (stats), back as ratios.  {kernels (the others),
+    rows: [{label, ratios: {k: {ratio, lo, hi}}}]}."""
+    ks = wt.get("kernels") or []
+    rows = []
+    for w in wt.get("workloads") or []:
+        for r in w["rows"]:
+            runs = r.get("runs") or {}
+            a = [v for v in runs.get(ks[0]) or [] if v and v > 0] if ks else []
+            out = {}
+            for k in ks[1:]:
+                b = [v for v in runs.get(k) or [] if v and v > 0]
+                if not a or not b:
+                    continue
+                la, lb = [math.log(v) for v in a], [math.log(v) for v in b]
+                shift = stats.hodges_lehmann(la, lb)
+                ci = stats.shift_interval(la, lb)
+                if shift is None:
+                    continue
+                sign = 1 if r["better"] == "higher" else -1
+                lo, hi = (ci if ci else (shift, shift))
+                ends = sorted((math.exp(sign * lo), math.exp(sign * hi)))
+                out[k] = {"ratio": round(math.exp(sign * shift), 4), "lo": round(ends[0], 4), "hi": round(ends[1], 4)}
+            if out:
+                rows.append({"label": f"{w['name']}: {r['name']}", "ratios": out})
+    return {"base": ks[0] if ks else None, "kernels": ks[1:], "rows": rows}
 
 
 def _pairs(a: Workloads, b: Workloads) -> list[tuple[str, WorkloadMetric, WorkloadMetric]]:
