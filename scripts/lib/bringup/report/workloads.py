@@ -24,7 +24,7 @@ def tables(wl: dict[str, Workloads], kernels: list[str]) -> dict:
         "missing": [k for k in kernels if k not in wl],
         "mode": sorted({wl[k].mode for k in ks}),
         "runs": {k: wl[k].runs for k in ks},
-        "disk": next((wl[k].disk.model_dump() for k in ks if wl[k].disk is not None), None),
+        "disk": next((d.model_dump() for k in ks if (d := wl[k].disk) is not None), None),
         "workloads": [],
     }
     for n in names:
@@ -87,13 +87,14 @@ def relative(wt: dict) -> dict:
                 b = [v for v in runs.get(k) or [] if v and v > 0]
                 if not a or not b:
                     continue
-                la, lb = [math.log(v) for v in a], [math.log(v) for v in b]
+                la: list[float | None] = [math.log(v) for v in a]
+                lb: list[float | None] = [math.log(v) for v in b]
                 shift = stats.hodges_lehmann(la, lb)
                 ci = stats.shift_interval(la, lb)
                 if shift is None:
                     continue
                 sign = 1 if r["better"] == "higher" else -1
-                lo, hi = (ci if ci else (shift, shift))
+                lo, hi = ci if ci else (shift, shift)
                 ends = sorted((math.exp(sign * lo), math.exp(sign * hi)))
                 out[k] = {"ratio": round(math.exp(sign * shift), 4), "lo": round(ends[0], 4), "hi": round(ends[1], 4)}
             if out:
