@@ -24,7 +24,7 @@ def tables(wl: dict[str, Workloads], kernels: list[str]) -> dict:
         "missing": [k for k in kernels if k not in wl],
         "mode": sorted({wl[k].mode for k in ks}),
         "runs": {k: wl[k].runs for k in ks},
-        "disk": next((d.model_dump() for k in ks if (d := wl[k].disk) is not None), None),
+        "disk": next((disk.model_dump() for k in ks if (disk := wl[k].disk) is not None), None),
         "workloads": [],
     }
     for n in names:
