@@ -755,3 +755,35 @@ def test_7zip_times_its_two_steps():
     corpus = "/usr/share/bringup-workloads/7zip/corpus.txt"
     assert cmds["compress"].startswith(f"/usr/bin/7zz a -bd -mx=5 -mmt=1 /tmp/corpus.7z {corpus}")
     assert all(m.elapsed and m.unit == "s" for m in wl.metric)
+
+
+def test_generated_pictures_and_clips_are_valid_files_of_about_their_size():
+    """image: a binary PPM a tool reads; video: YUV4MPEG2 4:2:0 frames; both the same bytes
+    for the same seed, other bytes for another."""
+    img = wm.Input(name="p.ppm", kind="image", quick_bytes=300_000, full_bytes=1_200_000, seed=4)
+    a = mw.generate(img, "quick")
+    head, w, h, maxval = a.split(b"\n", 3)[0], *a.split(b"\n", 3)[1].split(), a.split(b"\n", 3)[2]
+    assert head == b"P6" and w == h == b"312" and maxval == b"255"  # 312 = sqrt(300000 / 3) // 8 * 8
+    assert len(a) == len(b"P6\n312 312\n255\n") + 312 * 312 * 3
+    assert a == mw.generate(img, "quick") and a != mw.generate(img.model_copy(update={"seed": 5}), "quick")
+    vid = wm.Input(name="c.y4m", kind="video", quick_bytes=400_000, full_bytes=800_000, seed=5)
+    v = mw.generate(vid, "quick")
+    header = b"YUV4MPEG2 W176 H144 F25:1 Ip A1:1 C420jpeg\n"
+    frame = 176 * 144 * 3 // 2
+    assert v.startswith(header) and (len(v) - len(header)) == 10 * (len(b"FRAME\n") + frame)  # 400000 // 38016
+    assert v.count(b"FRAME\n") >= 10 and v == mw.generate(vid, "quick")
+
+
+def test_graphicsmagick_parser_on_the_output_the_guest_printed():
+    wl = wm.load_all(["graphicsmagick"])["graphicsmagick"]
+    text = capture("gm-benchmark-guest-armhf.txt")
+    # by hand: "Results: 1 threads 5 iter 3.37s user 3.383196s total 1.478 iter/s 1.484 iter/cpu"
+    assert wp.metric(text, metric_of(wl, "resize+sharpen").regex) == pytest.approx(1.478)
+
+
+def test_gnupg_leaves_the_pinentries_out_and_times_both_steps():
+    wl = wm.load_all(["gnupg"])["gnupg"]
+    assert "pinentry-curses" in wl.without and set(wl.packages) == {"gpg", "gpg-agent"}
+    cmds = dict((s.name, c) for s, c in wl.commands("quick", "gnupg"))
+    assert "--pinentry-mode loopback --passphrase bringup --symmetric" in cmds["encrypt"]
+    assert all(m.elapsed for m in wl.metric)

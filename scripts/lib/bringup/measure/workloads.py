@@ -87,11 +87,47 @@ WORDS = [
 ]
 
 
+def _pixel(x: int, y: int, t: int, seed: int) -> int:
+    """A deterministic picture: gradients, a moving diagonal and integer-hash grain."""
+    grain = ((x * 7919 + y * 104729 + t * 1299709 + seed * 15485863) % 251) // 8
+    return (x + y + 3 * t + grain) & 255
+
+
+def image_ppm(n: int, seed: int) -> bytes:
+    """A binary PPM (P6) of about n bytes: a square, side a multiple of 8."""
+    side = max(8, int((n / 3) ** 0.5) // 8 * 8)
+    rows = bytearray()
+    for y in range(side):
+        for x in range(side):
+            rows += bytes(((x * 255 // side) & 255, (y * 255 // side) & 255, _pixel(x, y, 0, seed)))
+    return f"P6\n{side} {side}\n255\n".encode() + bytes(rows)
+
+
+VIDEO_W, VIDEO_H = 176, 144  # QCIF: a short clip of any length stays small
+
+
+def video_y4m(n: int, seed: int) -> bytes:
+    """A YUV4MPEG2 clip (4:2:0, QCIF, 25 fps) of about n bytes: moving gradients and grain."""
+    w, h = VIDEO_W, VIDEO_H
+    frame = w * h * 3 // 2
+    frames = max(2, n // frame)
+    out = bytearray(f"YUV4MPEG2 W{w} H{h} F25:1 Ip A1:1 C420jpeg\n".encode())
+    u = bytes((x * 2 + y) & 255 for y in range(h // 2) for x in range(w // 2))
+    v = bytes((x + y * 2 + 128) & 255 for y in range(h // 2) for x in range(w // 2))
+    for t in range(frames):
+        out += b"FRAME\n" + bytes(_pixel(x, y, t, seed) for y in range(h) for x in range(w)) + u + v
+    return bytes(out)
+
+
 def generate(inp: Input, mode: Mode) -> bytes:
     """An input file's bytes: the same for the same (kind, size, seed), on any host."""
     n = inp.quick_bytes if mode == "quick" else inp.full_bytes
     if inp.kind == "zeros":
         return bytes(n)
+    if inp.kind == "image":
+        return image_ppm(n, inp.seed)
+    if inp.kind == "video":
+        return video_y4m(n, inp.seed)
     out = bytearray()
     counter = 0
     while len(out) < n:

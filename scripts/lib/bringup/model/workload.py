@@ -39,8 +39,11 @@ class Input(Strict):
 
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$", max_length=64)]
     kind: Annotated[
-        Literal["text", "random", "zeros"],
-        Field(description="text: compressible pseudo-words; random: incompressible bytes; zeros"),
+        Literal["text", "random", "zeros", "image", "video"],
+        Field(
+            description="text: compressible pseudo-words; random: incompressible bytes; zeros; image: a binary "
+            "PPM picture of about that size; video: a YUV4MPEG2 clip (QCIF, 25 fps) of about that size"
+        ),
     ]
     quick_bytes: Annotated[int, Field(ge=1, le=64 * 1024 * 1024)]
     full_bytes: Annotated[int, Field(ge=1, le=256 * 1024 * 1024)]
