@@ -386,3 +386,24 @@ def test_kernel_version_without_a_linux_version_line():
     )
     r = ms.parse_bootlog(b"[    1.8] Pid: 1, comm: swapper Not tainted 2.6.26-rc9 #89\n", rules)
     assert (r["kernel_version"], r["kernel_version_from"]) == ("2.6.26-rc9", "Oops/WARNING header")
+
+
+def test_a_panics_end_trailer_is_the_same_panic_not_a_later_fault():
+    """3.x+ kernels close a panic with "---[ end Kernel panic - not syncing: <why> ]---":
+    one panic, one fault; a second, different panic later is still listed."""
+    log = "\n".join(
+        [
+            "[    0.5] Linux version 5.11.22 (a@b) #1",
+            "[    0.9] Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)",
+            "[    0.9] CPU: 0 PID: 1 Comm: swapper/0 Not tainted 5.11.22 #1",
+            "[    0.9] ---[ end Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0) ]---",
+        ]
+    )
+    r = ms.parse_bootlog(log.encode(), load_rules())
+    assert r["fault"]["kind"] == "panic" and r["fault"]["line"] == 2
+    assert r["later_faults"] == []
+    oops_first = log.replace(
+        "Kernel panic - not syncing: VFS", "Unable to handle kernel NULL pointer dereference; VFS", 1
+    )
+    r = ms.parse_bootlog(oops_first.encode(), load_rules())
+    assert r["fault"]["kind"] == "oops" and [f["line"] for f in r["later_faults"]] == [4]  # no panic line before it

@@ -744,3 +744,12 @@ def test_a_long_log_parses_in_bounded_memory():
         tracemalloc.stop()
     assert res["lines"] > 40_000 and res["memory"]["available_kb"] == 449408
     assert peak < size / 4, f"{peak} bytes at the peak for a {size}-byte log"
+
+
+def test_the_riscv_panic_and_its_end_trailer_are_one_fault():
+    """Read by hand: line 91 "Kernel panic - not syncing: VFS: Unable to mount root fs on
+    unknown-block(0,0)", line 95 its "---[ end Kernel panic ... ]---": one panic."""
+    data = (REAL / "bootlogs" / "opensbi-uboot-2022.01-5.11.22-riscv64-efi-panic.log").read_bytes()
+    res = bootlog.parse_bootlog(data, RULES)
+    assert (res["fault"]["kind"], res["fault"]["line"]) == ("panic", 91)
+    assert res["later_faults"] == []

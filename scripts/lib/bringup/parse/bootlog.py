@@ -53,6 +53,9 @@ MAX_INITCALLS = 5000
 SLOWEST = 10
 
 
+# the trailer 3.x and later kernels print after a panic's stack dump: the same panic
+END_PANIC_RE = re.compile(r"---\[ end Kernel panic\b")
+
 class BootLog:
     """Everything `parse bootlog` reports, fed one line at a time."""
 
@@ -131,10 +134,18 @@ class BootLog:
             return
         m = PRINTK_RE.match(text)
         body = text[m.end() :] if m else text
+        if END_PANIC_RE.search(body) and self._panicked():
+            return  # "---[ end Kernel panic - not syncing: <why> ]---" closes the panic already listed
         for kind, rx in self.rules.faults.items():
             if rx.search(text) or rx.search(body):
                 self.later_faults.append({"kind": kind, "line": n, "text": text})
                 return
+
+    def _panicked(self) -> bool:
+        first = self.scan.fault
+        return (first is not None and first.get("kind") == "panic") or any(
+            f.get("kind") == "panic" for f in self.later_faults
+        )
 
     def _initcall_result(self) -> dict | None:
         """initcall_debug timings (parse/initcalls.py), in bootlog's words: the line counts,
