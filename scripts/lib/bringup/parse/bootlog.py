@@ -56,6 +56,7 @@ SLOWEST = 10
 # the trailer 3.x and later kernels print after a panic's stack dump: the same panic
 END_PANIC_RE = re.compile(r"---\[ end Kernel panic\b")
 
+
 class BootLog:
     """Everything `parse bootlog` reports, fed one line at a time."""
 
