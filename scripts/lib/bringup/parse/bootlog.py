@@ -27,7 +27,7 @@ import re
 from typing import BinaryIO
 
 from bringup.parse import meminfo
-from bringup.parse.errors import ParseError
+from bringup.parse.errors import ParseError, checked, numbers
 from bringup.parse.initcalls import InitcallScan
 from bringup.parse.logtext import DESCRIBE, LogText
 from bringup.parse.milestones import PRINTK_RE, Rules, Scan
@@ -207,10 +207,13 @@ def parse_bootlog(data: bytes | BinaryIO, rules: Rules, name: str = "input") -> 
     text = LogText(io.BytesIO(data) if isinstance(data, bytes) else data, name)
     log = BootLog(rules)
     for n, host, line in text.lines():
-        log.feed(n, host, line)
+        with numbers(name, line, n):
+            log.feed(n, host, line)
     if not log.recognised():
         raise ParseError(f"{name}: not a boot log (no kernel, bootloader or init line in its {log.lines} lines)")
-    res = log.result()
+    mem = log.memory.avail or log.memory._pending  # the Memory: line's numbers are read at the end
+    with numbers(name, mem[2] if mem else "", mem[0] if mem else 0):
+        res = log.result()
     info = text.info()
     if log.printk_lines and info["stamps"] in ("raw", "printk"):
         # the head may be all bootloader: what the whole log turned out to be
@@ -223,4 +226,4 @@ def parse_bootlog(data: bytes | BinaryIO, rules: Rules, name: str = "input") -> 
     res["text"] = info
     if res["memory"] and len(res["memory"].get("lines", ())) > 1:
         info["assumed"] += "; a wrapped Memory: line joined"
-    return res
+    return checked(res, name)

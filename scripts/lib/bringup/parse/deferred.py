@@ -28,6 +28,7 @@ import io
 import re
 from typing import BinaryIO
 
+from bringup.parse.errors import integer
 from bringup.parse.logtext import LogText
 
 # a printk time, after grep -n's line number when a log was pasted from `dmesg | grep -n`
@@ -72,7 +73,7 @@ class DeferredScan:
                     "driver": d.get("drv"),
                     "kind": kind,
                     "reason": None if reason in (None, "(reason unknown)") else reason,
-                    "us": int(d["us"]) if d.get("us") else None,
+                    "us": integer(d["us"]) if d.get("us") else None,
                     "printk_s": printk,
                     "line": n,
                 }

@@ -38,7 +38,7 @@ import io
 import re
 from typing import BinaryIO
 
-from bringup.parse.errors import ParseError
+from bringup.parse.errors import ParseError, checked, integer, numbers
 from bringup.parse.logtext import LogText
 
 PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
@@ -119,18 +119,18 @@ class InitcallScan:
             return True
         r = RET_NEW.match(body)
         if r:
-            us = int(r.group("n")) * (1000 if r.group("unit") == "msecs" else 1)
+            us = integer(r.group("n")) * (1000 if r.group("unit") == "msecs" else 1)
             self._format("usecs" if r.group("unit") == "usecs" else "msecs")
             self.counts["returned"] += 1
             sym, printed = r.group("sym"), f"{r.group('n')} {r.group('unit')}"
-            self._done(sym, r.group("mod"), None, us, int(r.group("rc")), n, host, pk, printed)
+            self._done(sym, r.group("mod"), None, us, integer(r.group("rc")), n, host, pk, printed)
             return True
         r = RET_OLD.match(body)
         if r:
             self.counts["returned"] += 1
             self._format("old")
             addr = r.group("addr")
-            self._pending[addr] = {"name": r.group("sym"), "rc": int(r.group("rc")), "n": n, "host": host, "pk": pk}
+            self._pending[addr] = {"name": r.group("sym"), "rc": integer(r.group("rc")), "n": n, "host": host, "pk": pk}
             if len(self._pending) > MAX_OPEN:
                 self._flush_one(next(iter(self._pending)))
             return True
@@ -142,14 +142,14 @@ class InitcallScan:
             p = self._pending.pop(addr, None)
             name = r.group("sym") or (p or {}).get("name")
             ms = r.group("n")
-            self._done(addr, None, name, int(ms) * 1000, p["rc"] if p else None, n, host, pk, f"{ms} msecs")
+            self._done(addr, None, name, integer(ms) * 1000, p["rc"] if p else None, n, host, pk, f"{ms} msecs")
             return True
         r = ERR_OLD.match(body)
         if r:
             self.counts["error"] += 1
             p = self._pending.get(r.group("addr"))
             if p is not None:
-                p["rc"] = int(r.group("rc"))
+                p["rc"] = integer(r.group("rc"))
             return True
         return False
 
@@ -160,7 +160,7 @@ class InitcallScan:
         self.counts["calling"] += 1
         if len(self._open) >= MAX_OPEN:
             self._open.pop(next(iter(self._open)))
-        self._open[key] = {"line": n, "host": host, "pk": pk, "pid": int(pid) if pid else None, "name": name}
+        self._open[key] = {"line": n, "host": host, "pk": pk, "pid": integer(pid) if pid else None, "name": name}
 
     def _done(self, key, mod, name, us, rc, n, host, pk, printed=None) -> None:
         call = self._open.pop(key, None) or {}
@@ -280,7 +280,8 @@ def parse_initcalls(data: bytes | BinaryIO, name: str = "input") -> dict:
     scan = InitcallScan()
     lines = 0
     for n, host, line in text.lines():
-        scan.feed(n, host, line)
+        with numbers(name, line, n):
+            scan.feed(n, host, line)
         lines = n
     res = scan.result()
     if not res["count"] and not res["calling"]:
@@ -290,4 +291,4 @@ def parse_initcalls(data: bytes | BinaryIO, name: str = "input") -> dict:
         )
     res["lines"] = lines
     res["text"] = text.info()
-    return res
+    return checked(res, name)

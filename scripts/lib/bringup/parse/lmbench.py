@@ -30,7 +30,7 @@ import io
 import re
 from typing import BinaryIO
 
-from bringup.parse.errors import ParseError
+from bringup.parse.errors import MAX_VALUE, LongNumber, ParseError, checked, integer, numbers
 from bringup.parse.lmbench_summary import parse_summary
 
 LABELED = re.compile(
@@ -161,11 +161,11 @@ def parse_text(text: str, source: str = "", first_line: int | None = None) -> li
             continue
         m = CTX_HEAD.match(line)
         if m:
-            ctx_size, stride = int(m.group(1)), None
+            ctx_size, stride = integer(m.group(1)), None
             continue
         m = STRIDE_HEAD.match(line)
         if m:
-            stride, ctx_size = int(m.group(1)), None
+            stride, ctx_size = integer(m.group(1)), None
             continue
         m = FS_ROW.match(line)
         if m:
@@ -195,6 +195,9 @@ def _pair_follows(lines: list[str], i: int) -> bool:
 
 
 def _pair(x: float, y: float, block: str, ctx_size, stride, source: str, n: int | None) -> dict | None:
+    if not abs(x) <= MAX_VALUE:  # a count or size beyond any (int() of an infinity would crash)
+        what = "lat_ctx process count" if ctx_size is not None else "size"
+        raise LongNumber(f"{what} {x}: beyond any value a log holds")
     if ctx_size is not None:
         return _m(f"ctx {int(x)}p/{ctx_size}K", y, "us", source or "lat_ctx", n, processes=int(x), size_kb=ctx_size)
     if stride is not None:
@@ -219,7 +222,7 @@ def pair_unit(block: str) -> str | None:
 def _fs_row(m: re.Match, source: str, n: int | None) -> list[dict]:
     """lat_fs: size, files, creations/s, removals/s -> microseconds per file (what the
     report compares); imports keep the numbers as printed too."""
-    size, files, creates, removes = m.group(1).upper(), int(m.group(2)), int(m.group(3)), int(m.group(4))
+    size, files, creates, removes = m.group(1).upper(), integer(m.group(2)), integer(m.group(3)), integer(m.group(4))
     out = []
     if creates:
         out.append(
@@ -288,7 +291,7 @@ def parse_runner(text: str, lines: bool = False) -> dict:
         if e and cur == e.group(1):
             body, name = "\n".join(buf), e.group(1)
             res[name] = {
-                "rc": int(e.group(2)),
+                "rc": integer(e.group(2)),
                 "metrics": parse_text(body, name, start if lines else None),
                 "text": body,
             }
@@ -386,10 +389,11 @@ def parse_lmbench(data: bytes | BinaryIO, name: str = "input") -> dict:
         lines.append(line)
         if len(lines) > MAX_LINES:
             raise ParseError(f"{name}: not lmbench output (more than {MAX_LINES} lines)")
-    res = parse_any("\n".join(lines))
+    with numbers(name, "\n".join(lines)):
+        res = parse_any("\n".join(lines))
     if not any(r["measured"] or r["not_measured"] for r in res["results"]):
         raise ParseError(
             f"{name}: not lmbench output (no summary table, runner block or benchmark value in its {len(lines)} lines)"
         )
     res["text"] = text.info()
-    return res
+    return checked(res, name)

@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import BinaryIO
 
-from bringup.parse.errors import ParseError
+from bringup.parse.errors import ParseError, integer
 
 MAX_LINE = 64 * 1024  # longer lines are cut (the rest of the line is read and dropped)
 HEAD_LINES = 200  # non-blank lines read ahead to tell the format
@@ -422,7 +422,7 @@ def _stamp(kind: str, m: re.Match) -> tuple[float | None, str]:
     if kind == "stamped":
         return float(g[0]), g[2]
     if kind == "kmsg":
-        return None, f"[{int(g[2]) / 1e6:12.6f}] {g[3]}"
+        return None, f"[{integer(g[2]) / 1e6:12.6f}] {g[3]}"
     if kind == "dmesg-x":
         return None, g[0]
     if kind == "journal-monotonic":

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from bringup.parse.errors import integer
+
 MEMORY_RE = re.compile(
     r"Memory(?: available)?: *(\d+) ?([kKM])B?(?:/(\d+) ?([kKM])B?)? (?:available|usable|RAM)\b(.*)$"
 )
@@ -40,7 +42,7 @@ PART_FIELDS = {
 
 
 def _kb(value: str, unit: str) -> int:
-    return int(value) * (1024 if unit == "M" else 1)
+    return integer(value) * (1024 if unit == "M" else 1)
 
 
 def memory_parts(line: str) -> dict | None:
@@ -105,7 +107,7 @@ class MemoryLines:
         elif "kB)" in body and len(self.sections) < 4:
             s = SECTION_RE.match(body)
             if s and s.group(1) not in self.sections:
-                self.sections[s.group(1)] = int(s.group(2))
+                self.sections[s.group(1)] = integer(s.group(2))
 
     def _continue(self, n: int, body: str) -> bool:
         """Whether body continues the pending (wrapped) Memory: line."""
@@ -133,7 +135,7 @@ class MemoryLines:
         if self.total is None:
             t = TOTAL_RE.search(body)
             if t:
-                self.total = (n, body.strip(), int(t.group(2)) * 1024)
+                self.total = (n, body.strip(), integer(t.group(2)) * 1024)
 
     def _finish(self) -> None:
         if self._pending is not None and self.avail is None and MEMORY_RE.search(self._pending[2]):
@@ -234,7 +236,7 @@ def parse_free(text: str) -> dict | None:
     for i, line in enumerate(lines):
         if line.strip().startswith("Mem:"):
             head = lines[i - 1].split() if i > 0 else []
-            vals = [int(x) for x in line.split()[1:] if x.isdigit()]
+            vals = [integer(x) for x in line.split()[1:] if x.isdigit()]
             if len(head) >= len(vals):
                 head = head[: len(vals)]
             row = dict(zip(head, vals, strict=False))
@@ -253,7 +255,7 @@ def parse_meminfo(text: str) -> dict:
     for line in text.replace("\r", "").split("\n"):
         m = re.match(r"^(\w+(?:\(\w+\))?):\s+(\d+) kB", line.strip())
         if m:
-            out[m.group(1)] = int(m.group(2))
+            out[m.group(1)] = integer(m.group(2))
     return out
 
 
@@ -265,4 +267,8 @@ def parse_mem_eat(text: str) -> dict | None:
         last = m
     if last is None:
         return None
-    return {"bytes": int(last.group(1)), "kb": int(last.group(2)), "completed": last.group(0).startswith("Got total")}
+    return {
+        "bytes": integer(last.group(1)),
+        "kb": integer(last.group(2)),
+        "completed": last.group(0).startswith("Got total"),
+    }

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from bringup.parse.errors import integer
+
 # printed by the guest after each step: uptime before, uptime after, exit status; not
 # always at the start of a line (a program's last line may lack its newline: PostMark's "pm>")
 ELAPSED = re.compile(r"@@@ ELAPSED ([0-9]+(?:\.[0-9]+)?) ([0-9]+(?:\.[0-9]+)?) rc=(-?[0-9]+)\s*$", re.M)
@@ -26,7 +28,7 @@ def split(text: str) -> tuple[str, float | None, int | None]:
     if not found:
         return text, None, None
     m = found[-1]
-    return text[: m.start()], round(float(m.group(2)) - float(m.group(1)), 3), int(m.group(3))
+    return text[: m.start()], round(float(m.group(2)) - float(m.group(1)), 3), integer(m.group(3))
 
 
 def metric(text: str, regex: str, scale: float = 1.0) -> float | None:

@@ -10,6 +10,7 @@ refused, so a record that reads is a record the code could have written.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from typing import Annotated, Any, ClassVar, Self
@@ -51,7 +52,17 @@ NonNeg = Annotated[float, Field(ge=0)]
 Real = float  # any finite number (CONFIG refuses NaN and infinities)
 LineNo = Annotated[int, Field(ge=1)]  # 1-based line number in a text file
 Text = Annotated[str, Field(max_length=100_000)]
-Name = Annotated[str, Field(min_length=1, max_length=200)]  # board, kernel, milestone, benchmark
+Name = Annotated[str, Field(min_length=1, max_length=200)]  # milestone, benchmark, place
+
+
+# a board name or kernel id: it names a directory under logs/, so a plain name (model/board.py's ID_PATTERN)
+def _id(v: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}", v):
+        raise ValueError("not a board name or kernel id (1-64 letters, digits, '.', '_', '+', '-'; it names a folder)")
+    return v
+
+
+Id = Annotated[str, AfterValidator(_id)]
 
 
 def _timestamp(v: str) -> str:

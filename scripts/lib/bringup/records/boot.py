@@ -10,6 +10,7 @@ from pydantic import Field
 from bringup.records.base import (
     Count,
     FileName,
+    Id,
     LineNo,
     Name,
     NonNeg,
@@ -108,8 +109,8 @@ class Boot(Record):
     VERSION = 3
     MIGRATIONS = {1: same_fields, 2: same_fields}
 
-    board: Name
-    kernel: Name
+    board: Id
+    kernel: Id
     run_id: FileName
     run_index: Count
     status: Literal["ok", "fail", "interrupted"]
@@ -258,13 +259,13 @@ class BootTiming(Record):
     VERSION = 6
     MIGRATIONS = {1: _timing_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields, 5: same_fields}
 
-    board: Name
+    board: Id
     created: Timestamp
     path: BootPath | Literal["imported"]  # "imported" only in an imported record (/4)
     root: Root
     runs_requested: Annotated[int, Field(ge=1)]
     rootfs: RootfsRef | None  # None only in an imported record (/4)
-    kernels: dict[Name, KernelTiming]
+    kernels: dict[Id, KernelTiming]
     order: list[list[Name]] = []  # the kernels in boot order, one list per round (/3)
     stopped: Text | None = None  # why no more rounds were run (/3)
     run: RelPath | None = None  # an imported record: the directory with the copy of the log (/4)

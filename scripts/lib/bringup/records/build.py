@@ -12,6 +12,7 @@ from bringup.records.base import (
     Bytes,
     Count,
     FileName,
+    Id,
     Name,
     Part,
     Record,
@@ -183,8 +184,8 @@ class Build(Record):
     MIGRATIONS = {1: same_fields, 2: same_fields}
 
     status: Literal["ok"]
-    board: Name
-    kernel: Name
+    board: Id
+    kernel: Id
     description: str
     key: Sha256 | None  # None: a local tree outside git, always rebuilt
     started: Timestamp
@@ -231,8 +232,8 @@ class BuildFailure(Record):
     MIGRATIONS = {1: same_fields, 2: same_fields}
 
     status: Literal["fail", "interrupted"]
-    board: Name
-    kernel: Name
+    board: Id
+    kernel: Id
     key: Sha256 | None
     started: Timestamp
     finished: Timestamp

@@ -125,7 +125,7 @@ def _model_for(data: Mapping[str, Any], where: str) -> type[Record]:
 
 def load(path: Path) -> Any:
     """The JSON data of a file, refusing what is not a regular file of sane size
-    and what is not JSON; NaN and infinities are left for the model to refuse."""
+    and what is not JSON, or holds a number no record holds (NaN, an infinity, beyond 64 bits)."""
     path = Path(path)
     try:
         st = os.stat(path)
@@ -149,11 +149,48 @@ def load(path: Path) -> Any:
     if not text.strip():
         raise RecordError(f"{path}: empty, not a record (an interrupted copy?)")
     try:
-        return json.loads(text)
+        data = json.loads(text, parse_int=_int)
     except json.JSONDecodeError as e:
         raise RecordError(f"{path}: not valid JSON (truncated?): {e}") from None
     except RecursionError:
         raise RecordError(f"{path}: not valid JSON: nested too deeply") from None
+    bad = _first_bad(data, "")
+    if bad is not None:
+        field, value = bad
+        if isinstance(value, _LongInt):
+            raise RecordError(f"{path}: field '{field}': a {len(value)}-digit number: beyond any value a record holds")
+        why = "not a finite number" if isinstance(value, float) else "beyond any value a record holds"
+        raise RecordError(f"{path}: field '{field}': {show(value)}: {why}")
+    return data
+
+
+MAX_INT = 2**63 - 1  # records hold 64-bit numbers; a reader in another language takes them as they are
+
+
+class _LongInt(str):
+    """An integer of more digits than any record number (int() would refuse thousands)."""
+
+
+def _int(s: str) -> int | _LongInt:
+    return _LongInt(s) if len(s) > 30 else int(s)
+
+
+def _first_bad(v: Any, path: str) -> tuple[str, Any] | None:
+    """The first number of JSON data that no record holds (NaN, an infinity, beyond 64 bits), with its field."""
+    if isinstance(v, _LongInt):
+        return path or "<top>", v
+    if isinstance(v, bool | str):
+        return None
+    if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        return path or "<top>", v
+    if isinstance(v, int | float) and abs(v) > MAX_INT:
+        return path or "<top>", v
+    items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+    for k, x in items:
+        bad = _first_bad(x, f"{path}[{k}]" if isinstance(k, int) else f"{path}.{k}" if path else str(k))
+        if bad is not None:
+            return bad
+    return None
 
 
 def _version(data: Any, model: type[Record], where: str) -> int:

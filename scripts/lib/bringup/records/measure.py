@@ -12,6 +12,7 @@ from bringup.records.base import (
     KB,
     Bytes,
     Count,
+    Id,
     LineNo,
     Name,
     Part,
@@ -89,8 +90,8 @@ class Footprint(Record):
     VERSION = 4
     MIGRATIONS = {1: _footprint_1_to_2, 2: same_fields, 3: same_fields}
 
-    board: Name
-    kernel: Name
+    board: Id
+    kernel: Id
     kernelrelease: Name | None  # None only in an imported log without a kernel version (/4)
     build_key: Sha256 | None
     created: Timestamp
@@ -152,8 +153,8 @@ class Lmbench(Record):
     VERSION = 4
     MIGRATIONS = {1: _lmbench_1_to_2, 2: same_fields, 3: same_fields}
 
-    board: Name
-    kernel: Name
+    board: Id
+    kernel: Id
     created: Timestamp
     build_key: Sha256 | None
     mode: Mode

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from bringup.records.base import Bytes, FileName, Name, Part, Record, Sha256
+from bringup.records.base import Bytes, FileName, Id, Name, Part, Record, Sha256
 
 
 class Busybox(Part):
@@ -47,7 +47,7 @@ class Rootfs(Record):
     VERSION = 2
     MIGRATIONS = {1: _rootfs_1_to_2}
 
-    board: Name
+    board: Id
     name: Name
     file: FileName  # the gzip'd newc cpio next to this record
     bytes: Bytes

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from bringup.records.base import Count, Name, Part, Real, Record, RelPath, Sha256, Text, Timestamp, same_fields
+from bringup.records.base import Count, Id, Name, Part, Real, Record, RelPath, Sha256, Text, Timestamp, same_fields
 from bringup.records.boot import HostLoad
 from bringup.records.rootfs import RootfsRef
 
@@ -52,8 +52,8 @@ class Workloads(Record):
     VERSION = 2
     MIGRATIONS = {1: same_fields}
 
-    board: Name
-    kernel: Name
+    board: Id
+    kernel: Id
     created: Timestamp
     build_key: Sha256 | None
     mode: Literal["quick", "full"]
