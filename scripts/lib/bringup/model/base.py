@@ -165,3 +165,9 @@ def load_toml(path: Path, what: str = "TOML file") -> dict[str, Any]:
         raise DataError(f"{path}: not valid TOML: {e}") from None
     except RecursionError:
         raise DataError(f"{path}: not valid TOML: nested too deeply") from None
+    except ValueError:  # an integer of thousands of digits, which int() refuses to convert
+        n, digits = next(
+            ((i, m.group(0)) for i, ln in enumerate(text.splitlines(), 1) if (m := re.search(r"\d{100,}", ln))),
+            (0, ""),
+        )
+        raise DataError(f"{path}: line {n}: a {len(digits)}-digit number: beyond any value a data file holds") from None

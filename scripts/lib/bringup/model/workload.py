@@ -11,6 +11,7 @@ metric naming a step that does not exist, a placeholder no size defines.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Annotated, Literal
@@ -98,9 +99,18 @@ class Metric(Strict):
         return self
 
 
+MAX_SIZE = 10**12  # a size variable (bytes, seconds, counts, levels) beyond this is no workload's
+
+
 def _check_size_words(quick: dict, full: dict) -> None:
     for mode, values in (("quick", quick), ("full", full)):
         for k, v in values.items():
+            if isinstance(v, float) and not math.isfinite(v):
+                raise located(f"{mode}.{k}", f"{v!r}: not a finite number (the guest's command would read {v})")
+            if isinstance(v, int | float) and v < 0:
+                raise located(f"{mode}.{k}", f"{v!r}: negative; a size, count or level is 0 or more")
+            if isinstance(v, int | float) and v > MAX_SIZE:
+                raise located(f"{mode}.{k}", f"{v!r}: beyond any workload's size (at most {MAX_SIZE})")
             if isinstance(v, str) and not re.fullmatch(SIZE_WORD, v):
                 raise located(
                     f"{mode}.{k}", f"{v!r}: one word for the guest's shell (letters, digits and . , : + = % / - _)"
@@ -134,16 +144,18 @@ class Workload(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
-        for what, names in (
-            ("step", [s.name for s in self.step]),
-            ("metric", [m.name for m in self.metric]),
-            ("input", [i.name for i in self.input]),
-            ("packages", list(self.packages)),
-            ("without", list(self.without)),
+        for what, field, names in (
+            ("step", ".name", [s.name for s in self.step]),
+            ("metric", ".name", [m.name for m in self.metric]),
+            ("input", ".name", [i.name for i in self.input]),
+            ("packages", "", list(self.packages)),
+            ("without", "", list(self.without)),
         ):
             dup = first_duplicate(names)
             if dup:
-                raise located(what, f"{dup!r} is listed twice")
+                first = names.index(dup)
+                again = names.index(dup, first + 1)
+                raise located(f"{what}[{again}]{field}", f"{dup!r} is listed twice (first as {what}[{first}])")
         _check_size_words(self.quick, self.full)
         if set(self.quick) != set(self.full):
             diff = sorted(set(self.quick) ^ set(self.full))
