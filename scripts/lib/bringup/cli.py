@@ -388,7 +388,7 @@ def cmd_validate(a) -> int:
         if kind == "board":
             board.load_board(str(f) if "/" in name or name.endswith(".toml") else f"./{name}")
         elif kind in ("arch", "era"):
-            (board.load_arch if kind == "arch" else board.load_era)(f.stem, f.absolute().parent.parent)
+            (board.load_arch if kind == "arch" else board.load_era)(f.stem, f.absolute().parent.parent, file=f)
         elif kind == "milestones":
             milestones.load_rules(file=f)
         elif kind == "lmbench":

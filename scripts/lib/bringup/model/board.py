@@ -96,6 +96,20 @@ Prefix = Annotated[
 ]
 Argv = Annotated[list[Annotated[str, Field(min_length=1, max_length=4096)]], Field(max_length=256)]
 RelPath = Annotated[str, Field(min_length=1, max_length=4096)]
+
+
+def _tree_path(v: str) -> str:
+    """A path inside the kernel's build tree (an image's): relative, never leaving it."""
+    if re.search(r"[\x00-\x1f\x7f\\]", v):
+        raise ValueError("contains a control character or a backslash: not a path in the build tree")
+    if v.startswith("/"):
+        raise ValueError("an absolute path: give the image's path inside the kernel's build tree")
+    if ".." in v.split("/"):
+        raise ValueError("leaves the kernel's build tree ('..')")
+    return v
+
+
+TreePath = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_tree_path)]
 Text = Annotated[str, Field(max_length=4096)]
 
 
@@ -125,11 +139,13 @@ class ArchFile(Strict):
     ] = ""
     cross_compile: Prefix = Field("", description="default CROSS_COMPILE prefix")
     images: Annotated[
-        dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")], RelPath],
+        dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")], TreePath],
         Field(min_length=1, description="make target -> path of the image in the build tree"),
     ]
     compressed_image: Annotated[str, Field(description="make target whose file is the compressed kernel")]
-    uncompressed_image: Annotated[str, Field(description="path of the raw binary image, if the arch makes one")] = ""
+    uncompressed_image: Annotated[
+        TreePath | Literal[""], Field(description="path of the raw binary image, if the arch makes one")
+    ] = ""
     dtbs: bool = False
     mkimage_arch: Annotated[str, Field(pattern=r"^[a-z0-9_]*$")] = ""
     toolchain_packages: Annotated[dict[str, str], Field(description="CROSS_COMPILE prefix -> Debian package")] = {}
@@ -354,20 +370,23 @@ def _named_file(kind: str, name: str, configs: Path) -> Path:
     return f
 
 
-def load_arch(name: str, configs: Path | None = None) -> Arch:
-    f = _named_file("arch", name, configs or paths.CONFIGS)
+def load_arch(name: str, configs: Path | None = None, file: Path | None = None) -> Arch:
+    """configs/arch/<name>.toml (or file, as `bringup validate --kind arch FILE` names it)."""
+    f = file or _named_file("arch", name, configs or paths.CONFIGS)
     d = validate_as(ArchFile, load_toml(f), paths.rel(f))
     return Arch(name=name, **{**d.model_dump(), "srcarch": d.srcarch or d.kernel_arch})
 
 
-def load_era(name: str, configs: Path | None = None) -> Era:
+def load_era(name: str, configs: Path | None = None, file: Path | None = None) -> Era:
+    """configs/era/<name>.toml (or file, as `bringup validate --kind era FILE` names it: its
+    patches then relative to its folder, its fragments to the folder's parent)."""
     configs = configs or paths.CONFIGS
-    f = _named_file("era", name, configs)
+    f = file or _named_file("era", name, configs)
     where = paths.rel(f)
     d = validate_as(EraFile, load_toml(f), where)
     for i, fix in enumerate(d.fixes):
         if fix.patch:
-            why = check_config_path(fix.patch, configs / "era")
+            why = check_config_path(fix.patch, f.parent)
             if why:
                 why = why.replace("configs/", "configs/era/")
                 raise DataError(f"{where}: field 'fixes[{i}].patch': {fix.patch!r}: {why}")
@@ -375,7 +394,7 @@ def load_era(name: str, configs: Path | None = None) -> Era:
             why = check_config_path(fix.fragment, configs)
             if why:
                 raise DataError(f"{where}: field 'fixes[{i}].fragment': {fix.fragment!r}: {why}")
-    return Era(name=name, **{**d.model_dump(), "fixes": list(d.fixes)}, folder=configs / "era")
+    return Era(name=name, **{**d.model_dump(), "fixes": list(d.fixes)}, folder=f.parent)
 
 
 def known_eras(configs: Path | None = None) -> tuple[str, ...]:

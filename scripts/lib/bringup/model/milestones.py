@@ -20,13 +20,22 @@ from bringup.util import paths
 NAME_RE = r"^[a-z][a-z0-9_]*$"
 
 
+# a repeated group that is one repeated atom, `(a+)+`, `(\w*)*`, `(?:.+){2,}`: on a long line that
+# almost matches, the regex engine tries exponentially many ways to split it (a hung boot watch)
+NESTED_QUANTIFIER = re.compile(r"\((?:\?:)?(?:\\.|\[(?:\\.|[^\]\\])*\]|[^()\\|\[])[+*]\)(?:[+*]|\{\d*,)")
+
+
 def check_regex(v: str) -> str:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)  # "possible nested set": valid today
-            re.compile(v)
+            rx = re.compile(v)
     except re.error as e:
         raise ValueError(f"not a valid regular expression: {e}") from None
+    if rx.search("") is not None:
+        raise ValueError("matches the empty string, so every console line would match it")
+    if NESTED_QUANTIFIER.search(v):
+        raise ValueError("a repeated group of one repeated atom (catastrophic backtracking on a long line)")
     return v
 
 
@@ -80,17 +89,23 @@ class MilestonesFile(Strict):
     @field_validator("bootloader")
     @classmethod
     def _one_bootloader_each(cls, v: list[BootloaderSpec]) -> list[BootloaderSpec]:
-        dup = first_duplicate([b.name for b in v])
+        names = [b.name for b in v]
+        dup = first_duplicate(names)
         if dup:
-            raise ValueError(f"bootloader {dup!r} is defined twice")
+            first = names.index(dup)
+            again = names.index(dup, first + 1)
+            raise ValueError(f"@[{again}].name@{dup!r} is defined twice (first as bootloader[{first}])")
         return v
 
     @field_validator("milestone")
     @classmethod
     def _one_each(cls, v: list[MilestoneSpec]) -> list[MilestoneSpec]:
-        dup = first_duplicate([m.name for m in v])
+        names = [m.name for m in v]
+        dup = first_duplicate(names)
         if dup:
-            raise ValueError(f"milestone {dup!r} is defined twice")
+            first = names.index(dup)
+            again = names.index(dup, first + 1)
+            raise ValueError(f"@[{again}].name@{dup!r} is defined twice (first as milestone[{first}])")
         if not any(m.end for m in v):
             raise ValueError("no milestone has end = true, so a boot would never be done")
         if sum(m.reference for m in v) > 1:
