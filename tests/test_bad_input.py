@@ -1,7 +1,12 @@
 """The bad-input corpus (tests/data/bad/, its EXPECTED.toml): every file, given to the
 command that reads it, ends in one line that names the file and what is wrong, with
-exit 2, no traceback, and nothing written under logs/."""
+exit 2, no traceback, and nothing written under logs/.  Its ARGS.toml: bad values on
+the command line, given to scripts/bringup or through make, end the same way, before
+any work starts."""
 
+import shlex
+import shutil
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -10,11 +15,14 @@ import pytest
 from conftest import run_cli
 
 BAD = Path(__file__).parent / "data" / "bad"
+ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = tomllib.loads((BAD / "EXPECTED.toml").read_text())
+ARGS = tomllib.loads((BAD / "ARGS.toml").read_text())
+LISTS = ("EXPECTED.toml", "ARGS.toml")
 
 
 def test_every_file_of_the_corpus_is_listed_and_every_listed_file_exists():
-    files = {str(p.relative_to(BAD)) for p in BAD.rglob("*") if p.is_file() and p.name != "EXPECTED.toml"}
+    files = {str(p.relative_to(BAD)) for p in BAD.rglob("*") if p.is_file() and p.name not in LISTS}
     assert files == set(EXPECTED)
 
 
@@ -43,3 +51,36 @@ def test_a_huge_single_line_is_refused_in_one_line(tmp_path):
         p = run_cli("parse", kind, str(f))
         assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
         assert "one-line.log" in p.stderr
+
+
+def _argv(case: dict) -> list[str]:
+    """The bringup arguments of a case: its args ({data} is tests/data), or what
+    `make -n <target> VAR=value ...` would pass to scripts/bringup."""
+    if "make" not in case:
+        return [a.replace("{data}", str(BAD.parent)) for a in case["args"]]
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("no make")
+    target, *variables = case["make"]
+    argv = [make, "-s", "-n", "-o", ".venv/.requirements.sha256", target, *variables]
+    out = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    lines = [ln for ln in out.splitlines() if "scripts/bringup" in ln]
+    assert len(lines) == 1, out
+    words = [w for w in shlex.split(lines[0]) if not w.startswith(">")]  # make all's >/dev/null
+    return words[next(i for i, w in enumerate(words) if w.endswith("scripts/bringup")) + 1 :]
+
+
+@pytest.mark.parametrize("name", sorted(ARGS), ids=sorted(ARGS))
+def test_a_bad_command_line_value_is_one_line_before_any_work(name, tmp_path):
+    case = ARGS[name]
+    logs, cache = tmp_path / "logs", tmp_path / "cache"
+    p = run_cli(*_argv(case), env_extra={"BRINGUP_LOGS": str(logs), "BRINGUP_CACHE": str(cache)})
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "Traceback" not in p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith("bringup: error: "), lines[0]
+    for w in case["words"]:
+        assert w in lines[0], (w, lines[0])
+    for d in (logs, cache):  # refused before any work: no ramdisk, download or record
+        assert not d.exists() or not any(d.rglob("*")), sorted(d.rglob("*"))[:5]

@@ -182,3 +182,30 @@ def test_the_study_runs_the_workloads_step_unless_told_none(tmp_path, board, mon
     with pytest.raises(DataError, match="workload 'nope': no file"):
         study.run(board, tmp_path, tmp_path, say=said.append, workloads=["nope"])
     assert calls == []
+
+
+def test_a_bad_profile_lmbench_set_or_mode_is_refused_before_anything_is_built(tmp_path, board, monkeypatch):
+    """make all reads every file and value its later steps need before the first build: a broken
+    configs/profiles/<name>.toml or configs/lmbench.toml, or an unknown lmbench mode, is one line,
+    and nothing has been built."""
+    import shutil
+
+    from bringup.errors import BringupError
+    from bringup.model.base import DataError
+    from bringup.util import paths
+
+    calls: list = []
+    monkeypatch.setattr(study.build, "build_all", lambda *a, **kw: calls.append("build"))
+    with pytest.raises(BringupError, match="lmbench mode 'fast': use quick, full or none"):
+        study.run(board, tmp_path, tmp_path, say=lambda s: None, workloads=[], lmbench="fast")
+    configs = tmp_path / "configs"
+    shutil.copytree(paths.CONFIGS, configs)
+    monkeypatch.setattr(paths, "CONFIGS", configs)
+    (configs / "lmbench.toml").write_text("[[bench]]\nname = 5\n")
+    with pytest.raises(DataError, match=r"lmbench\.toml: field '"):
+        study.run(board, tmp_path, tmp_path, say=lambda s: None, workloads=[])
+    shutil.copy(paths.ROOT / "configs" / "lmbench.toml", configs / "lmbench.toml")
+    (configs / "profiles" / "initcalls.toml").write_text('description = "x"\nstudy_runs = -1\n')
+    with pytest.raises(DataError, match=r"initcalls\.toml: field 'study_runs'"):
+        study.run(board, tmp_path, tmp_path, say=lambda s: None, workloads=[])
+    assert calls == []

@@ -7,6 +7,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -63,6 +64,15 @@ def cmd_build_all(a) -> int:
 
     b = load_board(a.board)
     if a.cross_compile is not None:
+        from bringup.model.board import PREFIX_PATTERN
+
+        if not re.fullmatch(PREFIX_PATTERN, a.cross_compile) or len(a.cross_compile) > 256:
+            raise BringupError(
+                f"--cross-compile {paths.show(a.cross_compile)}: not a compiler prefix (letters, digits and "
+                "_ . / + -, not starting with '-'), e.g. arm-linux-gnueabihf- or /opt/eldk/usr/bin/ppc_8xx-"
+            )
+        for kid in a.kernel or []:
+            b.kernel(kid)  # an unknown --kernel: refused before the toolchain is looked at
         for k in b.kernels:
             k.cross_compile = a.cross_compile
     build_all(b, paths.logs_dir(), paths.cache_dir(), only=a.kernel or None, force=a.force, jobs=a.jobs, say=_say)
@@ -348,6 +358,7 @@ def cmd_import(a) -> int:
 
     b = load_board(a.board)
     importer.check_kernel_id(b, a.kernel, a.replace)  # before the file is read
+    importer.check_label(a.label)
     if a.what == "lmbench" and a.root is not None:
         raise BringupError("--root: only for a boot log (the boot table it joins)")
     if a.what == "bootlog" and a.host is not None:
@@ -858,10 +869,10 @@ def main(argv=None) -> int:
             out.flush()  # output errors surface here, not at interpreter exit
             return code
         except BringupError as e:
-            print(f"bringup: error: {e}", file=sys.stderr)
+            print(f"bringup: error: {one_line(str(e))}", file=sys.stderr)
             return e.exit_code
         except ParseError as e:
-            print(f"bringup: error: {e}", file=sys.stderr)
+            print(f"bringup: error: {one_line(str(e))}", file=sys.stderr)
             return BringupError.exit_code
         except KeyboardInterrupt:
             print("bringup: interrupted", file=sys.stderr)
@@ -871,13 +882,13 @@ def main(argv=None) -> int:
                 raise
             # a file bringup could not read or write (disk full, permissions, ...): one line
             where = f"{e.filename}: " if e.filename else ""
-            print(f"bringup: error: {where}{e.strerror or e}", file=sys.stderr)
+            print(f"bringup: error: {one_line(f'{where}{e.strerror or e}')}", file=sys.stderr)
             return 1
         except Exception as e:  # a bug: one line, the traceback on request
             if os.environ.get("BRINGUP_DEBUG"):
                 raise
             print(
-                f"bringup: internal error: {type(e).__name__}: {e} (a bug in bringup; "
+                f"bringup: internal error: {type(e).__name__}: {one_line(str(e))} (a bug in bringup; "
                 "run again with BRINGUP_DEBUG=1 for the traceback)",
                 file=sys.stderr,
             )
@@ -888,6 +899,15 @@ def main(argv=None) -> int:
         return _output_failed(e, out, err)
     finally:
         sys.stdout, sys.stderr = out._stream, err._stream
+
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def one_line(msg: str) -> str:
+    """An error message as one line of plain text: each control character (a newline, an ANSI
+    escape from a file name or value) written as its escape, as repr() would (\\n, \\x1b)."""
+    return CONTROL.sub(lambda m: repr(m.group(0))[1:-1], msg)
 
 
 def _output_failed(e: OSError, out: _Guarded, err: _Guarded) -> int:

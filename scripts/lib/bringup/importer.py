@@ -68,6 +68,21 @@ def check_kernel_id(board: Board, kernel: str, replace: bool = False) -> None:
         )
 
 
+MAX_LABEL = 200
+
+
+def check_label(label: str | None) -> None:
+    """--label: one line of text of sane length (it goes into the report's tables)."""
+    if label is None:
+        return
+    if re.search(r"[\x00-\x1f\x7f-\x9f]", label):
+        raise BringupError(f"--label {paths.show(label, 80)}: contains a control character (a newline, an escape)")
+    if len(label) > MAX_LABEL:
+        raise BringupError(f"--label {paths.show(label, 40)}: {len(label)} characters; at most {MAX_LABEL}")
+    if not label.strip():
+        raise BringupError("--label: blank; leave it out, or give a note to show in the report")
+
+
 def _source(file: Path) -> tuple[Path, str, int]:
     """The file's absolute path, sha256 and size; one line when it cannot be read."""
     regular_file(file, "file to import")

@@ -35,6 +35,7 @@ from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure import footprint
 from bringup.measure import workloads as appworkloads
+from bringup.model.benchset import load_set
 from bringup.model.board import Board, check_boot_path
 from bringup.model.profiles import study_profiles
 from bringup.model.workload import Mode
@@ -177,6 +178,11 @@ def run(
     where = targets.places(board, places, say=say)  # PLACES on a board not in a lab: refused here
     if workloads != []:
         load_workloads(workloads or None)  # a bad or unknown workload file: refused here, before any work
+    if lmbench not in ("quick", "full", "none"):
+        raise BringupError(f"lmbench mode {lmbench!r}: use quick, full or none")
+    if lmbench != "none":
+        load_set()  # a bad configs/lmbench.toml: refused here, not after the builds
+    profiles = study_profiles()  # a bad boot profile (configs/profiles/): refused here, not after the builds
     steps = 4 if workloads == [] else 5
     say(f"== [1/{steps}] build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
     build.build_all(board, logs, cache, force=force, jobs=jobs, say=say)
@@ -205,7 +211,7 @@ def run(
             written = Path(logs) / board.name / records.boot_timing_name(root, failed=True)
             raise BootFailed(f"{failed} boot run(s) failed; see {paths.rel(written)}")
 
-    for prof in study_profiles():  # e.g. initcalls: a few boots with initcall_debug, for "Boot time explained"
+    for prof in profiles:  # e.g. initcalls: a few boots with initcall_debug, for "Boot time explained"
         n = prof.spec.study_runs or 1
         why = "FORCE" if force else boot_fresh(board, logs, cache, n, path, root, say, profile=prof.name)
         if why is None:

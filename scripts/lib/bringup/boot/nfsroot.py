@@ -21,7 +21,7 @@ from pathlib import Path
 from bringup.boot.nfsserver import GaneshaServer
 from bringup.errors import BringupError
 from bringup.model.board import Board
-from bringup.util import cpio
+from bringup.util import cpio, paths
 
 
 class NfsRoot:
@@ -34,7 +34,7 @@ class NfsRoot:
         self.server: GaneshaServer | None = None
         self.remote_path: str | None  # the export's path as the server gives it
         if self.cfg.server == "external":
-            base = Path(self.cfg.export_dir).expanduser()
+            base = paths.expand_user(self.cfg.export_dir, "nfs.export_dir")
             if not base.is_dir():
                 raise BringupError(f"{board.file.name}: nfs.export_dir {base}: no such directory")
             rel = f"bringup/{board.name}/{kernel_id}/{self.run_dir.name}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -19,20 +20,26 @@ from pathlib import Path
 from bringup.build import sources
 from bringup.errors import BringupError
 from bringup.model.benchset import SourceBuild
-from bringup.util import cpio
+from bringup.util import cpio, paths
 
 TIRPC_INCLUDE = Path("/usr/include/tirpc")
 
 
 def parse_spec(source: str | None, sha256: str | None) -> dict | None:
     """--lmbench-source/--lmbench-sha256 (LMBENCH_SRC/LMBENCH_SHA256) -> a source spec."""
+    if sha256 and not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
+        raise BringupError(f"--lmbench-sha256 {paths.show(sha256)}: not a sha256 (64 hex digits)")
     if not source:
         return None
+    if re.search(r"[\x00-\x1f\x7f]", source):
+        raise BringupError(f"lmbench source {paths.show(source)}: contains a control character")
     if "://" in source:
+        if not re.fullmatch(r"https?://[^\s]+", source):
+            raise BringupError(f"lmbench source {paths.show(source)}: a URL is http:// or https://, without spaces")
         if not sha256:
             raise BringupError(f"lmbench source {source}: a URL needs its sha256 (LMBENCH_SHA256=)")
         return {"url": source, "sha256": sha256.lower()}
-    p = Path(source).expanduser()
+    p = paths.expand_user(source, "lmbench source")
     if p.is_dir():
         return {"path": str(p.resolve())}
     if p.is_file():

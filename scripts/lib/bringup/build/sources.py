@@ -35,7 +35,7 @@ from pathlib import Path
 
 from bringup.errors import BringupError
 from bringup.model.board import SourceSpec
-from bringup.util import debs, gittree
+from bringup.util import debs, gittree, paths
 from bringup.util.aptprivate import PrivateApt
 from bringup.util.progress import Progress
 
@@ -58,7 +58,7 @@ def prepare(source: SourceSpec, cache: Path, log=print) -> SourceTree:
     if source.url:
         return _url(source, cache, log)
     if source.tarball:
-        f = Path(source.tarball).expanduser()
+        f = paths.expand_user(source.tarball, "source.tarball")
         if not f.is_file():
             raise BringupError(f"source tarball {f}: no such file")
         digest = sha256_file(f)
@@ -76,7 +76,7 @@ def prepare(source: SourceSpec, cache: Path, log=print) -> SourceTree:
             )
         return _tree_source(tree, digest, detail | _used(f, digest, "tree", "tarball", source), source)
     if source.path:
-        p = Path(source.path).expanduser()
+        p = paths.expand_user(source.path, "source.path")
         if not (p / "Makefile").is_file():
             raise BringupError(f"source path {p}: not a kernel tree (no Makefile)")
         return SourceTree(
@@ -125,7 +125,7 @@ def download_dirs(own: Path) -> list[Path]:
     """Where a URL's file is looked for before it is downloaded: each directory of
     BRINGUP_DL_DIR (colon-separated, in order), then bringup's own downloads
     directory (`own`, the cache's downloads/)."""
-    dirs = [Path(d).expanduser() for d in os.environ.get(DL_DIR_ENV, "").split(":") if d.strip()]
+    dirs = [paths.expand_user(d, DL_DIR_ENV) for d in os.environ.get(DL_DIR_ENV, "").split(":") if d.strip()]
     dirs.append(Path(own))
     return list(dict.fromkeys(dirs))
 

@@ -247,6 +247,8 @@ def footprint(
     file's) the rounds use the first."""
     if lmbench_runs < 1:
         raise BringupError(f"lmbench runs {lmbench_runs}: give 1 or more")
+    for kid in only or []:
+        board.kernel(kid)  # an unknown --kernel is refused here, before the ramdisk is built
     rule = rounds.rule(lmbench_runs, until_ci, max_rounds)  # refused here, before any work
     if mode not in ("quick", "full", "none"):
         raise BringupError(f"lmbench mode {mode!r}: use quick, full or none")

@@ -325,6 +325,8 @@ def workloads(
     """`runs` rounds of boots; workloads.json per kernel with every round's values."""
     if runs < 1:
         raise BringupError(f"workload runs {runs}: give 1 or more")
+    for kid in only or []:
+        board.kernel(kid)  # an unknown --kernel is refused here, before the ramdisk is built
     if mode not in ("quick", "full"):
         raise BringupError(f"workload mode {mode!r}: use quick or full")
     wls = load_all(names, directory)

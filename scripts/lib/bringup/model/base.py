@@ -155,6 +155,9 @@ def load_toml(path: Path, what: str = "TOML file") -> dict[str, Any]:
         raise DataError(f"{path}: starts with a UTF-8 byte-order mark; save it as plain UTF-8 without BOM")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise DataError(f"{path}: is UTF-16; save it as UTF-8")
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise DataError(f"{path}: holds NUL bytes (byte {nul}): not a text file, so not a {what}")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from bringup.model.base import DataError, Strict, first_duplicate, load_toml, located, show, validate_as
 from bringup.model.milestones import check_overrides
@@ -37,6 +37,8 @@ MAX_ADDRESS = 2**64 - 1
 
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"  # letters, digits and . _ + -
+PREFIX_PATTERN = r"^([A-Za-z0-9_./+][A-Za-z0-9_./+-]*)?$"  # a CROSS_COMPILE prefix: a path, no shell, no option
+RESERVED_IDS = ("rootfs", "report")  # directories of logs/<board>/ that are not kernels'
 
 
 def _address(v: str | int) -> str:
@@ -92,7 +94,11 @@ ConfigTarget = Annotated[
 ]
 Prefix = Annotated[
     str,
-    Field(pattern=r"^[A-Za-z0-9_./+-]*$", max_length=256, description="a compiler prefix such as arm-linux-gnueabihf-"),
+    Field(
+        pattern=PREFIX_PATTERN,
+        max_length=256,
+        description="a compiler prefix such as arm-linux-gnueabihf- (no leading '-': make would read an option)",
+    ),
 ]
 Argv = Annotated[list[Annotated[str, Field(min_length=1, max_length=4096)]], Field(max_length=256)]
 RelPath = Annotated[str, Field(min_length=1, max_length=4096)]
@@ -464,6 +470,14 @@ class KernelSpec(Strict):
     ]
     description: Text = ""
     source: Annotated[SourceSpec, Field(description="exactly one of debian, url, tarball, path")]
+
+    @field_validator("id")
+    @classmethod
+    def _not_reserved(cls, v: str) -> str:
+        if v in RESERVED_IDS:
+            raise ValueError(f"logs/<board>/{v}/ holds the board's {v}, not a kernel's records; choose another id")
+        return v
+
     defconfig: Annotated[ConfigTarget, Field(description="make target that writes the base .config")] = ""
     config_file: Annotated[str, Field(max_length=4096, description="a complete .config, relative to configs/")] = ""
     fragments: Annotated[list[RelPath], Field(max_length=64, description="config fragments, relative to configs/")] = []
@@ -563,6 +577,26 @@ class SerialSpec(Strict):
         ),
     ]
     baud: Annotated[int, Field(ge=50, le=4_000_000, description="for local serial devices")] = 115200
+
+    @field_validator("port")
+    @classmethod
+    def _host_and_port(cls, v: str) -> str:
+        if v.startswith("/dev/"):
+            if ".." in v.split("/"):
+                raise ValueError("a device path with '..' leaves /dev/")
+            return v
+        host, _, port = v.partition("://")[2].rpartition(":")
+        if not (
+            re.fullmatch(
+                r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*",
+                host,
+            )
+            or re.fullmatch(r"\[[0-9A-Fa-f:.]+\]", host)
+        ):
+            raise ValueError(f"host {host!r}: not a host name or address (socket://host:port)")
+        if not (len(port) <= 5 and 1 <= int(port) <= 65535):
+            raise ValueError(f"port {port}: a TCP port is 1 to 65535")
+        return v
 
 
 class TftpSpec(Strict):
@@ -891,7 +925,7 @@ def resolve_config(name: str, configs: Path) -> Path:
 
 def check_config_path(name: str, configs: Path) -> str | None:
     """Why a config file or fragment name is not acceptable, or None."""
-    p = Path(name).expanduser()
+    p = paths.expand_user(name, "config file")
     if p.is_absolute():
         return None if p.is_file() else "no such regular file"
     full = (configs / p).resolve()
@@ -975,9 +1009,9 @@ def _kernel(k: KernelSpec, i: int, d: BoardFile, arch: Arch, board_cc: str, wher
         if why:
             raise DataError(f"{where}: field '{kw}.{name}': {value!r}: {why}")
     src = k.source
-    if src.tarball and not Path(src.tarball).expanduser().is_file():
+    if src.tarball and not paths.expand_user(src.tarball, "source.tarball").is_file():
         raise DataError(f"{where}: field '{kw}.source.tarball': {src.tarball!r}: no such file")
-    if src.path and not Path(src.path).expanduser().is_dir():
+    if src.path and not paths.expand_user(src.path, "source.path").is_dir():
         raise DataError(f"{where}: field '{kw}.source.path': {src.path!r}: no such directory")
     karch = arch
     if k.arch:
