@@ -3,12 +3,14 @@ a user-given lmbench source is built."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field, field_validator
 
 from bringup.model.base import Strict, first_duplicate, load_toml, validate_as
+from bringup.parse.lmbench import GROUPS
 from bringup.util import paths
 
 Seconds = Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]
@@ -47,9 +49,18 @@ class BenchSet(Strict):
     @field_validator("bench")
     @classmethod
     def _unique(cls, v: list[Bench]) -> list[Bench]:
-        dup = first_duplicate([b.name for b in v])
+        names = [b.name for b in v]
+        dup = first_duplicate(names)
         if dup:
-            raise ValueError(f"benchmark {dup!r} is listed twice")
+            first = names.index(dup)
+            again = names.index(dup, first + 1)
+            raise ValueError(f"@[{again}].name@{dup!r} is listed twice (first as bench[{first}])")
+        for i, b in enumerate(v):
+            if b.name not in GROUPS and not re.fullmatch(r"lat_ctx_\d+k", b.name):
+                raise ValueError(
+                    f"@[{i}].name@{b.name!r}: not a benchmark bringup reads the output of "
+                    f"(parse/lmbench.py: {', '.join(sorted(GROUPS)[:6])}, ..., lat_ctx_<size>k)"
+                )
         return v
 
 

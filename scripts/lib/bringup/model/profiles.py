@@ -94,6 +94,10 @@ def load_profile_file(f: Path, configs: Path | None = None) -> Profile:
         if m not in names:
             where = f"{paths.rel(f)}: field 'optional_milestones[{i}]'"
             raise DataError(f"{where}: {m!r}: no such milestone (known: {', '.join(names)})")
+        if m in spec.optional_milestones[:i]:
+            first = spec.optional_milestones.index(m)
+            where = f"{paths.rel(f)}: field 'optional_milestones[{i}]'"
+            raise DataError(f"{where}: {m!r} is listed twice (first as optional_milestones[{first}])")
     return Profile(f.stem, spec)
 
 
