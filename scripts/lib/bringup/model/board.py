@@ -728,6 +728,14 @@ class LabgridSpec(Strict):
         ),
     ] = 5.0
 
+    @field_validator("coordinator")
+    @classmethod
+    def _coordinator_port(cls, v: str) -> str:
+        port = v.rpartition(":")[2]
+        if v and not (len(port) <= 5 and 1 <= int(port) <= 65535):
+            raise ValueError(f"port {port}: a TCP port is 1 to 65535")
+        return v
+
     @model_validator(mode="after")
     def _one_way_to_name_places(self) -> LabgridSpec:
         if self.place and self.places:
