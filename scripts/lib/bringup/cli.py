@@ -327,7 +327,7 @@ def cmd_parse(a) -> int:
 
             res = initcalls.parse_initcalls(f, name)
             if a.map:
-                smap = initcalls.system_map(Path(a.map).read_text(errors="replace"))
+                smap = _system_map(a.map)
                 res["unresolved"] = initcalls.resolve(res["initcalls"], smap)
             if not a.json:
                 sys.stdout.write(_initcall_table(res, a.top))
@@ -350,6 +350,16 @@ def cmd_parse(a) -> int:
                         b["group"] = groups.get(bname, b["group"])
     print(json.dumps(res, indent=2))
     return 0
+
+
+def _system_map(file: str) -> tuple:
+    """--map FILE: its symbols (parse/initcalls.py system_map); a file with none is refused."""
+    from bringup.parse import initcalls
+
+    smap = initcalls.system_map(Path(file).read_text(errors="replace"))
+    if not smap[0] and not smap[1]:
+        raise BringupError(f"--map {file}: not a System.map (no '<address> <type> <symbol>' line)")
+    return smap
 
 
 def cmd_import(a) -> int:
