@@ -561,10 +561,12 @@ def _count(lo: int, hi: int):
     """An argparse type: a whole number in lo..hi."""
 
     def check(s: str) -> int:
+        if len(s.strip().lstrip("+-")) > 30 and s.strip().lstrip("+-").isdigit():  # int() refuses thousands
+            raise argparse.ArgumentTypeError(f"{paths.show(s, 40)} ({len(s.strip())} digits) is outside {lo}..{hi}")
         try:
             v = int(s)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
+            raise argparse.ArgumentTypeError(f"{paths.show(s, 60)} is not a whole number") from None
         if not lo <= v <= hi:
             raise argparse.ArgumentTypeError(f"{v} is outside {lo}..{hi}")
         return v
@@ -580,9 +582,9 @@ def _number(lo: float, hi: float):
         try:
             v = float(s)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
+            raise argparse.ArgumentTypeError(f"{paths.show(s, 60)} is not a number") from None
         if not math.isfinite(v) or not lo < v <= hi:
-            raise argparse.ArgumentTypeError(f"{s} is outside ({lo} .. {hi}]")
+            raise argparse.ArgumentTypeError(f"{s if len(s) <= 40 else paths.show(s, 40)} is outside ({lo} .. {hi}]")
         return v
 
     check.__name__ = "number"
