@@ -84,3 +84,22 @@ def test_a_bad_command_line_value_is_one_line_before_any_work(name, tmp_path):
         assert w in lines[0], (w, lines[0])
     for d in (logs, cache):  # refused before any work: no ramdisk, download or record
         assert not d.exists() or not any(d.rglob("*")), sorted(d.rglob("*"))[:5]
+
+
+def test_the_parsers_number_guards_name_the_line_and_field():
+    """integer() refuses what int() would crash on; checked() refuses what JSON cannot hold."""
+    from bringup.parse.errors import LongNumber, ParseError, checked, integer, numbers
+
+    assert integer("12") == 12 and integer("-7") == -7
+    with pytest.raises(LongNumber, match=r"^a 5000-digit number '9+\.\.\.: beyond any value a log holds$"):
+        integer("9" * 5000)
+    with pytest.raises(ParseError, match=r"^f\.log: line 4: a 31-digit number"), numbers("f.log", "x", 4):
+        integer("1" * 31)
+    result = {"total": 10**30, "entries": [{"line": 3, "s": 1.0}, {"line": 7, "s": float("-inf")}]}
+    with pytest.raises(ParseError, match=r"^f\.log: line 7: field 'entries\[1\]\.s': -inf: not a finite number$"):
+        checked(result, "f.log")
+    result["entries"].pop()
+    with pytest.raises(ParseError, match=r"^f\.log: field 'total': 10+: beyond any value a log holds$"):
+        checked(result, "f.log")
+    ok = {"n": 2**63 - 1, "x": 1.5, "flag": True, "rows": [[1, 2.0]]}
+    assert checked(ok, "f.log") is ok

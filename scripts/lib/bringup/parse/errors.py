@@ -1,8 +1,12 @@
-"""The one exception the parsers raise.
+"""The one exception the parsers raise, and the guards that keep numbers no log holds
+out of their results.
 
 parse/ stands alone (it imports nothing else of bringup), so it does not raise
 BringupError: callers that turn input into results (the build, the report, the
-CLI) turn a ParseError into their own one-line error."""
+CLI) turn a ParseError into their own one-line error.  integer() refuses a number of
+more digits than any log value (int() would refuse thousands with a ValueError),
+numbers() names the input and line of such a number, and checked() refuses a result
+holding an infinity, NaN or a value beyond 64 bits (JSON has no Infinity)."""
 
 import contextlib
 import math
