@@ -19,6 +19,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from bringup.model.base import DataError, Strict, first_duplicate, load_toml, located, validate_as
+from bringup.model.milestones import NESTED_QUANTIFIER
 from bringup.util import paths
 
 WORKLOADS_DIR = "workloads"  # under configs/
@@ -88,6 +89,10 @@ class Metric(Strict):
             raise ValueError(f"{v!r}: not a regular expression: {e}") from None
         if rx.groups != 1:
             raise ValueError(f"{v!r}: needs exactly one capture group (the number), has {rx.groups}")
+        if rx.search("") is not None:
+            raise ValueError("matches the empty string, so it would read a number from any output")
+        if NESTED_QUANTIFIER.search(v):
+            raise ValueError("a repeated group of one repeated atom (catastrophic backtracking on long output)")
         return v
 
     @model_validator(mode="after")
