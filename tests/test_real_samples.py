@@ -735,14 +735,14 @@ class Endless(io.RawIOBase):
 def test_a_long_log_parses_in_bounded_memory():
     import tracemalloc
 
-    size = 3 * 1024 * 1024
+    size = 1024 * 1024  # a log that kept its lines would hold more than this; tracemalloc makes every byte slow
     tracemalloc.start()
     try:
         res = bootlog.parse_bootlog(io.BufferedReader(Endless(size)), RULES)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert res["lines"] > 40_000 and res["memory"]["available_kb"] == 449408
+    assert res["lines"] > 13_000 and res["memory"]["available_kb"] == 449408
     assert peak < size / 4, f"{peak} bytes at the peak for a {size}-byte log"
 
 
