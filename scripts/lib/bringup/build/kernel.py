@@ -804,8 +804,16 @@ def _publish(ctx: Ctx, rec: records.Build, srcs: dict[str, Path]) -> None:
     new.mkdir()
     for name, p in srcs.items():
         shutil.copyfile(p, recdir / rec.artifacts[name].replace("images/", "images.new/", 1))
-    old = recdir / "images"
-    trash = recdir / "images.old"
+    _swap_images(recdir)
+    os.replace(ctx.log_path, recdir / "build.log")
+    records.write(recdir / "build.json", rec)
+    for stale in ("build-failed.json", "build-failed.log"):
+        (recdir / stale).unlink(missing_ok=True)
+
+
+def _swap_images(recdir: Path) -> None:
+    """images.new/ becomes images/; the old images are gone only once the new are in place."""
+    new, old, trash = recdir / "images.new", recdir / "images", recdir / "images.old"
     if trash.exists():
         shutil.rmtree(trash)
     if old.exists():
@@ -813,10 +821,6 @@ def _publish(ctx: Ctx, rec: records.Build, srcs: dict[str, Path]) -> None:
     new.rename(old)
     if trash.exists():
         shutil.rmtree(trash)
-    os.replace(ctx.log_path, recdir / "build.log")
-    records.write(recdir / "build.json", rec)
-    for stale in ("build-failed.json", "build-failed.log"):
-        (recdir / stale).unlink(missing_ok=True)
 
 
 def _record_failure(ctx: Ctx, key, started, status, failure) -> None:
@@ -916,14 +920,7 @@ def _restore(stored: Path, recdir: Path) -> records.Build:
     if new.exists():
         shutil.rmtree(new)
     _copy_tree(stored / "images", new)
-    old, trash = recdir / "images", recdir / "images.old"
-    if trash.exists():
-        shutil.rmtree(trash)
-    if old.exists():
-        old.rename(trash)
-    new.rename(old)
-    if trash.exists():
-        shutil.rmtree(trash)
+    _swap_images(recdir)
     shutil.copy2(stored / "build.log", recdir / "build.log.new")
     os.replace(recdir / "build.log.new", recdir / "build.log")
     rec = records.read(stored / "build.json", records.Build)
