@@ -250,6 +250,9 @@ def test_ctrl_c_keeps_the_good_record_and_leaves_no_make(env):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as at a terminal, even when this test runs where SIGINT is ignored (a shell
+        # script's background job inherits SIG_IGN, and Python then keeps it)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     log = recdir / "build.log.partial"
     deadline = time.monotonic() + 30
