@@ -5,7 +5,7 @@ the milestone scanner of a live boot) and keeps, in bounded memory:
 
   - the kernel release of the `Linux version` line (or, without one, of an Oops
     or WARNING header: `Not tainted 2.6.26-rc9 #89`, or of U-Boot's `Image Name:
-    Linux-3.0.8`);
+    Linux-3.0.8`, or of GRUB's `Loading Linux 5.5.0-2-arm64 ...`);
   - the bootloader (banner, prompt or load command; configs/milestones.toml);
   - the `Memory:` line(s) as kB fields (parse/meminfo.py: every wording since 2.2)
     and the sizes of the `Freeing ... memory` lines;
@@ -34,6 +34,7 @@ from bringup.parse.milestones import PRINTK_RE, Rules, Scan
 
 VERSION_RE = re.compile(r"Linux version (\d+\.\d+[^\s(]*)")
 IMAGE_RE = re.compile(r"^\s*Image Name:\s+Linux-(\d+\.\d+\S*)")  # U-Boot's header of a uImage
+GRUB_LOADING_RE = re.compile(r"^\s*Loading Linux (\d+\.\d+\S*) \.\.\.")  # GRUB 2's echo (the vmlinuz-<release> loaded)
 TAINT_RE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]{1,40}?) +(\d+\.\d+[^\s]*) #\d+")
 WARNING_RE = re.compile(r"^WARNING: ")
 # lines only a kernel prints (a dmesg excerpt without its Linux version line, printk times or
@@ -103,10 +104,8 @@ class BootLog:
             self.kernel_lines += 1
         if (self.version is None or self.version["from"] == "prom_init") and "Linux version" in body:
             self._version(n, body)
-        if self.image_version is None and "Image Name:" in body:
-            i = IMAGE_RE.match(body)
-            if i:
-                self.image_version = {"release": i.group(1), "line": n, "from": "U-Boot image name"}
+        if self.image_version is None and ("Image Name:" in body or "Loading Linux" in body):
+            self._image_version(n, body)
         if self.taint_version is None and "ainted" in body:
             t = TAINT_RE.search(body)
             if t:
@@ -120,6 +119,14 @@ class BootLog:
             if len(self.warnings) < MAX_WARNINGS:
                 self.warnings.append({"line": n, "text": text})
         self.initcalls.feed(n, None, text)
+
+    def _image_version(self, n: int, body: str) -> None:
+        """The release of the image a bootloader loads: U-Boot's uImage name, GRUB's message."""
+        for rx, source in ((IMAGE_RE, "U-Boot image name"), (GRUB_LOADING_RE, "GRUB's Loading Linux")):
+            i = rx.match(body)
+            if i:
+                self.image_version = {"release": i.group(1), "line": n, "from": source}
+                return
 
     def _version(self, n: int, body: str) -> None:
         """The release of a `Linux version` line.  PowerPC prom_init's "Preparing to boot

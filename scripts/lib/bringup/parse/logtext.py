@@ -21,6 +21,9 @@ Line prefixes (`stamps`), one per log:
   syslog-iso         the same with an ISO date (`journalctl -o short-iso`, RFC 3339 syslog)
   dmesg-T            `[Tue Mar  5 10:11:12 2024] text`; host time as above (1 s steps)
   host-clock         a terminal program's stamps `[10:11:12.345] ` or `[2024-03-05 10:11:12] `
+  host-clock-bare    the same without brackets, with a fraction of a second (`ts '%.T'`,
+                     `ts '%F %.T'`, a capture script): `10:11:12.345678 text`,
+                     `2024-03-05 10:11:12.345 text`
   raw                none
 
 Besides: a `<N>` printk level before the text is taken off (and a line is split
@@ -65,7 +68,8 @@ QP_MARK_RE = re.compile(r"=(?:3D|20|09)")
 MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 DAYS = "Mon|Tue|Wed|Thu|Fri|Sat|Sun"
 # tokens between the time and "prog:" in a syslog line: a host, a facility.level, both
-_SYSLOG_TAIL = r"\s+((?:\S+\s+){0,2}?)([\w./@-]+?)(?:\[\d+\])?:(?:\s|$)(.*)$"
+# (a host never begins with '[': "[    1.2] psci: ..." after a stamp is a printk line, no syslog host)
+_SYSLOG_TAIL = r"\s+((?:[^\s\[]\S*\s+){0,2}?)([\w./@-]+?)(?:\[\d+\])?:(?:\s|$)(.*)$"
 
 STAMPS: list[tuple[str, re.Pattern[str]]] = [
     ("stamped", re.compile(r"^\[\s*(\d+\.\d+)\s+(-?\d+\.\d+)\]\s?(.*)$")),
@@ -93,6 +97,13 @@ STAMPS: list[tuple[str, re.Pattern[str]]] = [
         "host-clock",
         re.compile(r"^\[(?:(\d{4})-(\d\d)-(\d\d)[ T])?(\d\d):(\d\d):(\d\d)(?:[.,](\d+))?\]\s?(.*)$"),
     ),
+    # without brackets only with a fraction of a second: "12:00:00 text" may be a log's own words
+    (
+        "host-clock-bare",
+        re.compile(
+            r"^(?:(\d{4})-(\d\d)-(\d\d)[ T])?(\d\d):(\d\d):(\d\d)[.,](\d{3,9})(?:Z|[+-]\d\d:?\d\d)?(?:\s(.*))?$"
+        ),
+    ),
 ]
 STAMP_RE = dict(STAMPS)
 
@@ -105,6 +116,7 @@ DESCRIBE = {
     "syslog-iso": "syslog / journalctl with ISO dates (host time, relative to the first line)",
     "dmesg-T": "dmesg -T wall-clock stamps (host time in 1 s steps, relative to the first line)",
     "host-clock": "a terminal program's time-of-day stamps (host time, relative to the first line)",
+    "host-clock-bare": "time-of-day stamps without brackets (host time, relative to the first line)",
     "printk": "printk times '[seconds]'",
     "raw": "a raw console log without times",
 }
@@ -442,9 +454,9 @@ def _stamp(kind: str, m: re.Match) -> tuple[float | None, str]:
         except ValueError:
             return None, g[1]
         return t.timestamp(), g[1]
-    # host-clock
+    # host-clock, host-clock-bare
     y, mo, d = (int(g[0]), int(g[1]), int(g[2])) if g[0] else (2000, 1, 1)
-    return _seconds(y, mo, d, int(g[3]), int(g[4]), int(g[5]), g[6]), g[7]
+    return _seconds(y, mo, d, int(g[3]), int(g[4]), int(g[5]), g[6]), g[7] or ""
 
 
 def _seconds(year: int, month: int, day: int, hh: int, mm: int, ss: int, frac: str | None) -> float | None:
