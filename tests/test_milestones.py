@@ -218,6 +218,8 @@ def scan_lines(*lines):
         ("Shell> fs0:\\Image root=/dev/vda2 rootwait console=ttyS0", "kernel_load", "UEFI"),
         ("  Booting `Debian GNU/Linux'", "kernel_load", "GRUB"),
         ("  Booting 'Fedora (2.6.35.6-45.fc14.i686)'", "kernel_load", "GRUB"),  # GRUB legacy
+        ("kernel (hd0,1)/boot/calgary/bzImage root=/dev/sda2 console=ttyS1,19200", "kernel_load", "GRUB"),
+        ("   [Linux-bzImage, setup=0x1c00, size=0x2e3ad8]", "kernel_load", "GRUB"),
         ("SILO Version 1.4.14", "bootloader", "SILO"),
         ("EFI stub: Booting Linux Kernel...", "starting_kernel", ""),
         ("Booting Linux via __start() @ 0x0000000000400000 ...", "starting_kernel", ""),
