@@ -266,6 +266,7 @@ CHECKED_LMBENCH = {
     "lat_fs_rows",
     "first_line_text",
     "mhz",
+    "description",
     "untitled_pairs",
     "untitled_pair_count",
 }
@@ -331,6 +332,8 @@ def check_lmbench(res: dict, e: dict, c: Checker) -> int:
         first = [r for r in res["results"] if r["line"] <= c.mapl(e["title_line"]) + 40]
         c.eq([r["host"] for r in first][: len(e["hosts"])], e["hosts"], "hosts")
         c.eq([r["os"] for r in first][: len(e["oses"])], e["oses"], "OSes")
+        if "description" in e:  # the basic system parameters table
+            c.eq(first[0]["params"].get("description"), e["description"], "description")
     if e["format"] == "results-file":  # one host: its uname header, version and parameters
         (rs,) = res["results"]
         c.eq(res["lmbench_version"], e["lmbench_version"], "lmbench version")
