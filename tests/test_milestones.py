@@ -85,6 +85,13 @@ def test_bare_time_of_day_stamps_are_host_times():
     assert (m["bootloader"]["host_s"], m["starting_kernel"]["host_s"]) == (0.0, 1.25)
     assert (m["linux_version"]["host_s"], m["linux_version"]["printk_s"]) == (1.5, 0.0)
     assert (m["freeing_init"]["host_s"], m["freeing_init"]["printk_s"]) == (3.0, 1.5)
+    # LAVA's lines: a UTC offset and two spaces before the text
+    lava = (
+        b"2021-02-02 16:17:29.081000+00:00  coreboot-7d042db9 Mon Oct 22 20:40:09 UTC 2018 bootblock starting...\n"
+        b"2021-02-02 16:17:31.581000+00:00  [    0.000000] Linux version 4.14.218 (a@b) #1\n"
+    )
+    m = ms.parse_bootlog(lava, load_rules())["milestones"]
+    assert (m["first_stage"]["host_s"], m["linux_version"]["host_s"], m["linux_version"]["printk_s"]) == (0.0, 2.5, 0.0)
     # without a fraction of a second a time of day may be the log's own words: not a stamp
     r = ms.parse_bootlog(b"12:00:00 Linux version 5.10.0 (a@b) #1\n12:00:01 Freeing init memory: 8K\n", load_rules())
     assert r["format"] == "raw"

@@ -22,8 +22,8 @@ Line prefixes (`stamps`), one per log:
   dmesg-T            `[Tue Mar  5 10:11:12 2024] text`; host time as above (1 s steps)
   host-clock         a terminal program's stamps `[10:11:12.345] ` or `[2024-03-05 10:11:12] `
   host-clock-bare    the same without brackets, with a fraction of a second (`ts '%.T'`,
-                     `ts '%F %.T'`, a capture script): `10:11:12.345678 text`,
-                     `2024-03-05 10:11:12.345 text`
+                     `ts '%F %.T'`, a capture script, LAVA's logs with a UTC offset and two
+                     spaces): `10:11:12.345678 text`, `2021-02-02 16:17:29.081000+00:00  text`
   raw                none
 
 Besides: a `<N>` printk level before the text is taken off (and a line is split
@@ -101,7 +101,7 @@ STAMPS: list[tuple[str, re.Pattern[str]]] = [
     (
         "host-clock-bare",
         re.compile(
-            r"^(?:(\d{4})-(\d\d)-(\d\d)[ T])?(\d\d):(\d\d):(\d\d)[.,](\d{3,9})(?:Z|[+-]\d\d:?\d\d)?(?:\s(.*))?$"
+            r"^(?:(\d{4})-(\d\d)-(\d\d)[ T])?(\d\d):(\d\d):(\d\d)[.,](\d{3,9})(?:Z|[+-]\d\d:?\d\d)?(?:\s{1,2}(.*))?$"
         ),
     ),
 ]
@@ -282,10 +282,17 @@ class LogText:
         if self.html:
             head = [self._unescape(line) for line in head]
         self._head = head
-        self.indent = _indent(head)
         soft = sum(1 for line in head if line.endswith("=") and not line.endswith("=="))
         self.qp = soft >= 2 and any(QP_MARK_RE.search(line) for line in head)
-        self.stamps = _stamps([self._unwrap(line) for line in head]) if console else "raw"
+        self.indent = _indent(head)
+        # a quoted-printable text indented before its lines were cut (a mail quoting a log): the
+        # indentation of the lines, not of the rest of a line a soft break cut
+        starts = [self._unwrap(x) for i, x in enumerate(head) if not (i and _soft(head[i - 1]))]
+        self.qp_indent = _indent(starts) if self.qp else None
+        self.stats.quoted_lines = 0
+        qpi = self.qp_indent or ""
+        starts = [x[len(qpi) :] if qpi and x.startswith(qpi) else x for x in map(self._unwrap, head)]
+        self.stamps = _stamps(starts) if console else "raw"
         self.stats.quoted_lines = 0  # counted again as the lines are read
         self._t0: float | None = None
 
@@ -317,6 +324,8 @@ class LogText:
             words.append(f"quoted-printable ({st['qp_joins']} soft line breaks joined, '=XX' decoded)")
         if self.indent:
             words.append(f"indented by {self.indent!r} (taken off)")
+        if self.qp_indent:
+            words.append(f"its quoted-printable lines indented by {self.qp_indent!r} (taken off)")
         for key, what in (
             ("crlf_lines", "CRLF line ends"),
             ("ansi_lines", "lines with ANSI escapes (removed)"),
@@ -357,6 +366,8 @@ class LogText:
             if pending is not None:
                 first, text = pending[0], pending[1] + text
                 pending = None
+            elif self.qp_indent and text.startswith(self.qp_indent):
+                text = text[len(self.qp_indent) :]
             if text.endswith("=") and len(text) < MAX_LINE:
                 pending = (first, text[:-1])
                 self.stats.qp_joins += 1
@@ -407,14 +418,30 @@ class LogText:
         return host, text
 
 
+def _soft(line: str) -> bool:
+    """Whether a quoted-printable line ends with a soft break."""
+    return line.endswith("=") and not line.endswith("==")
+
+
 def _indent(head: list[str]) -> str | None:
-    """The indentation 90 % of the (unquoted) non-blank lines share, if any."""
+    """The indentation 90 % of the (unquoted) non-blank lines share, if any (two levels:
+    a tab before a Markdown block's four spaces)."""
     lines = [QUOTE_RE.sub("", s, count=1) for s in head]
     lines = [s for s in lines if s.strip()]
-    for cand in ("\t", " " * 8, " " * 4, " " * 3, " " * 2, " "):
-        if lines and sum(1 for s in lines if s.startswith(cand)) >= 0.9 * len(lines):
-            return cand
-    return None
+    found = ""
+    for _ in range(2):
+        cand = next(
+            (
+                c
+                for c in ("\t", " " * 8, " " * 4, " " * 3, " " * 2, " ")
+                if lines and sum(1 for s in lines if s.startswith(found + c)) >= 0.9 * len(lines)
+            ),
+            None,
+        )
+        if cand is None:
+            break
+        found += cand
+    return found or None
 
 
 def _stamps(head: list[str]) -> str:
