@@ -92,6 +92,17 @@ def test_bare_time_of_day_stamps_are_host_times():
     )
     m = ms.parse_bootlog(lava, load_rules())["milestones"]
     assert (m["first_stage"]["host_s"], m["linux_version"]["host_s"], m["linux_version"]["printk_s"]) == (0.0, 2.5, 0.0)
+    # `dmesg --time-format iso`: every line stamped, whether or not its text looks like "prog: ..."
+    iso = (
+        b"2025-01-01T10:15:30,123456+00:00 Linux version 6.1.0 (a@b) #1 SMP\n"
+        b"2025-01-01T10:15:30,123460+00:00 psci: probing for conduit method from DT.\n"
+        b"2025-01-01T10:15:30,223456+00:00 Serial: AMBA PL011 UART driver\n"
+        b"2025-01-01T10:15:31,623456+00:00 Freeing unused kernel memory: 1024K\n"
+        b"2025-01-01T10:15:31,700000+00:00 Run /sbin/init as init process\n"
+    )
+    r = ms.parse_bootlog(iso, load_rules())
+    assert r["format"] == "host-clock-bare"
+    assert (r["milestones"]["linux_version"]["host_s"], r["milestones"]["freeing_init"]["host_s"]) == (0.0, 1.5)
     # without a fraction of a second a time of day may be the log's own words: not a stamp
     r = ms.parse_bootlog(b"12:00:00 Linux version 5.10.0 (a@b) #1\n12:00:01 Freeing init memory: 8K\n", load_rules())
     assert r["format"] == "raw"

@@ -448,10 +448,12 @@ def _stamps(head: list[str]) -> str:
     lines = [LEVEL_RE.sub("", s, count=1) for s in head if s.strip()]
     if not lines:
         return "raw"
-    for name, rx in STAMPS:
-        hits = sum(1 for s in lines if rx.match(s))
-        if hits >= max(1, len(lines) // 4):
-            return name
+    # the prefix most lines have (of those a quarter of them have at least; the first on a tie):
+    # `dmesg --time-format iso` stamps every line, a syslog reading of them only those with "x: y"
+    hits = [(sum(1 for s in lines if rx.match(s)), -i, name) for i, (name, rx) in enumerate(STAMPS)]
+    best = max(hits)
+    if best[0] >= max(1, len(lines) // 4):
+        return best[2]
     return "printk" if any(PRINTK_RE.match(s) for s in lines) else "raw"
 
 
