@@ -401,6 +401,8 @@ class LogText:
         if m:
             text = text[m.end() :]
             self.stats.level_prefixes += 1
+            if text[:1] == ">":  # the level of a console that printed a quoted line
+                text = self._unwrap(text)
         if self.stamps in ("printk", "raw"):
             return None, text
         m = STAMP_RE[self.stamps].match(text)
