@@ -225,6 +225,7 @@ def scan_lines(*lines):
         ("CFE version 1.0.37 for BCM947XX (32bit,SP,LE)", "bootloader", "CFE"),
         ("barebox 2022.02.0-phy1 #1 Thu Mar 3 2022", "bootloader", "barebox"),
         ("                             GNU GRUB  version 2.06", "bootloader", "GRUB"),
+        ("                                 GRUB version 2.06", "bootloader", "GRUB"),  # RHEL 9's build
         ("OpenSBI v1.0", "first_stage", "OpenSBI"),
         ("  Welcome to Open Firmware", "bootloader", "Open Firmware"),
         ("Welcome to yaboot version 1.3.16", "bootloader", "yaboot"),
