@@ -108,6 +108,19 @@ def test_bare_time_of_day_stamps_are_host_times():
     assert r["format"] == "raw"
 
 
+def test_garbled_bytes_before_a_printk_time_keep_it():
+    """A console's garbage as the kernel takes the UART over ("\xff\xfe[    0.000000] ..."): the
+    line still has its printk time (read by hand: 0.000000, then 1.5)."""
+    log = (
+        b"Starting kernel ...\n\xff\xfe[    0.000000] Linux version 5.10.0 (a@b) #1\n"
+        b"[    1.500000] Freeing unused kernel memory: 1024K\n"
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert r["milestones"]["linux_version"]["printk_s"] == 0.0
+    assert r["milestones"]["linux_version"]["text"].endswith("Linux version 5.10.0 (a@b) #1")
+    assert r["milestones"]["freeing_init"]["printk_s"] == 1.5
+
+
 def test_panic_is_a_fault_quoting_the_line():
     r = parse("boot-panic.log")
     assert r["fault"]["kind"] == "panic" and r["fault"]["line"] == 4

@@ -59,8 +59,9 @@ QUOTE_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
 ENTITY_RE = re.compile(r"&(?:lt|gt|amp|quot|apos|nbsp|#\d{1,5}|#x[0-9a-fA-F]{1,4});")  # a log copied from a web page
 LEVEL_RE = re.compile(r"^<(\d{1,3})>")
 MID_LEVEL_RE = re.compile(r"(?<=\S)<[0-7]>(?=\S)")
-# "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER)
-PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
+# "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER); bytes a
+# console garbled as the kernel took the UART over (U+FFFD) before it are no text
+PRINTK_RE = re.compile(r"^[\s\ufffd]*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
 # a mail body or attachment left quoted-printable: "=3D" for "=", lines cut at 76 with "=" at the end
 QP_ESC_RE = re.compile(r"(?:=[0-9A-F]{2})+")
 QP_MARK_RE = re.compile(r"=(?:3D|20|09)")

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
 MAX_LAGS = 100_000  # printk lag statistics come from the first lines with both times (bounded memory)
-# "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER)
-PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
+# "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER); bytes a
+# console garbled as the kernel took the UART over (U+FFFD) before it are no text
+PRINTK_RE = re.compile(r"^[\s\ufffd]*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
 
 
 @dataclass(frozen=True)
