@@ -239,6 +239,13 @@ def scan_lines(*lines):
         ("barebox 2022.02.0-phy1 #1 Thu Mar 3 2022", "bootloader", "barebox"),
         ("                             GNU GRUB  version 2.06", "bootloader", "GRUB"),
         ("                                 GRUB version 2.06", "bootloader", "GRUB"),  # RHEL 9's build
+        ("[0] welcome to lk", "bootloader", "LK"),
+        ("[760] fastboot: download:00f3f800", "kernel_load", "LK"),
+        (
+            "[1300] booting linux @ 0x8000, ramdisk @ 0x2000000 (9533134), tags/device tree @ 0x1e00000",
+            "starting_kernel",
+            "LK",
+        ),
         ("OpenSBI v1.0", "first_stage", "OpenSBI"),
         ("  Welcome to Open Firmware", "bootloader", "Open Firmware"),
         ("Welcome to yaboot version 1.3.16", "bootloader", "yaboot"),
