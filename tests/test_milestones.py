@@ -398,6 +398,10 @@ def test_busybox_console_prompt():
         ("[    4.0] BUG: scheduling while atomic: init/1/0x10000002", "bug"),
         ("kernel BUG at mm/slab.c:1234!", "bug"),
         ("general protection fault: 0000 [#1] SMP", "oops"),
+        (
+            "[    5.9] general protection fault, probably for non-canonical address 0xf555515555555557: 0000 [#1]",
+            "oops",
+        ),
     ],
 )
 def test_faults_of_every_era(line, kind):

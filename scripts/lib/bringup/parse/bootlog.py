@@ -35,7 +35,8 @@ from bringup.parse.milestones import PRINTK_RE, Rules, Scan
 VERSION_RE = re.compile(r"Linux version (\d+\.\d+[^\s(]*)")
 IMAGE_RE = re.compile(r"^\s*Image Name:\s+Linux-(\d+\.\d+\S*)")  # U-Boot's header of a uImage
 GRUB_LOADING_RE = re.compile(r"^\s*Loading Linux (\d+\.\d+\S*) \.\.\.")  # GRUB 2's echo (the vmlinuz-<release> loaded)
-TAINT_RE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]{1,40}?) +(\d+\.\d+[^\s]*) #\d+")
+# the release before the build number, or at the end of a line a mailer cut before "#77"
+TAINT_RE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]{1,40}?) +(\d+\.\d+[^\s]*)(?: #\d+|\s*$)")
 WARNING_RE = re.compile(r"^WARNING: ")
 # lines only a kernel prints (a dmesg excerpt without its Linux version line, printk times or
 # milestones is still a boot log when several of them are there)
