@@ -398,6 +398,9 @@ def test_busybox_console_prompt():
         ("[    4.0] BUG: scheduling while atomic: init/1/0x10000002", "bug"),
         ("kernel BUG at mm/slab.c:1234!", "bug"),
         ("general protection fault: 0000 [#1] SMP", "oops"),
+        ("[ 1579.0] Unable to handle kernel write to read-only memory at virtual address ffffff8004d76ffe", "oops"),
+        ("[  260.1] Unable to handle kernel read from unreadable memory at virtual address 0000005000000118", "oops"),
+        ("[    0.0][    T1] BUG: Unable to handle kernel instruction fetch", "bug"),  # PowerPC
         (
             "[    5.9] general protection fault, probably for non-canonical address 0xf555515555555557: 0000 [#1]",
             "oops",

@@ -68,6 +68,7 @@ class BootLog:
         self.memory = meminfo.MemoryLines()
         self.version: dict | None = None
         self.taint_version: dict | None = None
+        self._taint_cut: tuple[int, str] | None = None  # a header line cut before its release
         self.image_version: dict | None = None
         self.freeing: list[dict] = []
         self.later_faults: list[dict] = []
@@ -107,10 +108,8 @@ class BootLog:
             self._version(n, body)
         if self.image_version is None and ("Image Name:" in body or "Loading Linux" in body):
             self._image_version(n, body)
-        if self.taint_version is None and "ainted" in body:
-            t = TAINT_RE.search(body)
-            if t:
-                self.taint_version = {"release": t.group(1), "line": n, "from": "Oops/WARNING header"}
+        if self.taint_version is None and ("ainted" in body or self._taint_cut is not None):
+            self._taint(n, body, body is text)
         if "Freeing" in body and len(self.freeing) < MAX_FREEING:
             f = meminfo.freeing_line(body)
             if f:
@@ -120,6 +119,21 @@ class BootLog:
             if len(self.warnings) < MAX_WARNINGS:
                 self.warnings.append({"line": n, "text": text})
         self.initcalls.feed(n, None, text)
+
+    def _taint(self, n: int, body: str, no_printk: bool) -> None:
+        """The release of an Oops or WARNING header ("... Not tainted 2.6.26-rc9 #89"), also
+        of one a mailer cut inside its taint flags (the rest on the next line, no printk time)."""
+        cut, self._taint_cut = self._taint_cut, None
+        if cut is not None and no_printk:
+            t = TAINT_RE.search(f"{cut[1]} {body.strip()}")
+            if t:
+                self.taint_version = {"release": t.group(1), "line": cut[0], "from": "Oops/WARNING header"}
+                return
+        t = TAINT_RE.search(body)
+        if t:
+            self.taint_version = {"release": t.group(1), "line": n, "from": "Oops/WARNING header"}
+        elif "ainted" in body:
+            self._taint_cut = (n, body)
 
     def _image_version(self, n: int, body: str) -> None:
         """The release of the image a bootloader loads: U-Boot's uImage name, GRUB's message."""
