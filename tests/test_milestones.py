@@ -397,6 +397,7 @@ def test_busybox_console_prompt():
         ("[    3.0] Unable to handle kernel NULL pointer dereference at virtual address 00000000", "oops"),
         ("[    4.0] BUG: scheduling while atomic: init/1/0x10000002", "bug"),
         ("kernel BUG at mm/slab.c:1234!", "bug"),
+        ("[    0.000000] Kernel bug detected[#1]:", "bug"),  # MIPS
         ("general protection fault: 0000 [#1] SMP", "oops"),
         ("[ 1579.0] Unable to handle kernel write to read-only memory at virtual address ffffff8004d76ffe", "oops"),
         ("[  260.1] Unable to handle kernel read from unreadable memory at virtual address 0000005000000118", "oops"),
