@@ -103,6 +103,20 @@ def test_bare_time_of_day_stamps_are_host_times():
     r = ms.parse_bootlog(iso, load_rules())
     assert r["format"] == "host-clock-bare"
     assert (r["milestones"]["linux_version"]["host_s"], r["milestones"]["freeing_init"]["host_s"]) == (0.0, 1.5)
+    # moreutils' `ts` by default: a syslog date without host or "prog:", on every line
+    ts = (
+        b"Mar 05 10:11:12 U-Boot 2021.01 (Jan 01 2021 - 00:00:00 +0000)\n"
+        b"Mar 05 10:11:12 DRAM:  512 MiB\n"
+        b"Mar 05 10:11:14 Starting kernel ...\n"
+        b"Mar 05 10:11:15 [    0.000000] Linux version 5.10.0 (a@b) #1\n"
+        b"Mar 05 10:11:15 [    0.100000] psci: probing for conduit method from DT.\n"
+        b"Mar 05 10:11:17 [    1.900000] Freeing unused kernel memory: 1024K\n"
+    )
+    r = ms.parse_bootlog(ts, load_rules())
+    m = r["milestones"]
+    assert r["format"] == "ts" and r["bootloader"]["name"] == "U-Boot"
+    assert (m["bootloader"]["host_s"], m["starting_kernel"]["host_s"], m["linux_version"]["host_s"]) == (0, 2, 3)
+    assert (m["freeing_init"]["host_s"], m["freeing_init"]["printk_s"]) == (5, 1.9)
     # without a fraction of a second a time of day may be the log's own words: not a stamp
     r = ms.parse_bootlog(b"12:00:00 Linux version 5.10.0 (a@b) #1\n12:00:01 Freeing init memory: 8K\n", load_rules())
     assert r["format"] == "raw"

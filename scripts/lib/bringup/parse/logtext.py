@@ -21,7 +21,8 @@ Line prefixes (`stamps`), one per log:
   syslog-iso         the same with an ISO date (`journalctl -o short-iso`, RFC 3339 syslog)
   dmesg-T            `[Tue Mar  5 10:11:12 2024] text`; host time as above (1 s steps)
   host-clock         a terminal program's stamps `[10:11:12.345] ` or `[2024-03-05 10:11:12] `
-  host-clock-bare    the same without brackets, with a fraction of a second (`ts '%.T'`,
+  ts                 moreutils' `ts` by default: `Mar 05 10:11:12 text` (no host, no "prog:")
+  host-clock-bare    the same as host-clock without brackets, with a fraction of a second (`ts '%.T'`,
                      `ts '%F %.T'`, a capture script, LAVA's logs with a UTC offset and two
                      spaces): `10:11:12.345678 text`, `2021-02-02 16:17:29.081000+00:00  text`
   raw                none
@@ -98,6 +99,12 @@ STAMPS: list[tuple[str, re.Pattern[str]]] = [
         "host-clock",
         re.compile(r"^\[(?:(\d{4})-(\d\d)-(\d\d)[ T])?(\d\d):(\d\d):(\d\d)(?:[.,](\d+))?\]\s?(.*)$"),
     ),
+    # moreutils' `ts` by default ("Mar 05 10:11:12 text"): syslog's date without a host and a
+    # "prog:" (a syslog file matches both; the prefix most lines have wins, syslog on a tie)
+    (
+        "ts",
+        re.compile(rf"^({MONTHS}) +(\d{{1,2}}) (\d\d):(\d\d):(\d\d)(?:\.(\d+))? (.*)$"),
+    ),
     # without brackets only with a fraction of a second: "12:00:00 text" may be a log's own words
     (
         "host-clock-bare",
@@ -118,6 +125,7 @@ DESCRIBE = {
     "dmesg-T": "dmesg -T wall-clock stamps (host time in 1 s steps, relative to the first line)",
     "host-clock": "a terminal program's time-of-day stamps (host time, relative to the first line)",
     "host-clock-bare": "time-of-day stamps without brackets (host time, relative to the first line)",
+    "ts": "moreutils ts stamps 'Mar 05 10:11:12' (host time in 1 s steps, relative to the first line)",
     "printk": "printk times '[seconds]'",
     "raw": "a raw console log without times",
 }
@@ -416,7 +424,7 @@ class LogText:
                 self._t0 = host
             host = host - self._t0
             if host < -43200:  # past midnight (or new year) of a time of day
-                host += 86400 if self.stamps != "syslog" else 365 * 86400
+                host += 86400 if self.stamps not in ("syslog", "ts") else 365 * 86400
             host = round(host, 6)
         return host, text
 
@@ -480,6 +488,9 @@ def _stamp(kind: str, m: re.Match) -> tuple[float | None, str]:
             secs = _seconds(int(g[0]), int(g[1]), int(g[2]), int(g[3]), int(g[4]), int(g[5]), g[6])
         # a kernel line: its text; another program's: "prog[pid]: text", never a kernel line
         return secs, g[-1] if g[-2] == "kernel" else m.string[m.start(len(g) - 1) :]
+    if kind == "ts":
+        month = MONTHS.split("|").index(g[0]) + 1
+        return _seconds(2000, month, int(g[1]), int(g[2]), int(g[3]), int(g[4]), g[5]), g[6]
     if kind == "dmesg-T":
         try:
             t = datetime.strptime(" ".join(g[0].split()), "%a %b %d %H:%M:%S %Y")
