@@ -285,6 +285,8 @@ def test_every_real_sample_is_expected_and_sourced():
     sources = (REAL / "SOURCES.md").read_text()
     assert all(f"`{f}`" in sources for f in files)
     assert len(BOOTLOGS) >= 15 and len(LMBENCH) >= 5
+    doc = (Path(__file__).parents[1] / "docs" / "formats.md").read_text()
+    assert f"holds {len(BOOTLOGS)} real boot logs and {len(LMBENCH)} real lmbench" in doc, "docs/formats.md's count"
 
 
 def test_real_samples_cover_the_eras_and_architectures():
