@@ -145,8 +145,9 @@ format: $(DEPS_STAMP) ## reformat the Python sources with ruff
 typecheck: $(DEPS_STAMP) ## mypy on the package
 	@.venv/bin/mypy
 
-test: deps ## run every test: fast unit tests, then integration tests (real kernels, real QEMU); Hypothesis' full profile
-	@HYPOTHESIS_PROFILE=ci $(PYTEST) --durations=15 $(value PYTEST_ARGS)
+test: deps ## run every test: the unit tests (4 workers), then the integration tests (real kernels, real QEMU, one at a time); Hypothesis' full profile; PYTEST_ARGS=<tests> may select either kind
+	@HYPOTHESIS_PROFILE=ci $(PYTEST) -q -m "not integration" -n 4 --durations=5 $(value PYTEST_ARGS) || [ $$? -eq 5 ]
+	@HYPOTHESIS_PROFILE=ci $(PYTEST) -m integration --durations=15 $(value PYTEST_ARGS) || [ $$? -eq 5 ]
 
 test-unit: $(DEPS_STAMP) ## run only the fast unit tests (4 workers; HYPOTHESIS_PROFILE=ci for the full profile)
 	@$(PYTEST) -m "not integration" -n 4 $(value PYTEST_ARGS)

@@ -1,6 +1,7 @@
 import io
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -100,6 +101,16 @@ def toml_value(v):
     if isinstance(v, dict):
         return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
     raise TypeError(v)
+
+
+@pytest.fixture
+def ctrl_c_handled():
+    """Python's own Ctrl-C handler during the test, even where SIGINT came ignored (a shell
+    script's background job inherits SIG_IGN, and Python keeps it): _thread.interrupt_main()
+    does nothing for an ignored signal."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
 
 
 @pytest.fixture

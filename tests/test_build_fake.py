@@ -132,6 +132,56 @@ def test_second_build_is_reused_and_a_changed_fragment_rebuilds(env):
     assert not stale.exists(), "a build that runs starts from an empty tree (whole-build times)"
 
 
+def test_another_logs_dir_gets_the_stored_build_without_make(env, tmp_path):
+    board, _, frag = setup_board(env, "6.1.0", tarball=True)
+    first = do_build(env, board)
+    builddir = env["cache"] / "build" / "fake" / "k1"
+    (builddir / ".fake-calls").unlink()
+    said = []
+    other = tmp_path / "other-logs"
+    copy = build.build_kernel(board, board.kernels[0], other, env["cache"], say=said.append)
+    assert copy.reused is True and copy.record == first.record
+    assert not (builddir / ".fake-calls").exists(), "a stored build must not run make"
+    assert any("copied from" in m for m in said), said
+    rec = records.read(other / "fake" / "k1" / "build.json", records.Build)
+    for rel in rec.artifacts.values():
+        a, b = other / "fake" / "k1" / rel, env["logs"] / "fake" / "k1" / rel
+        assert a.read_bytes() == b.read_bytes()
+    assert (other / "fake" / "k1" / "build.log").read_text() == (env["logs"] / "fake" / "k1" / "build.log").read_text()
+    # FORCE runs make even though the store has this key
+    forced = build.build_kernel(
+        board, board.kernels[0], tmp_path / "third", env["cache"], force=True, say=lambda m: None
+    )
+    assert forced.reused is False and calls(builddir)[-1].startswith("zImage")
+    # another config is another key: not in the store, so make runs
+    frag.write_text("CONFIG_FAKE_PRINTK=y\nCONFIG_FAKE_NET=y\n")
+    board = load_board("fake", boards=env["tmp"] / "boards")
+    changed = build.build_kernel(board, board.kernels[0], tmp_path / "fourth", env["cache"], say=lambda m: None)
+    assert changed.reused is False and changed.record.key != first.record.key
+
+
+def test_an_incomplete_stored_build_is_not_used(env, tmp_path):
+    board, _, _ = setup_board(env, "6.1.0", tarball=True)
+    first = do_build(env, board)
+    stored = env["cache"] / "results" / "fake" / "k1" / first.record.key
+    assert (stored / "build.json").exists()
+    for img in (stored / "images").iterdir():
+        img.unlink()
+    again = build.build_kernel(board, board.kernels[0], tmp_path / "other", env["cache"], say=lambda m: None)
+    assert again.reused is False
+
+
+def test_the_store_keeps_the_newest_builds_only(env, tmp_path):
+    board, _, frag = setup_board(env, "6.1.0", tarball=True)
+    for i in range(build.STORE_KEEP + 2):
+        frag.write_text(f"CONFIG_FAKE_PRINTK=y\nCONFIG_FAKE_N{i}=y\n")
+        board = load_board("fake", boards=env["tmp"] / "boards")
+        last = do_build(env, board)
+    kept = [d for d in (env["cache"] / "results" / "fake" / "k1").iterdir() if not d.name.startswith(".")]
+    assert len(kept) == build.STORE_KEEP
+    assert last.record.key in {d.name for d in kept}
+
+
 def test_local_tree_outside_git_always_runs_make(env):
     # its content is unknown, so make (incremental) decides; bringup must not skip it
     board, _, _ = setup_board(env, "6.1.0")
@@ -200,6 +250,9 @@ def test_ctrl_c_keeps_the_good_record_and_leaves_no_make(env):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as at a terminal, even when this test runs where SIGINT is ignored (a shell
+        # script's background job inherits SIG_IGN, and Python then keeps it)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     log = recdir / "build.log.partial"
     deadline = time.monotonic() + 30

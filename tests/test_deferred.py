@@ -111,6 +111,12 @@ def test_a_bringup_console_log_line_with_host_stamps():
     assert (e["device"], e["kind"], e["us"], e["printk_s"]) == ("9000000.pl011", "returned", 0, 0.079351)
 
 
+def test_a_console_s_garbage_before_the_printk_time_keeps_it():
+    text = b"[    1.0] x\n\xff\xff[    2.5] platform 78d9000.usb: deferred probe pending\n"
+    (e,) = deferred.parse_deferred(text)["events"]
+    assert (e["device"], e["kind"], e["printk_s"], e["line"]) == ("78d9000.usb", "pending", 2.5, 2)
+
+
 def test_probe_results_other_than_517_and_prose_are_not_deferrals():
     text = (
         b"[    0.5] probe of 9000000.pl011 returned 0 after 812 usecs\n"

@@ -109,7 +109,8 @@ def test_classic_results_file():
     r = lp.parse_any((DATA.parent / "lmbench-results-classic.txt").read_text())
     assert r["format"] == "results-file" and r["lmbench_version"] == "3alpha4"
     (rs,) = r["results"]
-    assert rs["host"].startswith("Linux tqm860l 2.6.11.7")
+    # the header is `uname -a`: host and OS as getsummary takes them
+    assert (rs["host"], rs["os"], rs["params"]) == ("tqm860l", "Linux 2.6.11.7", {"mhz": 50})
     m = {x["name"]: x for b in rs["benchmarks"].values() for x in b["metrics"]}
     assert m["Simple syscall"]["value"] == 2.5841
     assert m["ctx 16p/0K"]["value"] == 96.09

@@ -68,6 +68,73 @@ def test_modern_stamped_log_times_and_intervals():
     assert r["hidden_at_zero_s"] == pytest.approx(0.111243)
 
 
+def test_bare_time_of_day_stamps_are_host_times():
+    """`ts '%.T'` / `ts '%F %.T'` stamps without brackets: host times relative to the first
+    line; the printk time after them stays the printk time (a "[ 0.1] psci:" line is no syslog)."""
+    log = (
+        b"2024-03-05 10:11:12.000000 U-Boot 2021.01 (Jan 01 2021 - 00:00:00)\n"
+        b"2024-03-05 10:11:13.250000 Starting kernel ...\n"
+        b"2024-03-05 10:11:13.500000 [    0.000000] Linux version 5.10.0 (a@b) #1\n"
+        b"2024-03-05 10:11:13.600000 [    0.100000] psci: probing for conduit method from DT.\n"
+        b"2024-03-05 10:11:14.000000 [    0.500000] cpuidle: using governor menu\n"
+        b"2024-03-05 10:11:15.000000 [    1.500000] Freeing unused kernel memory: 1024K\n"
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert r["format"] == "host-clock-bare"
+    m = r["milestones"]
+    assert (m["bootloader"]["host_s"], m["starting_kernel"]["host_s"]) == (0.0, 1.25)
+    assert (m["linux_version"]["host_s"], m["linux_version"]["printk_s"]) == (1.5, 0.0)
+    assert (m["freeing_init"]["host_s"], m["freeing_init"]["printk_s"]) == (3.0, 1.5)
+    # LAVA's lines: a UTC offset and two spaces before the text
+    lava = (
+        b"2021-02-02 16:17:29.081000+00:00  coreboot-7d042db9 Mon Oct 22 20:40:09 UTC 2018 bootblock starting...\n"
+        b"2021-02-02 16:17:31.581000+00:00  [    0.000000] Linux version 4.14.218 (a@b) #1\n"
+    )
+    m = ms.parse_bootlog(lava, load_rules())["milestones"]
+    assert (m["first_stage"]["host_s"], m["linux_version"]["host_s"], m["linux_version"]["printk_s"]) == (0.0, 2.5, 0.0)
+    # `dmesg --time-format iso`: every line stamped, whether or not its text looks like "prog: ..."
+    iso = (
+        b"2025-01-01T10:15:30,123456+00:00 Linux version 6.1.0 (a@b) #1 SMP\n"
+        b"2025-01-01T10:15:30,123460+00:00 psci: probing for conduit method from DT.\n"
+        b"2025-01-01T10:15:30,223456+00:00 Serial: AMBA PL011 UART driver\n"
+        b"2025-01-01T10:15:31,623456+00:00 Freeing unused kernel memory: 1024K\n"
+        b"2025-01-01T10:15:31,700000+00:00 Run /sbin/init as init process\n"
+    )
+    r = ms.parse_bootlog(iso, load_rules())
+    assert r["format"] == "host-clock-bare"
+    assert (r["milestones"]["linux_version"]["host_s"], r["milestones"]["freeing_init"]["host_s"]) == (0.0, 1.5)
+    # moreutils' `ts` by default: a syslog date without host or "prog:", on every line
+    ts = (
+        b"Mar 05 10:11:12 U-Boot 2021.01 (Jan 01 2021 - 00:00:00 +0000)\n"
+        b"Mar 05 10:11:12 DRAM:  512 MiB\n"
+        b"Mar 05 10:11:14 Starting kernel ...\n"
+        b"Mar 05 10:11:15 [    0.000000] Linux version 5.10.0 (a@b) #1\n"
+        b"Mar 05 10:11:15 [    0.100000] psci: probing for conduit method from DT.\n"
+        b"Mar 05 10:11:17 [    1.900000] Freeing unused kernel memory: 1024K\n"
+    )
+    r = ms.parse_bootlog(ts, load_rules())
+    m = r["milestones"]
+    assert r["format"] == "ts" and r["bootloader"]["name"] == "U-Boot"
+    assert (m["bootloader"]["host_s"], m["starting_kernel"]["host_s"], m["linux_version"]["host_s"]) == (0, 2, 3)
+    assert (m["freeing_init"]["host_s"], m["freeing_init"]["printk_s"]) == (5, 1.9)
+    # without a fraction of a second a time of day may be the log's own words: not a stamp
+    r = ms.parse_bootlog(b"12:00:00 Linux version 5.10.0 (a@b) #1\n12:00:01 Freeing init memory: 8K\n", load_rules())
+    assert r["format"] == "raw"
+
+
+def test_garbled_bytes_before_a_printk_time_keep_it():
+    """A console's garbage as the kernel takes the UART over ("\xff\xfe[    0.000000] ..."): the
+    line still has its printk time (read by hand: 0.000000, then 1.5)."""
+    log = (
+        b"Starting kernel ...\n\xff\xfe[    0.000000] Linux version 5.10.0 (a@b) #1\n"
+        b"[    1.500000] Freeing unused kernel memory: 1024K\n"
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert r["milestones"]["linux_version"]["printk_s"] == 0.0
+    assert r["milestones"]["linux_version"]["text"].endswith("Linux version 5.10.0 (a@b) #1")
+    assert r["milestones"]["freeing_init"]["printk_s"] == 1.5
+
+
 def test_panic_is_a_fault_quoting_the_line():
     r = parse("boot-panic.log")
     assert r["fault"]["kind"] == "panic" and r["fault"]["line"] == 4
@@ -185,13 +252,27 @@ def scan_lines(*lines):
         ("CFE version 1.0.37 for BCM947XX (32bit,SP,LE)", "bootloader", "CFE"),
         ("barebox 2022.02.0-phy1 #1 Thu Mar 3 2022", "bootloader", "barebox"),
         ("                             GNU GRUB  version 2.06", "bootloader", "GRUB"),
+        ("                                 GRUB version 2.06", "bootloader", "GRUB"),  # RHEL 9's build
+        ("[0] welcome to lk", "bootloader", "LK"),
+        ("[760] fastboot: download:00f3f800", "kernel_load", "LK"),
+        (
+            "[1300] booting linux @ 0x8000, ramdisk @ 0x2000000 (9533134), tags/device tree @ 0x1e00000",
+            "starting_kernel",
+            "LK",
+        ),
         ("OpenSBI v1.0", "first_stage", "OpenSBI"),
         ("  Welcome to Open Firmware", "bootloader", "Open Firmware"),
         ("Welcome to yaboot version 1.3.16", "bootloader", "yaboot"),
         ("Please wait, loading kernel...", "kernel_load", "yaboot"),
         ("PMON2000 MIPS Initializing. Standby...", "bootloader", "PMON"),
         ("PMON> load /dev/fs/ext2@wd0/boot/vmlinux", "kernel_load", "PMON"),
-        ("coreboot-4.12 Tue Jun 30 10:00:00 UTC 2020 bootblock starting (log level: 7)...", "bootloader", "coreboot"),
+        ("coreboot-4.12 Tue Jun 30 10:00:00 UTC 2020 bootblock starting (log level: 7)...", "first_stage", "coreboot"),
+        ("UEFI firmware (version  built at 22:13:20 on Apr 23 2020)", "first_stage", "UEFI"),
+        ("Shell> fs0:\\Image root=/dev/vda2 rootwait console=ttyS0", "kernel_load", "UEFI"),
+        ("  Booting `Debian GNU/Linux'", "kernel_load", "GRUB"),
+        ("  Booting 'Fedora (2.6.35.6-45.fc14.i686)'", "kernel_load", "GRUB"),  # GRUB legacy
+        ("kernel (hd0,1)/boot/calgary/bzImage root=/dev/sda2 console=ttyS1,19200", "kernel_load", "GRUB"),
+        ("   [Linux-bzImage, setup=0x1c00, size=0x2e3ad8]", "kernel_load", "GRUB"),
         ("SILO Version 1.4.14", "bootloader", "SILO"),
         ("EFI stub: Booting Linux Kernel...", "starting_kernel", ""),
         ("Booting Linux via __start() @ 0x0000000000400000 ...", "starting_kernel", ""),
@@ -230,6 +311,40 @@ def test_reading_the_device_tree_is_not_the_kernel_load():
 def test_a_prompt_names_the_bootloader_of_a_capture_without_banner(first, who):
     s = scan_lines(first, "Linux version 2.6.28 (x@y) #1")
     assert s.bootloader()["name"] == who and s.bootloader()["from"] == "prompt"
+
+
+@pytest.mark.parametrize(
+    "first,who",
+    [
+        (">>Start PXE over IPv4.", "UEFI"),
+        ('BdsDxe: loading Boot0001 "UEFI QEMU DVD-ROM QM00003 " from PciRoot(0x0)/Pci(0x1,0x1)', "UEFI"),
+        ("SeaBIOS (version rel-1.16.0-0-gd239552ce722-prebuilt.qemu.org)", "SeaBIOS"),
+    ],
+)
+def test_firmware_lines_name_it_when_no_bootloader_follows(first, who):
+    s = scan_lines(first, "EFI stub: Booting Linux Kernel...", "Linux version 5.15.0 (a@b) #1")
+    assert s.bootloader()["name"] == who and s.fault is None
+
+
+def test_a_chain_of_firmware_and_bootloaders_is_one_boot():
+    """Firmware, then a bootloader (or two bootloaders) before the kernel: no reset; the
+    bootloader is the one with a banner, the firmware the first stage."""
+    s = scan_lines(
+        "coreboot-4.18 Sun Jan 15 2023 12:00:00 UTC bootblock starting (log level: 7)...",
+        "SeaBIOS (version rel-1.16.1)",
+        "SeaBIOS (version rel-1.16.1)",  # printed again after the VGA option ROM
+        "Welcome to GRUB!",
+        "  Booting `Debian GNU/Linux'",
+        "Linux version 6.1.0 (a@b) #1",
+    )
+    assert s.fault is None and s.reset is None
+    assert s.bootloader()["name"] == "GRUB" and s.variants["first_stage"] == "coreboot"
+    assert s.found["kernel_load"].line == 5
+    s = scan_lines("U-Boot 2021.01 (Jan 1 2021)", "Welcome to GRUB!", "Linux version 5.10.0 (a@b) #1")
+    assert s.fault is None and s.bootloader()["name"] == "U-Boot"
+    # the same bootloader's banner twice is still a reset
+    s = scan_lines("U-Boot 2021.01 (Jan 1 2021)", "Welcome to GRUB!", "U-Boot 2021.01 (Jan 1 2021)")
+    assert s.fault["kind"] == "reset" and s.fault["line"] == 3
 
 
 def test_a_banner_names_it_before_the_prompt():
@@ -296,7 +411,15 @@ def test_busybox_console_prompt():
         ("[    3.0] Unable to handle kernel NULL pointer dereference at virtual address 00000000", "oops"),
         ("[    4.0] BUG: scheduling while atomic: init/1/0x10000002", "bug"),
         ("kernel BUG at mm/slab.c:1234!", "bug"),
+        ("[    0.000000] Kernel bug detected[#1]:", "bug"),  # MIPS
         ("general protection fault: 0000 [#1] SMP", "oops"),
+        ("[ 1579.0] Unable to handle kernel write to read-only memory at virtual address ffffff8004d76ffe", "oops"),
+        ("[  260.1] Unable to handle kernel read from unreadable memory at virtual address 0000005000000118", "oops"),
+        ("[    0.0][    T1] BUG: Unable to handle kernel instruction fetch", "bug"),  # PowerPC
+        (
+            "[    5.9] general protection fault, probably for non-canonical address 0xf555515555555557: 0000 [#1]",
+            "oops",
+        ),
     ],
 )
 def test_faults_of_every_era(line, kind):

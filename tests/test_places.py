@@ -352,7 +352,7 @@ def test_no_places_section_for_a_study_on_one_place():
     assert placereport.section(None, ["5.10"], load_rules({})) is None
 
 
-def test_ctrl_c_stops_every_place_and_releases_them(two_places, monkeypatch):
+def test_ctrl_c_stops_every_place_and_releases_them(two_places, monkeypatch, ctrl_c_handled):
     """Ctrl-C reaches the main thread only: the workers' boots under way end as
     interrupted (cancel), nobody takes a new round, every place is released."""
     import _thread

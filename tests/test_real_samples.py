@@ -42,8 +42,15 @@ class Checker:
     """Compares a result with EXPECTED values; `mapl` maps a line number of the real
     sample to the variant's, `upto` (a truncated variant) is the first line cut."""
 
-    def __init__(self, mapl: Callable[[int], int] = lambda n: n, upto: int | None = None):
+    def __init__(self, mapl: Callable[[int], int] = lambda n: n, upto: int | None = None, whole: bool = True):
         self.mapl, self.upto, self.count = mapl, upto, 0
+        self.whole = whole  # False: lines were wrapped, a long one's first part is what a line holds
+
+    def text(self, got: str, want: str, what: str) -> None:
+        if self.whole:
+            self.eq(got, want, what)
+        else:
+            self.eq(want.startswith(got) and len(got) >= min(len(want), 40), True, f"{what}: {got!r} begins {want!r}")
 
     def here(self, line: int) -> bool:
         return self.upto is None or line < self.upto
@@ -108,12 +115,14 @@ def _check_bootloader(res: dict, e: dict, c: Checker) -> None:
         c.eq(res["bootloader"]["name"], e["bootloader"], "bootloader")
     if "bootloader_line" in e and c.here(e["bootloader_line"]):
         c.eq(ms["bootloader"]["line"], m(e["bootloader_line"]), "bootloader banner line")
-        c.eq(ms["bootloader"]["text"], e.get("bootloader_banner", ms["bootloader"]["text"]), "banner")
+        c.text(ms["bootloader"]["text"], e.get("bootloader_banner", ms["bootloader"]["text"]), "banner")
     if "spl_line" in e and c.here(e["spl_line"]):
         c.eq(ms["first_stage"]["line"], m(e["spl_line"]), "SPL banner line")
-        c.eq(ms["first_stage"]["text"], e["spl_banner"], "SPL banner")
+        c.text(ms["first_stage"]["text"], e["spl_banner"], "SPL banner")
     if "starting_kernel_line" in e and c.here(e["starting_kernel_line"]):
         c.eq(ms["starting_kernel"]["line"], m(e["starting_kernel_line"]), "Starting kernel line")
+    if "kernel_load_line" in e and c.here(e["kernel_load_line"]):
+        c.eq(ms["kernel_load"]["line"], m(e["kernel_load_line"]), "kernel load line")
 
 
 def _check_memory(res: dict, e: dict, c: Checker) -> None:
@@ -161,7 +170,7 @@ def _check_fault(res: dict, e: dict, c: Checker) -> None:
     c.eq(res["fault"]["line"], m(e["fault_line"]), "fault line")
     if "panic_text" in e:
         c.eq(res["fault"]["text"], e["panic_text"], "fault text")
-    if "panic_line" in e:
+    if "panic_line" in e and c.here(e["panic_line"]):
         later = [f["line"] for f in res["later_faults"] if f["kind"] == "panic"]
         c.eq(later[:1], [m(e["panic_line"])], "later panic line")
 
@@ -199,6 +208,8 @@ def test_real_boot_log(name):
     assert n >= 8, f"only {n} values checked"
     last = physical_lines(data)[-1].decode("utf-8", errors="replace")
     assert last == e["last_line_text"], "EXPECTED's last line is the file's"
+    for name_, t in e.get("host_times", {}).items():  # a log with host stamps: seconds after its first
+        assert res["milestones"][name_]["host_s"] == pytest.approx(t, abs=1e-6), name_
     if "first_line_text" in e:
         assert physical_lines(data)[0].decode() == e["first_line_text"]
 
@@ -214,6 +225,8 @@ CHECKED_BOOT = {
     "spl_line",
     "spl_banner",
     "starting_kernel_line",
+    "kernel_load_line",
+    "host_times",
     "memory_line",
     "memory_total_line",
     *MEMORY_FIELDS,
@@ -236,6 +249,7 @@ CHECKED_BOOT = {
     "first_line_text",
     "arch",
     "quoted_printable",
+    "host_stamped",
 }
 CHECKED_LMBENCH = {
     "format",
@@ -251,6 +265,10 @@ CHECKED_LMBENCH = {
     "table_width",
     "lat_fs_rows",
     "first_line_text",
+    "mhz",
+    "description",
+    "untitled_pairs",
+    "untitled_pair_count",
 }
 WORDS_ONLY = {"notes", "initcall_format", "segfault_line"}  # a description, or noise that is no value
 
@@ -267,6 +285,8 @@ def test_every_real_sample_is_expected_and_sourced():
     sources = (REAL / "SOURCES.md").read_text()
     assert all(f"`{f}`" in sources for f in files)
     assert len(BOOTLOGS) >= 15 and len(LMBENCH) >= 5
+    doc = (Path(__file__).parents[1] / "docs" / "formats.md").read_text()
+    assert f"holds {len(BOOTLOGS)} real boot logs and {len(LMBENCH)} real lmbench" in doc, "docs/formats.md's count"
 
 
 def test_real_samples_cover_the_eras_and_architectures():
@@ -292,8 +312,10 @@ def find_metric(res: dict, x: dict, rs: dict) -> dict | None:
                 continue
             if "metric" in x and metric_matches(m, x["metric"]):
                 return m
-            if "size_mb" in x and m.get("block") == x["block"] and m["size_mb"] == float(x["size_mb"]):
+            if "size_mb" in x and "block" in x and m.get("block") == x["block"] and m["size_mb"] == float(x["size_mb"]):
                 return m
+            if "stride" in x and m.get("stride") == int(x["stride"]) and m["size_mb"] == float(x["size_mb"]):
+                return m  # lat_mem_rd: the block's stride and the size in MB
             if "procs" in x and m.get("processes") == int(x["procs"]):
                 size = re.match(r'^"size=(\d+)k', x["block"])
                 if size and m["size_kb"] == int(size.group(1)):
@@ -312,6 +334,15 @@ def check_lmbench(res: dict, e: dict, c: Checker) -> int:
         first = [r for r in res["results"] if r["line"] <= c.mapl(e["title_line"]) + 40]
         c.eq([r["host"] for r in first][: len(e["hosts"])], e["hosts"], "hosts")
         c.eq([r["os"] for r in first][: len(e["oses"])], e["oses"], "OSes")
+        if "description" in e:  # the basic system parameters table
+            c.eq(first[0]["params"].get("description"), e["description"], "description")
+    if e["format"] == "results-file":  # one host: its uname header, version and parameters
+        (rs,) = res["results"]
+        c.eq(res["lmbench_version"], e["lmbench_version"], "lmbench version")
+        c.eq(rs["line"], c.mapl(e["title_line"]), "header line")
+        c.eq([rs["host"]], e["hosts"], "host")
+        c.eq([rs["os"]], e["oses"], "OS")
+        c.eq(rs["params"].get("mhz"), e["mhz"], "MHz")
     for x in e["metrics"]:
         x = {**x, "line": c.mapl(x["line"])}
         sets = [
@@ -409,6 +440,23 @@ def test_lmbench_raw_without_titles_keeps_lat_fs_and_first_line():
             assert got[f"{size} file delete"]["per_second"] == row["removes_per_s"]
             assert got[f"{size} file create"]["files"] == row["files"]
             assert got[f"{size} file create"]["value"] == pytest.approx(1e6 / row["creates_per_s"], abs=1e-3)
+
+
+def test_lmbench_untitled_bw_mem_pairs_keep_their_size():
+    """bw_mem's "32.00 9516.73" pairs printed without titles (read by hand: nine of them, 32 MB
+    each, in MB/s): bandwidths named by their size, 32M (not 30.52M: 32.00 is round in MiB only)."""
+    name = "lmbench/lmbench3-raw-lat_mem_rd-bw_mem-stream-numactl.txt"
+    e = EXPECTED[name]
+    (rs,) = lmbench.parse_lmbench((REAL / name).read_bytes())["results"]
+    pairs = [m for b in rs["benchmarks"].values() for m in b["metrics"] if m.get("block") == "pairs"]
+    assert len(pairs) == e["untitled_pair_count"]
+    by_line = {m["line"]: m for m in pairs}
+    for x in e["untitled_pairs"]:
+        got = by_line[x["line"]]
+        assert (got["value"], got["unit"], got["better"]) == (float(x["value"]), "MB/s", "higher")
+        assert got["name"].endswith(" " + x["size"]), got["name"]
+    strides = [m for m in rs["benchmarks"]["lat_mem_rd"]["metrics"]]
+    assert len(strides) == 37 and {m["stride"] for m in strides} == {128}  # lines 31-67
 
 
 def test_lmbench3_raw_blocks():
@@ -566,12 +614,16 @@ PRINTK_VARIANTS: dict[str, Callable[[int, bytes], bytes]] = {
 # a quoted-printable text keeps its soft breaks ('=' at a line's end) only when its lines are
 # left whole: quoted, indented, other line ends, escapes or noise inside them
 QP_VARIANTS = {"quoted", "quoted-nested", "indented", "tab-indented", "crlf", "cr-only", "ansi", "noise"}
+# a log whose lines already carry host stamps is not stamped again (syslog, grabserial, ... in front)
+RESTAMPING = {"syslog", "journalctl-iso", "openwrt-logread", "grabserial", "dmesg-x", "tio-clock"}
 
 
 def variant_cases():
     for name in BOOTLOGS:
         qp = EXPECTED[name].get("quoted_printable", False)
         for v in BOOT_VARIANTS:
+            if EXPECTED[name].get("host_stamped") and v in RESTAMPING:
+                continue
             if not qp or v in QP_VARIANTS:
                 yield pytest.param(name, v, id=f"{Path(name).stem[:28]}-{v}")
         if qp:
@@ -616,7 +668,8 @@ def test_variant_gives_the_same_values(name, variant):
         out, mapl = BOOT_VARIANTS[variant](e)(data)
     res = parse_log(out)
     whole = not variant.startswith(("wrapped", "mail"))
-    n = check_bootlog(res, e, Checker(mapl), lines=len(physical_lines(data)) if whole else None, initcalls=whole)
+    c = Checker(mapl, whole=whole)
+    n = check_bootlog(res, e, c, lines=len(physical_lines(data)) if whole else None, initcalls=whole)
     assert n >= (6 if whole else 4)  # wrapping cuts initcall lines: their timings are not compared
     if variant in WORDS:
         assert WORDS[variant] in res["text"]["assumed"], res["text"]["assumed"]
@@ -671,9 +724,15 @@ def test_lmbench_variant_gives_the_same_values(name, variant):
 def test_truncated_lmbench_keeps_what_came_before_the_cut(name):
     lines = physical_lines((REAL / name).read_bytes())
     cut = int(len(lines) * 0.6)
-    res = lmbench.parse_lmbench(b"\n".join(lines[:cut]) + b"\n" + lines[cut][:7])
+    head = b"\n".join(lines[:cut]) + b"\n" + lines[cut][:7]
     e = dict(EXPECTED[name])
     e["metrics"] = [x for x in e["metrics"] if x["line"] <= cut]
+    try:
+        res = lmbench.parse_lmbench(head)
+    except ParseError as err:  # cut inside a results file's header: no value yet, nothing to import
+        assert "not lmbench output" in str(err) and not e["metrics"], err
+        assert all(r["line"] > cut for r in e.get("lat_fs_rows", []))
+        return
     check_lmbench(res, e, Checker())
 
 
@@ -735,14 +794,14 @@ class Endless(io.RawIOBase):
 def test_a_long_log_parses_in_bounded_memory():
     import tracemalloc
 
-    size = 3 * 1024 * 1024
+    size = 1024 * 1024  # a log that kept its lines would hold more than this; tracemalloc makes every byte slow
     tracemalloc.start()
     try:
         res = bootlog.parse_bootlog(io.BufferedReader(Endless(size)), RULES)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert res["lines"] > 40_000 and res["memory"]["available_kb"] == 449408
+    assert res["lines"] > 13_000 and res["memory"]["available_kb"] == 449408
     assert peak < size / 4, f"{peak} bytes at the peak for a {size}-byte log"
 
 

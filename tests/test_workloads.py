@@ -387,8 +387,15 @@ def test_the_round_loop_boots_each_kernel_once_per_round_interleaved(tmp_path, m
         return FakeSession(board, kid, build, recdir, initrd, run_dir)
 
     monkeypatch.setattr(mw, "measure_session", session)
-    res = mw.workloads(board, logs, tmp_path / "cache", names=["openssl"], runs=2, guard=False, say=lambda *_: None)
+    import functools
+    import re
+
+    monkeypatch.setattr(mw, "Progress", functools.partial(mw.Progress, every=0, tty=False))
+    lines: list[str] = []
+    res = mw.workloads(board, logs, tmp_path / "cache", names=["openssl"], runs=2, guard=False, say=lines.append)
     assert boots == ["5.10", "6.12", "6.12", "5.10"]
+    counts = re.findall(r"workload rounds: (\d+) % \((\d+)/(\d+) boots\)", "\n".join(lines))
+    assert [(int(p), int(d), int(t)) for p, d, t in counts] == [(25, 1, 4), (50, 2, 4), (75, 3, 4), (100, 4, 4)]
     rec = records.read(logs / "qemu-arm" / "6.12" / "workloads.json", records.Workloads)
     assert rec == res["6.12"] and rec.runs == 2 and rec.mode == "quick"
     sha = rec.workloads["openssl"].metrics[0]

@@ -63,6 +63,29 @@ def test_second_build_all_rebuilds_nothing(arm_built):
     assert took < 30
 
 
+def test_forced_build_runs_the_cross_compiler_and_reproduces_the_image(arm_built, tmp_path):
+    """arm_built may have come from the cache's result store (a build of the same key in
+    another logs dir); FORCE runs make with the real cross toolchain again, and the same
+    key gives the same image (the build's fixed timestamp, user and host)."""
+    env = dict(arm_built["env"], BRINGUP_LOGS=str(tmp_path))
+    p = subprocess.run(
+        [sys.executable, "-m", "bringup", "build-all", "--board", "qemu-arm", "--kernel", "5.10", "--force"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    stored = json.loads((arm_built["logs"] / "qemu-arm" / "5.10" / "build.json").read_text())
+    forced = json.loads((tmp_path / "qemu-arm" / "5.10" / "build.json").read_text())
+    assert forced["key"] == stored["key"]
+    assert forced["started"] > stored["started"]
+    log = (tmp_path / "qemu-arm" / "5.10" / "build.log").read_text()
+    assert re.search(r"^\s+CC\s+init/main\.o$", log, re.M), "make must have compiled"
+    assert forced["sizes"]["berkeley"] == stored["sizes"]["berkeley"]
+    assert forced["sizes"]["compressed_image"] == stored["sizes"]["compressed_image"]
+
+
 def test_build_report_has_deltas(arm_built):
     p = bringup(arm_built, "build-report", "--board", "qemu-arm")
     assert p.returncode == 0

@@ -8,6 +8,12 @@ Results for <board>/<kernel> go to logs/<board>/<kernel>/:
   build.json, build.log, images/      the last good build
   build-failed.json, build-failed.log the last failed or interrupted one
 A failed or interrupted build never touches the good files.
+
+Every good build is also kept in the cache, under its content key
+(<cache>/results/<board>/<kernel>/<key>/): another logs directory (another
+checkout, a test's temporary logs) asking for the same build gets a copy of
+that build's record, log and images instead of running make again.  FORCE=1
+always runs make.
 """
 
 from __future__ import annotations
@@ -284,6 +290,15 @@ def build_kernel(
     if kept is not None:
         say(f"  up to date ({kept.kernelrelease}); {_rel(good)} kept (use FORCE=1 to rebuild)")
         return Built(kept, good, reused=True)
+    stored = _stored(Path(cache), board.name, k.id, key) if key and not force else None
+    if stored is not None:
+        rec = _restore(stored, recdir)
+        say(
+            f"  built before with the same sources, config and toolchain ({rec.kernelrelease}, "
+            f"{rec.time.real:.0f}s on {rec.started[:10]}): copied from {_rel(stored)} "
+            f"to {_rel(good)} (use FORCE=1 to rebuild)"
+        )
+        return Built(rec, good, reused=True)
 
     # Builds share the cache: one build of a board's kernel at a time, across checkouts.
     with lock.exclusive(Path(cache) / "build" / board.name / f"{k.id}.lock", f"{board.name}/{k.id}", say):
@@ -331,8 +346,10 @@ def _build(board, k, src, tc, fixes, key, recdir: Path, good: Path, cache: Path,
         ctx.progress.close()
         if status != "ok":
             _record_failure(ctx, key, started, status, failure)
-    # success: publish images, log and record, in that order
+    # success: publish images, log and record, in that order; then keep a copy by key
     _publish(ctx, rec, artifact_sources)
+    if key:
+        _store(cache, board.name, k.id, key, recdir, rec)
     say(
         f"  ok: {rec.kernelrelease} in {rec.time.real:.0f}s "
         f"(user {rec.time.user:.0f}s, sys {rec.time.sys:.0f}s); "
@@ -787,8 +804,16 @@ def _publish(ctx: Ctx, rec: records.Build, srcs: dict[str, Path]) -> None:
     new.mkdir()
     for name, p in srcs.items():
         shutil.copyfile(p, recdir / rec.artifacts[name].replace("images/", "images.new/", 1))
-    old = recdir / "images"
-    trash = recdir / "images.old"
+    _swap_images(recdir)
+    os.replace(ctx.log_path, recdir / "build.log")
+    records.write(recdir / "build.json", rec)
+    for stale in ("build-failed.json", "build-failed.log"):
+        (recdir / stale).unlink(missing_ok=True)
+
+
+def _swap_images(recdir: Path) -> None:
+    """images.new/ becomes images/; the old images are gone only once the new are in place."""
+    new, old, trash = recdir / "images.new", recdir / "images", recdir / "images.old"
     if trash.exists():
         shutil.rmtree(trash)
     if old.exists():
@@ -796,10 +821,6 @@ def _publish(ctx: Ctx, rec: records.Build, srcs: dict[str, Path]) -> None:
     new.rename(old)
     if trash.exists():
         shutil.rmtree(trash)
-    os.replace(ctx.log_path, recdir / "build.log")
-    records.write(recdir / "build.json", rec)
-    for stale in ("build-failed.json", "build-failed.log"):
-        (recdir / stale).unlink(missing_ok=True)
 
 
 def _record_failure(ctx: Ctx, key, started, status, failure) -> None:
@@ -836,6 +857,76 @@ def _up_to_date(good: Path, key: str) -> records.Build | None:
         return None
     if rec.key != key or not all((good.parent / p).exists() for p in rec.artifacts.values()):
         return None
+    return rec
+
+
+STORE_KEEP = 3  # builds kept per board and kernel in the cache's result store
+
+
+def _store_dir(cache: Path, board: str, kernel: str) -> Path:
+    return Path(cache) / "results" / board / kernel
+
+
+def _stored(cache: Path, board: str, kernel: str, key: str) -> Path | None:
+    """The stored good build of this key, when it is whole (record, log and images)."""
+    d = _store_dir(cache, board, kernel) / key
+    rec = _up_to_date(d / "build.json", key)
+    if rec is None or not (d / "build.log").exists():
+        return None
+    return d
+
+
+def _copy_tree(src: Path, dest: Path) -> None:
+    """Files hard-linked where the file system allows it (images are never written in
+    place: a new build publishes new files), copied otherwise."""
+
+    def link_or_copy(a: str, b: str) -> None:
+        try:
+            os.link(a, b)
+        except OSError:
+            shutil.copy2(a, b)
+
+    shutil.copytree(src, dest, copy_function=link_or_copy)
+
+
+def _store(cache: Path, board: str, kernel: str, key: str, recdir: Path, rec: records.Build) -> None:
+    """Keep this good build under its key: written beside, renamed into place, so a
+    reader sees a whole build or none; the oldest beyond STORE_KEEP are dropped."""
+    base = _store_dir(cache, board, kernel)
+    base.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".new-", dir=base))
+    try:
+        _copy_tree(recdir / "images", tmp / "images")
+        shutil.copy2(recdir / "build.log", tmp / "build.log")
+        shutil.copy2(recdir / "build.json", tmp / "build.json")
+        final = base / key
+        if final.exists():
+            shutil.rmtree(final)
+        tmp.rename(final)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)  # the store is a convenience: the build itself is published
+        return
+    kept = sorted(
+        (d for d in base.iterdir() if d.is_dir() and not d.name.startswith(".")), key=lambda d: d.stat().st_mtime
+    )
+    for old in kept[:-STORE_KEEP]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _restore(stored: Path, recdir: Path) -> records.Build:
+    """The stored build copied into recdir, images first and the record last (as _publish)."""
+    recdir.mkdir(parents=True, exist_ok=True)
+    new = recdir / "images.new"
+    if new.exists():
+        shutil.rmtree(new)
+    _copy_tree(stored / "images", new)
+    _swap_images(recdir)
+    shutil.copy2(stored / "build.log", recdir / "build.log.new")
+    os.replace(recdir / "build.log.new", recdir / "build.log")
+    rec = records.read(stored / "build.json", records.Build)
+    records.write(recdir / "build.json", rec)
+    for stale in ("build-failed.json", "build-failed.log"):
+        (recdir / stale).unlink(missing_ok=True)
     return rec
 
 

@@ -30,6 +30,7 @@ from bringup.model.workload import DISK_MOUNT, INPUTS_DIR, Input, Mode, Workload
 from bringup.parse import workload as wp
 from bringup.util import clock, cpio, hostload, paths
 from bringup.util.aptprivate import PrivateApt
+from bringup.util.progress import Progress
 
 # busybox applets the workload steps may use besides those of the base ramdisk
 APPLETS = ["timeout", "nproc", "md5sum", "sha256sum", "gzip", "gunzip"]
@@ -356,7 +357,10 @@ def workloads(
     base = hostload.baseline() if guard else None
     if len(where) > 1:
         say(f"  workload rounds on place {where[0].name} (the first of {len(where)}; they are not spread)")
-    with where[0].hold() as target_for:  # a labgrid place: acquired once for all rounds, always released
+    # the step's progress in boots, with the time left at the rate so far
+    prog = Progress("  workload rounds", total=runs * len(kernels), unit="boots", say=say)
+    say = prog.say
+    with prog, where[0].hold() as target_for:  # a labgrid place: acquired once for all rounds, always released
         for rnd in range(1, runs + 1):
             for kid in rounds.order(kernels, rnd - 1):
                 recdir = Path(logs) / board.name / kid
@@ -387,6 +391,7 @@ def workloads(
                 (run_dir, ran), host, redone = hostload.guarded(boot, base, redo)
                 done[kid]["disturbed"] += redone
                 done[kid]["rounds"].append({"round": rnd, "run_dir": run_dir, "ran": ran, "host": host})
+                prog.advance(note=f"round {rnd} {kid}")
     results = {}
     for kid in kernels:
         recdir = Path(logs) / board.name / kid

@@ -5,7 +5,7 @@ the milestone scanner of a live boot) and keeps, in bounded memory:
 
   - the kernel release of the `Linux version` line (or, without one, of an Oops
     or WARNING header: `Not tainted 2.6.26-rc9 #89`, or of U-Boot's `Image Name:
-    Linux-3.0.8`);
+    Linux-3.0.8`, or of GRUB's `Loading Linux 5.5.0-2-arm64 ...`);
   - the bootloader (banner, prompt or load command; configs/milestones.toml);
   - the `Memory:` line(s) as kB fields (parse/meminfo.py: every wording since 2.2)
     and the sizes of the `Freeing ... memory` lines;
@@ -34,7 +34,9 @@ from bringup.parse.milestones import PRINTK_RE, Rules, Scan
 
 VERSION_RE = re.compile(r"Linux version (\d+\.\d+[^\s(]*)")
 IMAGE_RE = re.compile(r"^\s*Image Name:\s+Linux-(\d+\.\d+\S*)")  # U-Boot's header of a uImage
-TAINT_RE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]{1,40}?) +(\d+\.\d+[^\s]*) #\d+")
+GRUB_LOADING_RE = re.compile(r"^\s*Loading Linux (\d+\.\d+\S*) \.\.\.")  # GRUB 2's echo (the vmlinuz-<release> loaded)
+# the release before the build number, or at the end of a line a mailer cut before "#77"
+TAINT_RE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]{1,40}?) +(\d+\.\d+[^\s]*)(?: #\d+|\s*$)")
 WARNING_RE = re.compile(r"^WARNING: ")
 # lines only a kernel prints (a dmesg excerpt without its Linux version line, printk times or
 # milestones is still a boot log when several of them are there)
@@ -66,6 +68,7 @@ class BootLog:
         self.memory = meminfo.MemoryLines()
         self.version: dict | None = None
         self.taint_version: dict | None = None
+        self._taint_cut: tuple[int, str] | None = None  # a header line cut before its release
         self.image_version: dict | None = None
         self.freeing: list[dict] = []
         self.later_faults: list[dict] = []
@@ -103,14 +106,10 @@ class BootLog:
             self.kernel_lines += 1
         if (self.version is None or self.version["from"] == "prom_init") and "Linux version" in body:
             self._version(n, body)
-        if self.image_version is None and "Image Name:" in body:
-            i = IMAGE_RE.match(body)
-            if i:
-                self.image_version = {"release": i.group(1), "line": n, "from": "U-Boot image name"}
-        if self.taint_version is None and "ainted" in body:
-            t = TAINT_RE.search(body)
-            if t:
-                self.taint_version = {"release": t.group(1), "line": n, "from": "Oops/WARNING header"}
+        if self.image_version is None and ("Image Name:" in body or "Loading Linux" in body):
+            self._image_version(n, body)
+        if self.taint_version is None and ("ainted" in body or self._taint_cut is not None):
+            self._taint(n, body, body is text)
         if "Freeing" in body and len(self.freeing) < MAX_FREEING:
             f = meminfo.freeing_line(body)
             if f:
@@ -120,6 +119,29 @@ class BootLog:
             if len(self.warnings) < MAX_WARNINGS:
                 self.warnings.append({"line": n, "text": text})
         self.initcalls.feed(n, None, text)
+
+    def _taint(self, n: int, body: str, no_printk: bool) -> None:
+        """The release of an Oops or WARNING header ("... Not tainted 2.6.26-rc9 #89"), also
+        of one a mailer cut inside its taint flags (the rest on the next line, no printk time)."""
+        cut, self._taint_cut = self._taint_cut, None
+        if cut is not None and no_printk:
+            t = TAINT_RE.search(f"{cut[1]} {body.strip()}")
+            if t:
+                self.taint_version = {"release": t.group(1), "line": cut[0], "from": "Oops/WARNING header"}
+                return
+        t = TAINT_RE.search(body)
+        if t:
+            self.taint_version = {"release": t.group(1), "line": n, "from": "Oops/WARNING header"}
+        elif "ainted" in body:
+            self._taint_cut = (n, body)
+
+    def _image_version(self, n: int, body: str) -> None:
+        """The release of the image a bootloader loads: U-Boot's uImage name, GRUB's message."""
+        for rx, source in ((IMAGE_RE, "U-Boot image name"), (GRUB_LOADING_RE, "GRUB's Loading Linux")):
+            i = rx.match(body)
+            if i:
+                self.image_version = {"release": i.group(1), "line": n, "from": source}
+                return
 
     def _version(self, n: int, body: str) -> None:
         """The release of a `Linux version` line.  PowerPC prom_init's "Preparing to boot

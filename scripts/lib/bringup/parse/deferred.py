@@ -32,7 +32,10 @@ from bringup.parse.errors import integer
 from bringup.parse.logtext import LogText
 
 # a printk time, after grep -n's line number when a log was pasted from `dmesg | grep -n`
-PRINTK_RE = re.compile(r"^(?:\d+[:-](?=\s*(?:<\d+>)?\[))?\s*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
+# (and after a console's garbage, U+FFFD, as parse/milestones.py takes it)
+PRINTK_RE = re.compile(
+    r"^(?:\d+[:-](?=[\s\ufffd]*(?:<\d+>)?\[))?[\s\ufffd]*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?"
+)
 # "<bus> <device>: " as dev_printk prints it; a device name has no spaces
 _DEV = r"(?:(?P<bus>[\w.-]+) )?(?P<dev>[^\s:][^\s]*?):\s+"
 PATTERNS = [

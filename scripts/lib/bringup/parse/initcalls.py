@@ -41,7 +41,7 @@ from typing import BinaryIO
 from bringup.parse.errors import ParseError, checked, integer, numbers
 from bringup.parse.logtext import LogText
 
-PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
+PRINTK_RE = re.compile(r"^[\s\ufffd]*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
 _SYM = r"(?P<sym>0x[0-9a-fA-F]+|[A-Za-z_.$][\w.$]*(?:\+0x[0-9a-fA-F]+/0x[0-9a-fA-F]+)?)(?:\(\))?"
 _MOD = r"(?:\s+\[(?P<mod>[\w.-]+)\])?"
 # text after a line's last field (a capture's noise, a message glued on) is allowed, except

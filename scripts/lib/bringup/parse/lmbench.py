@@ -45,8 +45,10 @@ FS_ROW = re.compile(r"^(\d+k)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
 TITLE = re.compile(r"^[A-Za-z][A-Za-z0-9 /_.,'()+-]{2,60}$")  # a plain block title (lmbench 3 raw output)
 BEGIN = re.compile(r"^@@@ BEGIN (\S+) @@@\s*$")
 END = re.compile(r"^@@@ END (\S+) rc=(-?\d+) @@@\s*$")
-RESULTS_HEAD = re.compile(r"^\[lmbench[0-9.]+ results for (.*)\]$")
-VERSION_HEAD = re.compile(r"^\[LMBENCH_VER: (?:lmbench-?)?(.*)\]$")
+RESULTS_HEAD = re.compile(r"^\[lmbench([0-9.]+) results for (.*)\]$")
+# "[LMBENCH_VER: lmbench-3alpha4]" (empty in some builds: "[LMBENCH_VER: ]"), "[LMBENCH VERSION: ...]"
+VERSION_HEAD = re.compile(r"^\[LMBENCH[_ ]VER(?:SION)?: (?:lmbench-?)?(.*?)\s*\]$")
+MHZ_HEAD = re.compile(r"^\[MHZ: (\d+(?:\.\d+)?) MHz")
 MAX_LINES = 2_000_000
 
 UNITS = {
@@ -201,7 +203,9 @@ def _pair(x: float, y: float, block: str, ctx_size, stride, source: str, n: int 
     if ctx_size is not None:
         return _m(f"ctx {int(x)}p/{ctx_size}K", y, "us", source or "lat_ctx", n, processes=int(x), size_kb=ctx_size)
     if stride is not None:
-        return _m(f"mem read stride={stride} {_size_mib(x)}", y, "ns", source or "lat_mem_rd", n, size_mb=x)
+        return _m(
+            f"mem read stride={stride} {_size_mib(x)}", y, "ns", source or "lat_mem_rd", n, size_mb=x, stride=stride
+        )
     name = block or "pairs"
     unit = pair_unit(name)
     if unit is None:
@@ -251,9 +255,26 @@ def _fs_row(m: re.Match, source: str, n: int | None) -> list[dict]:
     return out
 
 
+def _round_size(b: float, tol: float = 1e-6) -> bool:
+    """Whether b bytes (give or take tol) is a size lmbench's scripts use: a power of two (or 3
+    times one), >= 512."""
+    r = round(b)
+    if abs(b - r) > tol or r < 512:
+        return False
+    while r % 2 == 0:
+        r //= 2
+    return r in (1, 3)
+
+
 def _size(mb: float) -> str:
-    """0.065536 -> 64K, 1.05 -> 1M, 8.39 -> 8M (lmbench prints MB, 2^20 or 10^6)."""
-    b = mb * 1e6 if mb < 1 or abs(mb * 1e6 - round(mb * 1e6)) < 1e-6 else mb * 2**20
+    """0.065536 -> 64K, 1.05 -> 1M, 8.39 -> 8M (lmbench 3 prints MB of 10^6 bytes); 32.00 -> 32M,
+    0.500000 -> 512K, 0.000488 -> 512B (bw_mem builds whose MB is 2^20 bytes: the size is round
+    only in MiB; below 1 MB printed with 6 decimals, half a millionth of 2^20 bytes apart)."""
+    dec, binary = mb * 1e6, mb * 2**20
+    if _round_size(binary, 0.53 if mb < 1 else 1e-6) and not _round_size(dec):
+        b = binary
+    else:
+        b = dec if mb < 1 or abs(dec - round(dec)) < 1e-6 else binary
     kib = b / 1024
     if kib < 1:
         return f"{int(round(b))}B"
@@ -363,17 +384,39 @@ def parse_any(text: str) -> dict:
     summary = parse_summary([line.expandtabs() for line in lines])
     if summary is not None:
         return summary
-    head = next((line.strip() for line in lines if line.strip()), "")
+    head = _results_head(lines)
     m = RESULTS_HEAD.match(head)
-    version = next((vh.group(1) for line in lines[:40] if (vh := VERSION_HEAD.match(line.strip()))), None)
+    version = next(
+        (vh.group(1) for line in lines[:60] if (vh := VERSION_HEAD.match(line.strip())) and vh.group(1)), None
+    )
     metrics = parse_text(text, first_line=1)
     if m:
+        # the header is `uname -a`: host and OS as getsummary takes them (node name; system and release)
+        uname = m.group(2).split()
+        host, os_ = (uname[1], f"{uname[0]} {uname[2]}") if len(uname) >= 3 else (m.group(2), None)
+        mhz = next((float(mh.group(1)) for line in lines[:60] if (mh := MHZ_HEAD.match(line.strip()))), None)
+        params = {"mhz": int(mhz) if mhz is not None and mhz.is_integer() else mhz} if mhz is not None else {}
         return {
             "format": "results-file",
-            "lmbench_version": version,
-            "results": [_one_set(_grouped(metrics), host=m.group(1), line=1)],
+            "lmbench_version": version or m.group(1),
+            "results": [_one_set(_grouped(metrics), host=host, line=1, os=os_, params=params)],
         }
     return {"format": "raw", "lmbench_version": version, "results": [_one_set(_grouped(metrics))] if metrics else []}
+
+
+def _results_head(lines: list[str]) -> str:
+    """The first non-blank line; a results file's `[lmbench3.0 results for <uname -a>]` cut by
+    a mailer (the uname is often wider than 80 columns) joined with its continuation lines."""
+    i = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if i is None:
+        return ""
+    head = lines[i].strip()
+    if head.startswith("[lmbench") and " results for " in head and not head.endswith("]"):
+        for more in lines[i + 1 : i + 4]:
+            head = f"{head} {more.strip()}"
+            if head.endswith("]"):
+                break
+    return head
 
 
 def parse_lmbench(data: bytes | BinaryIO, name: str = "input") -> dict:

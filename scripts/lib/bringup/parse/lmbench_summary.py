@@ -281,7 +281,9 @@ def _read_section(lines: list[str], u: int, sets: dict) -> int:
     cols = _columns(rule)
     if len(cols) < 3:
         return u
-    names = _headers(cols, _unwrap_heads(heads, len(rule)))
+    heads = _unwrap_heads(heads, len(rule))
+    cols = _split_merged(cols, heads[0], lines[j + 1 : j + 41])
+    names = _headers(cols, heads)
     kind, group, unit, better = _section(title)
     section = (kind, group, unit, better, " ".join(title.split()))
     seen: dict[tuple[str, str], int] = {}
@@ -293,6 +295,43 @@ def _read_section(lines: list[str], u: int, sets: dict) -> int:
         s = sets.setdefault(key, _Set(host, os_, seen[(host, os_)], k + 1))
         _fill(s, names, cells, k + 1, section)
     return k
+
+
+def _split_merged(cols: list[Column], head: str, below: list[str]) -> list[Column]:
+    """Columns whose rule ran two together ("--------------" under "16p/16K 16p/64K", the
+    rows holding two values there) split at the header's words."""
+    rows: list[list[int]] = []
+    for n, line in enumerate(below):  # the table's rows: value tokens after host and OS
+        toks = list(re.finditer(r"\S+", line))
+        values = [m.group() for m in toks if m.start() >= cols[2].start]
+        if not all(_is_value(v) for v in values):
+            break
+        wrapped = _wrapped(line) and all(_is_value(m.group()) for m in toks)
+        if rows and wrapped and len(below[n - 1]) < cols[-1].end:
+            rows[-1] += [len(below[n - 1]) + 1 + m.start() for m in toks]  # a row's wrapped end
+        elif len(toks) >= 3:
+            rows.append([m.start() for m in toks])
+        else:
+            break
+    out: list[Column] = []
+    for i, c in enumerate(cols):
+        starts = [m.start() for m in re.finditer(r"\S+", head) if c.start <= m.start() <= c.end]
+        counts = [sum(c.start <= a <= c.end for a in row) for row in rows]
+        if i < 2 or len(starts) < 2 or not counts or max(counts) != len(starts):
+            out.append(c)
+            continue
+        bounds = [c.start, *starts[1:]]
+        ends = [b - 2 for b in starts[1:]] + [c.end]
+        out.extend(Column(a, b) for a, b in zip(bounds, ends, strict=True))
+    return out
+
+
+def _is_value(token: str) -> bool:
+    try:
+        parse_value(token)
+    except ValueError:
+        return False
+    return True
 
 
 def _head_lines(lines: list[str], u: int) -> tuple[list[str], int] | None:
@@ -307,8 +346,8 @@ def _head_lines(lines: list[str], u: int) -> tuple[list[str], int] | None:
             return None  # another section's title: this underline was a banner's
         if "WARNING" not in lines[j] and lines[j].strip():
             heads.append(lines[j])
-        elif not lines[j].strip() and heads:
-            return None  # a blank line before any column rule: not a table
+        elif not lines[j] and heads:
+            return None  # an empty line before any column rule: not a table (one of spaces is a header's)
         j += 1
     return None
 

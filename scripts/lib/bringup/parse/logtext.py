@@ -21,6 +21,10 @@ Line prefixes (`stamps`), one per log:
   syslog-iso         the same with an ISO date (`journalctl -o short-iso`, RFC 3339 syslog)
   dmesg-T            `[Tue Mar  5 10:11:12 2024] text`; host time as above (1 s steps)
   host-clock         a terminal program's stamps `[10:11:12.345] ` or `[2024-03-05 10:11:12] `
+  ts                 moreutils' `ts` by default: `Mar 05 10:11:12 text` (no host, no "prog:")
+  host-clock-bare    the same as host-clock without brackets, with a fraction of a second (`ts '%.T'`,
+                     `ts '%F %.T'`, a capture script, LAVA's logs with a UTC offset and two
+                     spaces): `10:11:12.345678 text`, `2021-02-02 16:17:29.081000+00:00  text`
   raw                none
 
 Besides: a `<N>` printk level before the text is taken off (and a line is split
@@ -56,8 +60,9 @@ QUOTE_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
 ENTITY_RE = re.compile(r"&(?:lt|gt|amp|quot|apos|nbsp|#\d{1,5}|#x[0-9a-fA-F]{1,4});")  # a log copied from a web page
 LEVEL_RE = re.compile(r"^<(\d{1,3})>")
 MID_LEVEL_RE = re.compile(r"(?<=\S)<[0-7]>(?=\S)")
-# "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER)
-PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
+# "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER); bytes a
+# console garbled as the kernel took the UART over (U+FFFD) before it are no text
+PRINTK_RE = re.compile(r"^[\s\ufffd]*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
 # a mail body or attachment left quoted-printable: "=3D" for "=", lines cut at 76 with "=" at the end
 QP_ESC_RE = re.compile(r"(?:=[0-9A-F]{2})+")
 QP_MARK_RE = re.compile(r"=(?:3D|20|09)")
@@ -65,7 +70,8 @@ QP_MARK_RE = re.compile(r"=(?:3D|20|09)")
 MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 DAYS = "Mon|Tue|Wed|Thu|Fri|Sat|Sun"
 # tokens between the time and "prog:" in a syslog line: a host, a facility.level, both
-_SYSLOG_TAIL = r"\s+((?:\S+\s+){0,2}?)([\w./@-]+?)(?:\[\d+\])?:(?:\s|$)(.*)$"
+# (a host never begins with '[': "[    1.2] psci: ..." after a stamp is a printk line, no syslog host)
+_SYSLOG_TAIL = r"\s+((?:[^\s\[]\S*\s+){0,2}?)([\w./@-]+?)(?:\[\d+\])?:(?:\s|$)(.*)$"
 
 STAMPS: list[tuple[str, re.Pattern[str]]] = [
     ("stamped", re.compile(r"^\[\s*(\d+\.\d+)\s+(-?\d+\.\d+)\]\s?(.*)$")),
@@ -93,6 +99,19 @@ STAMPS: list[tuple[str, re.Pattern[str]]] = [
         "host-clock",
         re.compile(r"^\[(?:(\d{4})-(\d\d)-(\d\d)[ T])?(\d\d):(\d\d):(\d\d)(?:[.,](\d+))?\]\s?(.*)$"),
     ),
+    # moreutils' `ts` by default ("Mar 05 10:11:12 text"): syslog's date without a host and a
+    # "prog:" (a syslog file matches both; the prefix most lines have wins, syslog on a tie)
+    (
+        "ts",
+        re.compile(rf"^({MONTHS}) +(\d{{1,2}}) (\d\d):(\d\d):(\d\d)(?:\.(\d+))? (.*)$"),
+    ),
+    # without brackets only with a fraction of a second: "12:00:00 text" may be a log's own words
+    (
+        "host-clock-bare",
+        re.compile(
+            r"^(?:(\d{4})-(\d\d)-(\d\d)[ T])?(\d\d):(\d\d):(\d\d)[.,](\d{3,9})(?:Z|[+-]\d\d:?\d\d)?(?:\s{1,2}(.*))?$"
+        ),
+    ),
 ]
 STAMP_RE = dict(STAMPS)
 
@@ -105,6 +124,8 @@ DESCRIBE = {
     "syslog-iso": "syslog / journalctl with ISO dates (host time, relative to the first line)",
     "dmesg-T": "dmesg -T wall-clock stamps (host time in 1 s steps, relative to the first line)",
     "host-clock": "a terminal program's time-of-day stamps (host time, relative to the first line)",
+    "host-clock-bare": "time-of-day stamps without brackets (host time, relative to the first line)",
+    "ts": "moreutils ts stamps 'Mar 05 10:11:12' (host time in 1 s steps, relative to the first line)",
     "printk": "printk times '[seconds]'",
     "raw": "a raw console log without times",
 }
@@ -270,10 +291,17 @@ class LogText:
         if self.html:
             head = [self._unescape(line) for line in head]
         self._head = head
-        self.indent = _indent(head)
         soft = sum(1 for line in head if line.endswith("=") and not line.endswith("=="))
         self.qp = soft >= 2 and any(QP_MARK_RE.search(line) for line in head)
-        self.stamps = _stamps([self._unwrap(line) for line in head]) if console else "raw"
+        self.indent = _indent(head)
+        # a quoted-printable text indented before its lines were cut (a mail quoting a log): the
+        # indentation of the lines, not of the rest of a line a soft break cut
+        starts = [self._unwrap(x) for i, x in enumerate(head) if not (i and _soft(head[i - 1]))]
+        self.qp_indent = _indent(starts) if self.qp else None
+        self.stats.quoted_lines = 0
+        qpi = self.qp_indent or ""
+        starts = [x[len(qpi) :] if qpi and x.startswith(qpi) else x for x in map(self._unwrap, head)]
+        self.stamps = _stamps(starts) if console else "raw"
         self.stats.quoted_lines = 0  # counted again as the lines are read
         self._t0: float | None = None
 
@@ -305,6 +333,8 @@ class LogText:
             words.append(f"quoted-printable ({st['qp_joins']} soft line breaks joined, '=XX' decoded)")
         if self.indent:
             words.append(f"indented by {self.indent!r} (taken off)")
+        if self.qp_indent:
+            words.append(f"its quoted-printable lines indented by {self.qp_indent!r} (taken off)")
         for key, what in (
             ("crlf_lines", "CRLF line ends"),
             ("ansi_lines", "lines with ANSI escapes (removed)"),
@@ -345,6 +375,8 @@ class LogText:
             if pending is not None:
                 first, text = pending[0], pending[1] + text
                 pending = None
+            elif self.qp_indent and text.startswith(self.qp_indent):
+                text = text[len(self.qp_indent) :]
             if text.endswith("=") and len(text) < MAX_LINE:
                 pending = (first, text[:-1])
                 self.stats.qp_joins += 1
@@ -378,6 +410,8 @@ class LogText:
         if m:
             text = text[m.end() :]
             self.stats.level_prefixes += 1
+            if text[:1] == ">":  # the level of a console that printed a quoted line
+                text = self._unwrap(text)
         if self.stamps in ("printk", "raw"):
             return None, text
         m = STAMP_RE[self.stamps].match(text)
@@ -390,29 +424,47 @@ class LogText:
                 self._t0 = host
             host = host - self._t0
             if host < -43200:  # past midnight (or new year) of a time of day
-                host += 86400 if self.stamps != "syslog" else 365 * 86400
+                host += 86400 if self.stamps not in ("syslog", "ts") else 365 * 86400
             host = round(host, 6)
         return host, text
 
 
+def _soft(line: str) -> bool:
+    """Whether a quoted-printable line ends with a soft break."""
+    return line.endswith("=") and not line.endswith("==")
+
+
 def _indent(head: list[str]) -> str | None:
-    """The indentation 90 % of the (unquoted) non-blank lines share, if any."""
+    """The indentation 90 % of the (unquoted) non-blank lines share, if any (two levels:
+    a tab before a Markdown block's four spaces)."""
     lines = [QUOTE_RE.sub("", s, count=1) for s in head]
     lines = [s for s in lines if s.strip()]
-    for cand in ("\t", " " * 8, " " * 4, " " * 3, " " * 2, " "):
-        if lines and sum(1 for s in lines if s.startswith(cand)) >= 0.9 * len(lines):
-            return cand
-    return None
+    found = ""
+    for _ in range(2):
+        cand = next(
+            (
+                c
+                for c in ("\t", " " * 8, " " * 4, " " * 3, " " * 2, " ")
+                if lines and sum(1 for s in lines if s.startswith(found + c)) >= 0.9 * len(lines)
+            ),
+            None,
+        )
+        if cand is None:
+            break
+        found += cand
+    return found or None
 
 
 def _stamps(head: list[str]) -> str:
     lines = [LEVEL_RE.sub("", s, count=1) for s in head if s.strip()]
     if not lines:
         return "raw"
-    for name, rx in STAMPS:
-        hits = sum(1 for s in lines if rx.match(s))
-        if hits >= max(1, len(lines) // 4):
-            return name
+    # the prefix most lines have (of those a quarter of them have at least; the first on a tie):
+    # `dmesg --time-format iso` stamps every line, a syslog reading of them only those with "x: y"
+    hits = [(sum(1 for s in lines if rx.match(s)), -i, name) for i, (name, rx) in enumerate(STAMPS)]
+    best = max(hits)
+    if best[0] >= max(1, len(lines) // 4):
+        return best[2]
     return "printk" if any(PRINTK_RE.match(s) for s in lines) else "raw"
 
 
@@ -436,15 +488,18 @@ def _stamp(kind: str, m: re.Match) -> tuple[float | None, str]:
             secs = _seconds(int(g[0]), int(g[1]), int(g[2]), int(g[3]), int(g[4]), int(g[5]), g[6])
         # a kernel line: its text; another program's: "prog[pid]: text", never a kernel line
         return secs, g[-1] if g[-2] == "kernel" else m.string[m.start(len(g) - 1) :]
+    if kind == "ts":
+        month = MONTHS.split("|").index(g[0]) + 1
+        return _seconds(2000, month, int(g[1]), int(g[2]), int(g[3]), int(g[4]), g[5]), g[6]
     if kind == "dmesg-T":
         try:
             t = datetime.strptime(" ".join(g[0].split()), "%a %b %d %H:%M:%S %Y")
         except ValueError:
             return None, g[1]
         return t.timestamp(), g[1]
-    # host-clock
+    # host-clock, host-clock-bare
     y, mo, d = (int(g[0]), int(g[1]), int(g[2])) if g[0] else (2000, 1, 1)
-    return _seconds(y, mo, d, int(g[3]), int(g[4]), int(g[5]), g[6]), g[7]
+    return _seconds(y, mo, d, int(g[3]), int(g[4]), int(g[5]), g[6]), g[7] or ""
 
 
 def _seconds(year: int, month: int, day: int, hh: int, mm: int, ss: int, frac: str | None) -> float | None:

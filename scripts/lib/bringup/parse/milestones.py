@@ -26,8 +26,9 @@ from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
 MAX_LAGS = 100_000  # printk lag statistics come from the first lines with both times (bounded memory)
-# "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER)
-PRINTK_RE = re.compile(r"^\s*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
+# "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER); bytes a
+# console garbled as the kernel took the UART over (U+FFFD) before it are no text
+PRINTK_RE = re.compile(r"^[\s\ufffd]*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ class Scan:
     rules: Rules
     found: dict = field(default_factory=dict)
     fault: dict | None = None
-    seen: dict = field(default_factory=dict)  # reset_if_repeated milestone -> times seen
+    seen: dict = field(default_factory=dict)  # (reset_if_repeated milestone, who) -> times seen
     first_clock: tuple | None = None  # (host, printk) of the first line with printk > 0
     first_printk_host: float | None = None  # host time of the first line with a printk time
     lags: list = field(default_factory=list)  # host - printk, per printk line (for lag stats)
@@ -189,9 +190,12 @@ class Scan:
         begins another boot: nothing more of it counts)."""
         late = m.phase == "before_kernel" and self.kernel_started
         if m.reset_if_repeated and self.reset is None:
-            self.seen[m.name] = self.seen.get(m.name, 0) + 1
-            if self.seen[m.name] > 1 or late:
-                again = "seen a second time" if self.seen[m.name] > 1 else "after the kernel started"
+            # counted per bootloader: another one's banner before the kernel is the next
+            # stage of a chain (U-Boot -> GRUB, coreboot -> SeaBIOS), the same one's a reset
+            key = (m.name, who)
+            self.seen[key] = self.seen.get(key, 0) + 1
+            if self.seen[key] > 1 or late:
+                again = "seen a second time" if self.seen[key] > 1 else "after the kernel started"
                 self.reset = {
                     "kind": "reset",
                     "line": n,
