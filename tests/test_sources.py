@@ -232,7 +232,21 @@ def test_url_found_in_a_download_dir_is_used_without_downloading(tmp_path, dl):
         "verified": "sha256",
         "origin": "download-dir",
     }
-    assert not (tmp_path / "cache" / "downloads").exists(), "nothing downloaded or copied"
+    # kept in the cache's downloads too, so a clone without that directory beside it finds it
+    kept = tmp_path / "cache" / "downloads" / f"{sha[:16]}-linux-6.1.0.tar.gz"
+    assert kept.read_bytes() == tb.read_bytes()
+    assert not list((tmp_path / "cache" / "downloads").glob("*.part"))
+
+
+def test_a_download_dir_file_is_found_later_without_the_directory(tmp_path, dl, monkeypatch):
+    tb, sha, _ = _release(tmp_path)
+    (dl[0] / "linux-6.1.0.tar.gz").write_bytes(tb.read_bytes())
+    _prepare(SourceSpec(url=DEAD_URL, sha256=sha), tmp_path)
+    (dl[0] / "linux-6.1.0.tar.gz").unlink()
+    monkeypatch.delenv("BRINGUP_DL_DIR")
+    src = _prepare(SourceSpec(url=DEAD_URL, sha256=sha), tmp_path)
+    assert src.detail["origin"] == "cache" and src.identity == f"sha256:{sha}"
+    assert src.detail["file"] == str(tmp_path / "cache" / "downloads" / f"{sha[:16]}-linux-6.1.0.tar.gz")
 
 
 def test_url_with_another_sha256_and_no_tree_is_not_used(tmp_path, dl):

@@ -5,6 +5,7 @@ QEMU by the ordinary boot-timing command.  About a minute and a half per board
 with a cold cache (build), seconds with a warm one."""
 
 import json
+import re
 
 import pytest
 
@@ -33,7 +34,11 @@ def era26_built(shared_env):
     def build(board):
         if board not in done:
             done[board] = bringup(shared_env, "build-all", "--board", board, "--kernel", "2.6.32", "-j", "2")
-        return done[board]
+        p = done[board]
+        if p.returncode != 0 and re.search(r"download https://\S+/linux-2\.6\.32\.71\.tar\.xz failed", p.stderr):
+            # no ../shared/sources beside this clone, none kept in the cache, kernel.org unreachable
+            pytest.skip("linux-2.6.32.71.tar.xz is in no download directory and cannot be downloaded here")
+        return p
 
     return build
 

@@ -172,6 +172,7 @@ def _url(source: SourceSpec, cache: Path, log) -> SourceTree:
         if digest == want:
             if origin != "cache":
                 log(f"using {f} (sha256 matches the board's)")
+                _keep(f, digest, source.url, cache / "downloads")
             return _from_tarball(f, digest, cache, detail | _used(f, digest, "sha256", origin, source), log)
         if source.tree:
             log(f"{f}: sha256 {digest[:16]}... is not the board's; checking its tree against {source.tree}")
@@ -315,6 +316,26 @@ def _check_member(m: tarfile.TarInfo, root: Path, tarball: Path) -> None:
             raise BringupError(f"{tarball}: hard link {name!r} -> {m.linkname!r} points outside the target; refusing")
     elif not (m.isfile() or m.isdir()):
         raise BringupError(f"{tarball}: member {name!r} is a device or fifo; refusing to extract")
+
+
+def _keep(f: Path, digest: str, url: str, downloads: Path) -> None:
+    """A verified file from a download directory kept in bringup's own downloads too
+    (hard-linked where it can be), as a download would be: a later clone finds it there
+    even without that directory beside it.  Written beside and renamed: never half a file."""
+    final = Path(downloads) / f"{digest[:16]}-{url_file_name(url)}"
+    if final.exists():
+        return
+    part = final.with_name(final.name + ".part")
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        part.unlink(missing_ok=True)
+        try:
+            os.link(f, part)
+        except OSError:
+            shutil.copyfile(f, part)
+        os.replace(part, final)
+    except OSError:
+        part.unlink(missing_ok=True)  # a convenience only: the file in the download directory is used
 
 
 def fetch_url(url: str, sha256: str, downloads: Path, log=print) -> Path:
