@@ -928,3 +928,11 @@ def test_john_bcrypt_parser_on_the_output_the_guest_printed():
     # by hand: "Raw:	119 c/s real, 119 c/s virtual"
     assert wp.metric(text, metric_of(wl, "bcrypt").regex) == 119
     assert [s.name for s in wl.step] == ["md5crypt", "bcrypt"]
+
+
+def test_john_reads_a_rate_below_100_with_its_decimal():
+    """Below 100 c/s john prints one decimal: bcrypt on a busy host, "Raw:	42.0 c/s real"."""
+    wl = wm.load_all(["john"])["john"]
+    text = capture("john-bcrypt-decimal-guest-armhf.txt")
+    assert wp.metric(text, metric_of(wl, "bcrypt").regex) == 42.0
+    assert wp.metric(text, metric_of(wl, "md5crypt").regex) == 42.0  # the same reading for every format
