@@ -862,6 +862,14 @@ def test_x264_parser_on_the_output_the_guest_printed():
     assert mw.values_of(wl, ran, "quick") == ({"encode": pytest.approx(250 / 11.524154064)}, [])
 
 
+def test_x264_parser_on_the_i386_guest():
+    """The i386 userspace on qemu-x86 6.12-i386: the same pipeline (the plugins found under
+    /usr/lib/i386-linux-gnu), "Execution ended after 0:00:10.546600603"."""
+    wl = wm.load_all(["x264"])["x264"]
+    text = capture("gst-x264enc-guest-i386.txt")
+    assert wp.metric(text, metric_of(wl, "encode").regex) == pytest.approx(10.546600603)
+
+
 def test_x264_parser_after_gstreamers_position_lines():
     """On a terminal without --no-position, gst-launch-1.0 writes its position ("0:00:03.8 /
     0:00:04.0 (95.0 %)") without newlines before EOS; the clock times there are not the one."""
@@ -905,6 +913,9 @@ def test_x264_leaves_out_the_libraries_of_plugins_it_does_not_load():
         # three dictionary sizes (18, 19, 20): the average line, not the first size's
         # "Avr:      1225   100   1102   1102  |      15569   100   1275   1275", "Tot: 100 1188 1188"
         ("7zz-b-d20-guest-armhf.txt", {"compress": 1102, "decompress": 1275, "total": 1188}),
+        # the i386 binary on qemu-x86 6.12-i386 (another banner, "QEMU TCG CPU version 2.5+"):
+        # "Avr:      1435   100   1278   1279  |      14273   100   1155   1154", "Tot: 100 1216 1217"
+        ("7zz-b-guest-i386.txt", {"compress": 1279, "decompress": 1154, "total": 1217}),
     ],
 )
 def test_7zip_bench_parser_on_the_output_the_guest_printed(file, expect):
