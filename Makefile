@@ -18,8 +18,9 @@
 #                    MAX_ROUNDS (default 20); the record's 'stopped' says why (docs/report.md)
 #   PLACES=a,b       labgrid places instead of the board file's (boot-timing spreads rounds over them
 #                    in parallel, one worker per place; docs/labgrid.md "Several places")
-#   WORKLOADS=a,b|none WORKLOAD_RUNS=<n> WORKLOAD_MODE=quick|full  for make workloads and make all
-#                    (configs/workloads/; default all of them, 3 rounds, quick; none: make all runs none)
+#   WORKLOADS=a,b|all|none WORKLOAD_RUNS=<n> WORKLOAD_MODE=quick|full  for make workloads and make all
+#                    (configs/workloads/; default its default set, 3 rounds, quick; all: every one;
+#                    none: make all runs none)
 #   BENCH_ROUNDS=<n>  rounds of make bench / make bench-ccache (the machine may be shared)
 #   BRINGUP_DL_DIR=<dir>[:<dir>...]  download directories searched (by file name, verified by
 #                    sha256 or the board's tree id) before a source URL is downloaded;
@@ -120,7 +121,7 @@ boot-timing: $(DEPS_STAMP) ## boot each kernel of BOARD RUNS times over the seri
 footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc() (mem_eat), lmbench (LMBENCH=quick|full|none)
 	@$(BRINGUP) footprint-report $(call opt,--board,BOARD) $(KSEL) $(call opt,--lmbench,LMBENCH) $(LMSRC) $(UNTIL) $(PLACE_OPT)
 
-workloads: $(DEPS_STAMP) ## application workloads in a ramdisk, WORKLOAD_RUNS rounds [WORKLOADS=a,b WORKLOAD_MODE=quick|full]; docs/workloads.md
+workloads: $(DEPS_STAMP) ## application workloads in a ramdisk, WORKLOAD_RUNS rounds [WORKLOADS=a,b|all WORKLOAD_MODE=quick|full]; docs/workloads.md
 	@$(BRINGUP) workloads $(call opt,--board,BOARD) $(KSEL) $(call opt,--runs,WORKLOAD_RUNS) $(call opt,--mode,WORKLOAD_MODE) $(call opt,--workloads,WORKLOADS)
 
 report: $(DEPS_STAMP) ## write logs/BOARD/report/index.html and report.md from the records (tables, charts, summary)

@@ -159,6 +159,29 @@ def test_workloads_step(tmp_path, board):
     assert study.workloads_fresh(board, tmp_path, names, "quick", 3) == "5.10 was rebuilt since"
 
 
+def test_the_workloads_step_is_fresh_without_the_workloads_outside_the_default_set(tmp_path, board):
+    """make all (no WORKLOADS=) wants the default set: a record holding it is up to date
+    although 7zip_bench (default_set = false) is not in it; WORKLOADS=all wants it."""
+    from bringup.model import workload as wm
+
+    now = rootfs.inputs_key(board)
+    write_builds(tmp_path, board)
+    default = wm.load_all()
+    everything = wm.load_all(["all"])
+    assert set(everything) - set(default) == {"7zip_bench"}
+    for k in board.kernels:
+        base = rf.workloads(k.id).workloads["openssl"].model_dump()
+        wls = {n: {**base, "packages": wl.packages} for n, wl in default.items()}
+        rec = rf.workloads(k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("workloads", now), workloads=wls)
+        records.write(tmp_path / "qemu-arm" / k.id / "workloads.json", rec)
+    assert study.workloads_fresh(board, tmp_path, None, "quick", 3) is None
+    assert study.workloads_fresh(board, tmp_path, ["all"], "quick", 3) == "5.10: workload 7zip_bench not in its record"
+    assert (
+        study.workloads_fresh(board, tmp_path, ["7zip_bench"], "quick", 3)
+        == "5.10: workload 7zip_bench not in its record"
+    )
+
+
 def test_the_study_runs_the_workloads_step_unless_told_none(tmp_path, board, monkeypatch):
     """make all: build, boot timing, footprint, workloads, report; WORKLOADS=none leaves the step out;
     an unknown workload is refused before anything is built."""

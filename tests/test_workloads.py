@@ -145,6 +145,7 @@ better = "higher"
 
 
 RX = next(line for line in GOOD.splitlines() if line.startswith("regex"))
+RX_COUNT = "[[metric]]\nname = 'rate'\nstep = 's'\nelapsed = true\ncount = 'n'\nunit = 'ops/s'\nbetter = 'higher'"
 
 
 def write(tmp_path: Path, text: str, name: str = "w") -> Path:
@@ -174,6 +175,23 @@ def test_a_good_file_loads(tmp_path):
         (RX, "elapsed = true", "metric[0].unit", "elapsed time is in s"),
         ("[full]\nn = 2", "[full]\nn = '2; reboot'", "full.n", "one word for the guest"),
         ("[full]\nn = 2", "[full]\nn = '$(reboot)'", "full.n", "one word for the guest"),
+        (
+            'unit = "kB/s"',
+            'unit = "kB/s"\ncount = "m"',
+            "metric[0].count",
+            "'m': not a positive number among the quick",
+        ),
+        ('unit = "kB/s"', 'unit = "kB/s"\ncount = 0', "metric[0].count", "a count is a positive number"),
+        ('unit = "kB/s"', 'unit = "kB/s"\ncount = "N frames"', "metric[0].count", "the name of a size variable"),
+        ('unit = "kB/s"', 'unit = "s"\ncount = 10', "metric[0].unit", "a rate, not a time"),
+        ('unit = "kB/s"', 'unit = "kB/s"\ncount = 10\nscale = 2', "metric[0].scale", "either scale or count"),
+        ("[full]\nn = 2", "[full]\nn = 'two'\n" + RX_COUNT, "metric[0].count", "not a positive number among the full"),
+        (
+            'packages = ["openssl"]',
+            'packages = ["openssl"]\ndefault_set = "no"',
+            "default_set",
+            "expected true or false",
+        ),
     ],
 )
 def test_a_bad_file_fails_in_one_line_naming_file_and_field(tmp_path, old, new, field, words):
@@ -191,6 +209,50 @@ def test_an_unknown_workload_name_is_named(tmp_path):
     d = write(tmp_path, GOOD)
     with pytest.raises(DataError, match=r"workload 'nope': no file .*nope\.toml \(known: w\)"):
         wm.load_all(["nope"], d)
+
+
+def test_default_set_false_runs_only_when_named(tmp_path):
+    """A workload with default_set = false is left out of the default set (make all, make
+    workloads without WORKLOADS=), runs when named, and with WORKLOADS=all."""
+    d = write(tmp_path, GOOD)
+    write(tmp_path, GOOD.replace('packages = ["openssl"]', 'packages = ["openssl"]\ndefault_set = false'), "slow")
+    assert list(wm.load_all(None, d)) == ["w"]
+    assert list(wm.load_all(["slow"], d)) == ["slow"] and wm.load_all(["slow"], d)["slow"].default_set is False
+    assert list(wm.load_all(["all"], d)) == ["slow", "w"]
+    (d / "w.toml").unlink()
+    with pytest.raises(DataError, match=r"every workload has default_set = false: name them"):
+        wm.load_all(None, d)
+
+
+def test_a_workload_may_not_be_called_all_or_none(tmp_path):
+    d = write(tmp_path, GOOD, "none")
+    with pytest.raises(DataError, match=r"none\.toml: 'none' is reserved \(WORKLOADS=none: no workloads step\)"):
+        wm.load_all(None, d)
+
+
+def test_a_count_makes_a_rate_of_a_time_in_the_mode_of_the_run():
+    """count = "frames": the size variable's value in the mode, divided by the time."""
+    wl = wm.load_all(["x264"])["x264"]
+    m = metric_of(wl, "encode")
+    assert m.count == "frames" and m.unit == "frames/s"
+    assert wl.count_of(m, "quick") == wl.quick["frames"] and wl.count_of(m, "full") == wl.full["frames"]
+    ran = {
+        "error": None,
+        "steps": {"encode": {"text": "Execution ended after 0:00:12.500000000\n", "elapsed": 13.1, "rc": 0}},
+    }
+    assert mw.values_of(wl, ran, "quick") == ({"encode": pytest.approx(wl.quick["frames"] / 12.5)}, [])
+    assert mw.values_of(wl, ran, "full") == ({"encode": pytest.approx(wl.full["frames"] / 12.5)}, [])
+    ran["steps"]["encode"]["text"] = "Execution ended after 0:00:00.000000000\n"
+    vals, why = mw.values_of(wl, ran, "quick")
+    assert vals == {} and why == [f"encode: {wl.quick['frames']} divided by a time of 0 s"]
+
+
+@pytest.mark.parametrize(
+    "text,value",
+    [("0:00:12.345678901", 12.345678901), ("1:02:03.5", 3723.5), ("0:01:00", 60.0), ("12.5", 12.5), ("0:61:00", None)],
+)
+def test_a_captured_clock_time_is_seconds(text, value):
+    assert wp.metric(f"took {text} here", r"took (\S+) here") == (None if value is None else pytest.approx(value))
 
 
 def test_bad_toml_is_one_line(tmp_path):
@@ -794,3 +856,101 @@ def test_gnupg_leaves_the_pinentries_out_and_times_both_steps():
     cmds = dict((s.name, c) for s, c in wl.commands("quick", "gnupg"))
     assert "--pinentry-mode loopback --passphrase bringup --symmetric" in cmds["encrypt"]
     assert all(m.elapsed for m in wl.metric)
+
+
+def test_x264_parser_on_the_output_the_guest_printed():
+    """gst-launch-1.0 prints "Execution ended after 0:00:11.524154064" (h:mm:ss.ns) when the
+    stream ends; 250 frames in that time are the rate."""
+    wl = wm.load_all(["x264"])["x264"]
+    m = metric_of(wl, "encode")
+    body, secs, rc = wp.split(capture("gst-x264enc-guest-armhf.txt") + "@@@ ELAPSED 1.00 12.93 rc=0\n")
+    assert wp.metric(body, m.regex) == pytest.approx(11.524154064)
+    ran = {"error": None, "steps": {"encode": {"text": body, "elapsed": secs, "rc": rc}}}
+    assert mw.values_of(wl, ran, "quick") == ({"encode": pytest.approx(250 / 11.524154064)}, [])
+
+
+def test_x264_parser_on_the_i386_guest():
+    """The i386 userspace on qemu-x86 6.12-i386: the same pipeline (the plugins found under
+    /usr/lib/i386-linux-gnu), "Execution ended after 0:00:10.546600603"."""
+    wl = wm.load_all(["x264"])["x264"]
+    text = capture("gst-x264enc-guest-i386.txt")
+    assert wp.metric(text, metric_of(wl, "encode").regex) == pytest.approx(10.546600603)
+
+
+def test_x264_parser_after_gstreamers_position_lines():
+    """On a terminal without --no-position, gst-launch-1.0 writes its position ("0:00:03.8 /
+    0:00:04.0 (95.0 %)") without newlines before EOS; the clock times there are not the one."""
+    m = metric_of(wm.load_all(["x264"])["x264"], "encode")
+    text = capture("gst-x264enc-position-guest-armhf.txt")
+    assert "0:00:03.8 / 0:00:04.0 (95.0 %)Got EOS" in text
+    assert wp.metric(text, m.regex) == pytest.approx(4.833159776)  # "Execution ended after 0:00:04.833159776"
+
+
+def test_x264_count_is_the_number_of_frames_the_input_has():
+    """The metric's count (frames) is the number of frames in the generated clip, in both modes."""
+    wl = wm.load_all(["x264"])["x264"]
+    (clip,) = wl.input
+    frame = len(b"FRAME\n") + mw.VIDEO_W * mw.VIDEO_H * 3 // 2
+    header = b"YUV4MPEG2 W176 H144 F25:1 Ip A1:1 C420jpeg\n"
+    for mode in ("quick", "full"):
+        n = clip.quick_bytes if mode == "quick" else clip.full_bytes
+        assert (n // (mw.VIDEO_W * mw.VIDEO_H * 3 // 2)) == wl.count_of(metric_of(wl, "encode"), mode)
+    v = mw.generate(clip, "quick")
+    assert v.startswith(header) and len(v) == len(header) + wl.quick["frames"] * frame
+    # the guest cuts the stream header (tail -c +44) and rawvideoparse skips each FRAME header
+    cmds = dict((s.name, c) for s, c in wl.commands("quick", "x264"))
+    assert f"tail -c +{len(header) + 1} " in cmds["prepare"]
+    y, uv = mw.VIDEO_W * mw.VIDEO_H, mw.VIDEO_W * mw.VIDEO_H // 4
+    assert f"frame-size={frame} " in cmds["encode"]
+    assert f'"plane-offsets=<6,{6 + y},{6 + y + uv}>"' in cmds["encode"]
+
+
+def test_x264_leaves_out_the_libraries_of_plugins_it_does_not_load():
+    wl = wm.load_all(["x264"])["x264"]
+    assert "gstreamer1.0-plugins-ugly" in wl.packages
+    assert {"libx264-164", "libgstreamer1.0-0"}.isdisjoint(wl.without)
+    assert {"libcdio19", "libvorbis0a"} <= set(wl.without)
+
+
+@pytest.mark.parametrize(
+    "file,expect",
+    [
+        # by hand: "Avr:      1316   100   1174   1173  |      13007   100   1052   1052", "Tot: 100 1113 1112"
+        ("7zz-b-guest-armhf.txt", {"compress": 1173, "decompress": 1052, "total": 1112}),
+        # three dictionary sizes (18, 19, 20): the average line, not the first size's
+        # "Avr:      1225   100   1102   1102  |      15569   100   1275   1275", "Tot: 100 1188 1188"
+        ("7zz-b-d20-guest-armhf.txt", {"compress": 1102, "decompress": 1275, "total": 1188}),
+        # the i386 binary on qemu-x86 6.12-i386 (another banner, "QEMU TCG CPU version 2.5+"):
+        # "Avr:      1435   100   1278   1279  |      14273   100   1155   1154", "Tot: 100 1216 1217"
+        ("7zz-b-guest-i386.txt", {"compress": 1279, "decompress": 1154, "total": 1217}),
+    ],
+)
+def test_7zip_bench_parser_on_the_output_the_guest_printed(file, expect):
+    wl = wm.load_all(["7zip_bench"])["7zip_bench"]
+    text = capture(file)
+    assert {m.name: wp.metric(text, m.regex) for m in wl.metric} == expect
+    assert all(m.unit == "MIPS" for m in wl.metric)
+
+
+def test_7zip_bench_finds_nothing_in_a_run_cut_short():
+    """A benchmark interrupted before its summary has dictionary lines but no Avr:/Tot: line."""
+    wl = wm.load_all(["7zip_bench"])["7zip_bench"]
+    cut = capture("7zz-b-d20-guest-armhf.txt").split("-----")[0]
+    assert "18:       1299" in cut
+    assert all(wp.metric(cut, m.regex) is None for m in wl.metric)
+
+
+def test_john_bcrypt_parser_on_the_output_the_guest_printed():
+    wl = wm.load_all(["john"])["john"]
+    text = capture("john-bcrypt-guest-armhf.txt")
+    # by hand: "Raw:	119 c/s real, 119 c/s virtual"
+    assert wp.metric(text, metric_of(wl, "bcrypt").regex) == 119
+    assert [s.name for s in wl.step] == ["md5crypt", "bcrypt"]
+
+
+def test_john_reads_a_rate_below_100_with_its_decimal():
+    """Below 100 c/s john prints one decimal: bcrypt on a busy host, "Raw:	42.0 c/s real"."""
+    wl = wm.load_all(["john"])["john"]
+    text = capture("john-bcrypt-decimal-guest-armhf.txt")
+    assert wp.metric(text, metric_of(wl, "bcrypt").regex) == 42.0
+    assert wp.metric(text, metric_of(wl, "md5crypt").regex) == 42.0  # the same reading for every format

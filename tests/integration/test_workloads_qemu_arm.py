@@ -1,7 +1,8 @@
 """The shipped workloads (quick set, one round) on qemu-arm's two kernels in real QEMU:
-every workload measured on both, its values in the record, the disk workloads (fio,
-PostMark) on the virtio disk the guest mounted, the report's Workloads section.
-About 5 minutes on a quiet host (two boots, ~1.5 min of workloads each)."""
+every workload of the default set (make all's) measured on both, its values in the
+record, the disk workloads (fio, PostMark) on the virtio disk the guest mounted, x264's
+GStreamer set up in the ramdisk, the report's Workloads section.  About 5 minutes on a
+quiet host (two boots, ~1.7 min of workloads each)."""
 
 import json
 
@@ -19,7 +20,7 @@ def test_workloads_quick_one_round(arm_built):
     p = bringup(arm_built, "workloads", "--board", "qemu-arm", "--runs", "1", timeout=1800)
     assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
     logs = arm_built["logs"] / "qemu-arm"
-    shipped = wm.load_all()
+    shipped = wm.load_all()  # the default set
     for kid in ARM_KERNELS:
         rec = records.read(logs / kid / "workloads.json", records.Workloads)
         assert rec.runs == 1 and rec.mode == "quick"
@@ -32,6 +33,8 @@ def test_workloads_quick_one_round(arm_built):
         raw = (logs / kid / rec.run_dirs[0] / "workloads.txt").read_text()
         assert "=== openssl speed rc=0" in raw
         assert rec.packages["openssl"].startswith("3.")
+        assert "=== x264 encode rc=0" in raw and "Execution ended after 0:" in raw
+        assert "libx264-164" in rec.packages and "iso-codes" not in rec.packages  # left out (`without`)
         assert_the_disk_was_used(rec, raw, logs / kid / rec.run_dirs[0])
     p = bringup(arm_built, "report", "--board", "qemu-arm", timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]

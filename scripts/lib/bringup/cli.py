@@ -174,7 +174,7 @@ def cmd_workloads(a) -> int:
     b = load_board(a.board)
     names = _workload_names(a.workloads)
     if names == []:
-        raise BringupError("--workloads none: name the workloads to run, or leave it out for all")
+        raise BringupError("--workloads none: name the workloads to run, all, or leave it out for the default set")
     res = workloads.workloads(
         b,
         paths.logs_dir(),
@@ -202,7 +202,8 @@ def cmd_report(a) -> int:
 
 
 def _workload_names(text: str | None) -> list[str] | None:
-    """--workloads A,B: those; none: [] (no workloads step); not given: None (all)."""
+    """--workloads A,B: those; all: ["all"] (every file); none: [] (no workloads step); not given:
+    None (the default set: every workload file without default_set = false)."""
     if text is not None and text.strip() == "none":
         return []
     return [n.strip() for n in (text or "").split(",") if n.strip()] or None
@@ -680,7 +681,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--board", "-b", required=True)
     s.add_argument("--kernel", "-k", action="append")
-    s.add_argument("--workloads", "-w", metavar="A,B", help="the workloads to run (default: all of configs/workloads/)")
+    s.add_argument(
+        "--workloads",
+        "-w",
+        metavar="A,B",
+        help="the workloads to run (default: the default set of configs/workloads/; all: every one)",
+    )
     s.add_argument(
         "--runs", type=_count(1, 100), default=3, metavar="N", help="rounds: boots of each kernel (default 3)"
     )
@@ -716,7 +722,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--workloads",
         metavar="A,B|none",
-        help="the application workloads of the workloads step (default: all of configs/workloads/; none: no step)",
+        help="the application workloads of the workloads step (default: the default set of configs/workloads/; "
+        "all: every one; none: no step)",
     )
     s.add_argument("--workload-runs", type=_count(1, 100), default=3, metavar="N", help="workload rounds (default 3)")
     s.add_argument("--workload-mode", choices=("quick", "full"), default="quick", help="workload size (default quick)")

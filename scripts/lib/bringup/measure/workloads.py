@@ -290,7 +290,7 @@ def _recover(sh, name: str) -> str | None:
     return None
 
 
-def values_of(wl: Workload, ran: dict) -> tuple[dict[str, float], list[str]]:
+def values_of(wl: Workload, ran: dict, mode: Mode = "quick") -> tuple[dict[str, float], list[str]]:
     """One boot's metric values of a workload, and why the others have none."""
     vals: dict[str, float] = {}
     why: list[str] = []
@@ -301,12 +301,19 @@ def values_of(wl: Workload, ran: dict) -> tuple[dict[str, float], list[str]]:
         if st is None or st["rc"] != 0:
             why.append(f"{m.name}: {ran['error'] or f'step {m.step} did not run'}")
             continue
-        v = st["elapsed"] * m.scale if m.elapsed else wp.metric(st["text"], m.regex or "", m.scale)
+        v = st["elapsed"] if m.elapsed else wp.metric(st["text"], m.regex or "", m.scale)
+        count = wl.count_of(m, mode)
         if v is None:
             what = "no elapsed time" if m.elapsed else f"no match for its regex in step {m.step}'s output"
             why.append(f"{m.name}: {what} ({wp.last_line(st['text'])})")
+        elif count is not None:
+            r = wp.rate(count, v)
+            if r is None:
+                why.append(f"{m.name}: {count:g} divided by a time of {v:g} s")
+            else:
+                vals[m.name] = r
         else:
-            vals[m.name] = v
+            vals[m.name] = v * m.scale if m.elapsed else v
     return vals, why
 
 
@@ -479,7 +486,7 @@ def record(board, kid, build, recdir, done, rd, wls: dict[str, Workload], mode, 
         seconds = []
         for r in rs:
             ran = r["ran"][name]
-            vals, why = values_of(wl, ran)
+            vals, why = values_of(wl, ran, mode)
             failures += [{"round": r["round"], "reason": w} for w in why]
             if ran["steps"] and not ran["error"]:
                 seconds.append(round(sum(s["elapsed"] or 0 for s in ran["steps"].values()), 3))

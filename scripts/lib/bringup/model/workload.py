@@ -26,7 +26,8 @@ WORKLOADS_DIR = "workloads"  # under configs/
 Seconds = Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]
 Ident = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)]
 # the units a metric may have; the report prints them as they are
-Unit = Literal["s", "ms", "us", "kB/s", "MB/s", "MiB/s", "ops/s", "events/s", "frames/s", "c/s"]
+Unit = Literal["s", "ms", "us", "kB/s", "MB/s", "MiB/s", "ops/s", "events/s", "frames/s", "c/s", "MIPS"]
+TIME_UNITS = ("s", "ms", "us")
 Mode = Literal["quick", "full"]
 # a size variable's value goes into the guest's shell command as it is: one word, no shell syntax
 SIZE_WORD = r"[A-Za-z0-9_.,:+=%/-]+"
@@ -77,6 +78,13 @@ class Metric(Strict):
     unit: Unit
     better: Literal["higher", "lower"]
     scale: Annotated[float, Field(gt=0, allow_inf_nan=False, description="the number is multiplied by this")] = 1.0
+    count: Annotated[
+        float | str | None,
+        Field(
+            description="the value is this count divided by the number (a rate: frames per second from the "
+            "seconds it took to encode that many frames); a number or the name of a size variable"
+        ),
+    ] = None
 
     @field_validator("regex")
     @classmethod
@@ -95,11 +103,26 @@ class Metric(Strict):
             raise ValueError("a repeated group of one repeated atom (catastrophic backtracking on long output)")
         return v
 
+    @field_validator("count")
+    @classmethod
+    def _count(cls, v: float | str | None) -> float | str | None:
+        if isinstance(v, str):
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", v):
+                raise ValueError(f"{v!r}: a number or the name of a size variable")
+        elif v is not None and not 0 < v < float("inf"):
+            raise ValueError(f"{v!r}: a count is a positive number")
+        return v
+
     @model_validator(mode="after")
     def _one_source(self) -> Metric:
         if (self.regex is None) == (not self.elapsed):
             raise located("", "give either regex or elapsed = true")
-        if self.elapsed and self.unit != "s":
+        if self.count is not None:
+            if self.unit in TIME_UNITS:
+                raise located("unit", f"{self.unit!r}: a count divided by a time is a rate, not a time")
+            if self.scale != 1.0:
+                raise located("scale", "give either scale or count")
+        elif self.elapsed and self.unit != "s":
             raise located("unit", f"{self.unit!r}: an elapsed time is in s")
         return self
 
@@ -122,6 +145,16 @@ def _check_size_words(quick: dict, full: dict) -> None:
                 )
 
 
+def _check_count(i: int, m: Metric, quick: dict, full: dict) -> None:
+    """A count naming a size variable: a positive number in both modes."""
+    if not isinstance(m.count, str):
+        return
+    for mode, values in (("quick", quick), ("full", full)):
+        v = values.get(m.count)
+        if isinstance(v, bool) or not isinstance(v, int | float) or not v > 0:
+            raise located(f"metric[{i}].count", f"{m.count!r}: not a positive number among the {mode} size variables")
+
+
 class Workload(Strict):
     description: Annotated[str, Field(min_length=1, max_length=300)]
     packages: Annotated[list[Annotated[str, Field(pattern=PACKAGE, max_length=80)]], Field(min_length=1)]
@@ -136,6 +169,13 @@ class Workload(Strict):
         bool,
         Field(description="runs on the board's disk, mounted at {disk}; a board without one: not measured"),
     ] = False
+    default_set: Annotated[
+        bool,
+        Field(
+            description="false: runs only when named (WORKLOADS=a,b or all), not in the default set of "
+            "make workloads and make all (a workload too slow for every study)"
+        ),
+    ] = True
     timeout: Annotated[Seconds, Field(description="seconds per step in quick mode")] = 120.0
     full_timeout_factor: Annotated[float, Field(ge=1, le=1000, allow_inf_nan=False)] = 10.0
     quick: Annotated[
@@ -182,7 +222,14 @@ class Workload(Strict):
         for i, m in enumerate(self.metric):
             if m.step not in steps:
                 raise located(f"metric[{i}].step", f"{m.step!r}: no step of that name")
+            _check_count(i, m, self.quick, self.full)
         return self
+
+    def count_of(self, m: Metric, mode: Mode) -> float | None:
+        """A metric's count in this mode (a number, or its size variable's value)."""
+        if isinstance(m.count, str):
+            return float((self.quick if mode == "quick" else self.full)[m.count])
+        return m.count
 
     def commands(self, mode: Mode, workload: str) -> list[tuple[Step, str]]:
         """Each step with its command as the guest runs it in this mode."""
@@ -209,11 +256,17 @@ def available(directory: Path | None = None) -> list[str]:
     return sorted(f.stem for f in d.glob("*.toml")) if d.is_dir() else []
 
 
+RESERVED = ("all", "none")  # WORKLOADS=all, WORKLOADS=none: not workload names
+
+
 def load_all(only: list[str] | None = None, directory: Path | None = None) -> dict[str, Workload]:
-    """The workloads to run (all of configs/workloads/ by default), each validated;
-    an unknown name or a bad file is a DataError naming it, before any work starts."""
+    """The workloads to run, each validated: those named in `only` (["all"]: every file),
+    else the default set (every file but those with default_set = false).  An unknown
+    name or a bad file is a DataError naming it, before any work starts."""
     d = directory or workloads_dir()
     names = available(d)
+    if only == ["all"]:  # WORKLOADS=all: every file, the default set's and the others
+        only = names
     if only:
         unknown = [n for n in only if n not in names]
         if unknown:
@@ -227,4 +280,13 @@ def load_all(only: list[str] | None = None, directory: Path | None = None) -> di
     for n in names:
         if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", n):
             raise DataError(f"{paths.rel(d / (n + '.toml'))}: a workload name is lowercase letters, digits, - and _")
-    return {n: load(d / f"{n}.toml") for n in names}
+        if n in RESERVED:
+            meaning = "every workload" if n == "all" else "no workloads step"
+            raise DataError(f"{paths.rel(d / (n + '.toml'))}: {n!r} is reserved (WORKLOADS={n}: {meaning})")
+    loaded = {n: load(d / f"{n}.toml") for n in names}
+    if only:
+        return loaded
+    chosen = {n: wl for n, wl in loaded.items() if wl.default_set}
+    if not chosen:
+        raise DataError(f"{paths.rel(d)}: every workload has default_set = false: name them (WORKLOADS=a,b or all)")
+    return chosen

@@ -31,17 +31,39 @@ def split(text: str) -> tuple[str, float | None, int | None]:
     return text[: m.start()], round(float(m.group(2)) - float(m.group(1)), 3), integer(m.group(3))
 
 
+# a clock time as GStreamer prints one ("Execution ended after 0:00:12.345678901"): h:mm:ss[.f]
+CLOCK = re.compile(r"([0-9]+):([0-5][0-9]):([0-5][0-9](?:\.[0-9]+)?)")
+
+
+def number(s: str) -> float | None:
+    """A captured number; a clock time h:mm:ss[.f] is read as seconds.  None when it is neither."""
+    c = CLOCK.fullmatch(s.strip())
+    if c:
+        return int(c.group(1)) * 3600 + int(c.group(2)) * 60 + float(c.group(3))
+    try:
+        v = float(s)
+    except ValueError:
+        return None
+    return v if v == v and v not in (float("inf"), float("-inf")) else None
+
+
 def metric(text: str, regex: str, scale: float = 1.0) -> float | None:
-    """The number the regex's one group captures at its first match, times scale; None
-    when nothing matches or the group is not a number."""
+    """The number the regex's one group captures at its first match (a clock time h:mm:ss[.f]
+    in seconds), times scale; None when nothing matches or the group is not a number."""
     m = re.search(regex, text, re.M)
     if m is None:
         return None
     try:
-        v = float(m.group(1))
-    except (IndexError, TypeError, ValueError):  # no group, or not a number
+        g = m.group(1)
+    except IndexError:  # no group
         return None
-    return v * scale if v == v and v not in (float("inf"), float("-inf")) else None
+    v = None if g is None else number(g)
+    return None if v is None else v * scale
+
+
+def rate(count: float, v: float | None) -> float | None:
+    """count / v: a rate from the time it took (frames per second); None for no time or 0."""
+    return None if v is None or v <= 0 else count / v
 
 
 ERROR_WORDS = re.compile(r"error|invalid|not found|no such|cannot|can't|fail|denied|killed|unknown", re.I)
