@@ -106,6 +106,13 @@ def test_workloads_section_renders_in_html_and_markdown(logs):
     assert "6.12: not measured (step cpu did not finish within 60s)" in html
     assert "## Workloads" in md and "| sha256 | kB/s | higher |" in md
     assert "| sha256 | kB/s | higher | 40930 | 36837 | − 10 % * |" in md
+    # the shipped workloads no record holds are named with why: 7zip_bench runs only when named
+    left = {w["name"]: w["why"] for w in rep.model["workload_tables"]["left_out"]}
+    assert left["7zip_bench"].startswith("runs only when named (default_set = false)")
+    assert "x264" in left and left["x264"].startswith("not in these records")
+    assert "openssl" not in left
+    assert "Not in this study: " in md and "7zip_bench (runs only when named" in md
+    assert 'id="workloads-left-out"' in html
 
 
 def test_relative_performance_chart(logs):

@@ -158,6 +158,7 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     model["lmbench_groups"] = _lmbench_groups(lm, kernels)
     model["bw_mem"] = _bw_mem(lm, kernels)
     model["workload_tables"] = workload_tables(wl, kernels)
+    model["workload_tables"]["left_out"] = _workloads_left_out(model["workload_tables"])
     model["workload_relative"] = workload_relative(model["workload_tables"])
     model["env"] = _environment(board, build)
     _imported_env(model)
@@ -755,6 +756,33 @@ def _version(argv: list[str]) -> str:
         return out.splitlines()[0].strip() if out else "unknown"
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
+
+
+def _workloads_left_out(wt: dict) -> list[dict]:
+    """The workload files of configs/workloads/ that no kernel's record holds, with why:
+    a workload outside the default set runs only when named.  Said only beside a
+    Workloads section (a study without workloads has none)."""
+    if not wt.get("workloads"):
+        return []
+    from bringup.model import workload as wm
+
+    ran = {w["name"] for w in wt["workloads"]}
+    out = []
+    for n in wm.available():
+        if n in ran:
+            continue
+        try:
+            default = wm.load(wm.workloads_dir() / f"{n}.toml").default_set
+        except BringupError as e:
+            out.append({"name": n, "why": f"its file does not load: {e}"})
+            continue
+        if default:
+            out.append({"name": n, "why": f"not in these records (make workloads WORKLOADS={n} runs it)"})
+        else:
+            out.append(
+                {"name": n, "why": f"runs only when named (default_set = false): WORKLOADS={n} or WORKLOADS=all"}
+            )
+    return out
 
 
 def _environment(board: Board, build: dict[str, Build]) -> dict:
