@@ -282,6 +282,11 @@ def test_url_with_another_sha256_is_used_when_its_tree_matches(tmp_path, dl):
     # the second time the tree id is not computed again, and the same tree is used
     again = _prepare(SourceSpec(url=DEAD_URL, sha256=their_sha, tree=tree), tmp_path)
     assert again.path == src.path and again.identity == tree
+    # kept in the cache under its own sha256, and found there once the directory is gone
+    assert (tmp_path / "cache" / "downloads" / f"{our_sha[:16]}-linux-6.1.0.tar.gz").read_bytes() == ours.read_bytes()
+    (dl[0] / "linux-6.1.0.tar.gz").unlink()
+    third = _prepare(SourceSpec(url=DEAD_URL, sha256=their_sha, tree=tree), tmp_path)
+    assert third.identity == tree and third.detail["origin"] == "cache"
 
 
 def test_a_file_with_the_right_sha256_names_the_board_tree(tmp_path, dl):

@@ -179,6 +179,8 @@ def _url(source: SourceSpec, cache: Path, log) -> SourceTree:
             tree, got = _tree_checked(f, digest, source.tree, cache, log)
             if tree is not None:
                 log(f"using {f} (its tree is {source.tree})")
+                if origin != "cache":
+                    _keep(f, digest, source.url, cache / "downloads")
                 return _tree_source(tree, digest, detail | _used(f, digest, "tree", origin, source), source)
             looked.append(f"{f} has sha256 {digest} and tree {got}")
         else:
