@@ -139,3 +139,20 @@ def test_a_kernel_relative_to_itself_is_one():
     wt = {"kernels": ["a", "b"], "workloads": [{"name": "w", "rows": [{"name": "m", "better": "lower", "runs": runs}]}]}
     (row,) = wr.relative(wt)["rows"]
     assert row["ratios"]["b"]["ratio"] == 1.0 and row["ratios"]["b"]["lo"] <= 1.0 <= row["ratios"]["b"]["hi"]
+
+
+def test_workloads_section_and_chart_render_in_a_real_browser(logs, tmp_path):
+    """The page with a Workloads section, opened in headless chromium: no console error,
+    the section's tables in the DOM, the relative-performance chart drawn."""
+    import re
+
+    from browser import open_page
+
+    index = report.write(load_board("qemu-arm"), logs, say=lambda *_: None).index
+    res = open_page(index, tmp_path)
+    assert res["console"] == [], res["console"]
+    dom = res["dom"]
+    assert '<section id="workloads">' in dom and "<h3>openssl</h3>" in dom
+    assert 'id="workloads-left-out"' in dom
+    m = re.search(r'data-chart="chart-workloads"[^>]*data-rendered="(\d+)x(\d+)"', dom)
+    assert m and int(m.group(1)) > 200 and int(m.group(2)) > 50, re.findall(r"data-chart=\"[^\"]*\"[^>]*", dom)
