@@ -349,7 +349,7 @@ def _build(board, k, src, tc, fixes, key, recdir: Path, good: Path, cache: Path,
     # success: publish images, log and record, in that order; then keep a copy by key
     _publish(ctx, rec, artifact_sources)
     if key:
-        _store(cache, board.name, k.id, key, recdir, rec)
+        _store(cache, board.name, k.id, key, recdir)
     say(
         f"  ok: {rec.kernelrelease} in {rec.time.real:.0f}s "
         f"(user {rec.time.user:.0f}s, sys {rec.time.sys:.0f}s); "
@@ -806,6 +806,11 @@ def _publish(ctx: Ctx, rec: records.Build, srcs: dict[str, Path]) -> None:
         shutil.copyfile(p, recdir / rec.artifacts[name].replace("images/", "images.new/", 1))
     _swap_images(recdir)
     os.replace(ctx.log_path, recdir / "build.log")
+    _write_good(recdir, rec)
+
+
+def _write_good(recdir: Path, rec: records.Build) -> None:
+    """The good record, last (its images and log are in place), and no stale failure beside it."""
     records.write(recdir / "build.json", rec)
     for stale in ("build-failed.json", "build-failed.log"):
         (recdir / stale).unlink(missing_ok=True)
@@ -889,7 +894,7 @@ def _copy_tree(src: Path, dest: Path) -> None:
     shutil.copytree(src, dest, copy_function=link_or_copy)
 
 
-def _store(cache: Path, board: str, kernel: str, key: str, recdir: Path, rec: records.Build) -> None:
+def _store(cache: Path, board: str, kernel: str, key: str, recdir: Path) -> None:
     """Keep this good build under its key: written beside, renamed into place, so a
     reader sees a whole build or none; the oldest beyond STORE_KEEP are dropped."""
     base = _store_dir(cache, board, kernel)
@@ -924,9 +929,7 @@ def _restore(stored: Path, recdir: Path) -> records.Build:
     shutil.copy2(stored / "build.log", recdir / "build.log.new")
     os.replace(recdir / "build.log.new", recdir / "build.log")
     rec = records.read(stored / "build.json", records.Build)
-    records.write(recdir / "build.json", rec)
-    for stale in ("build-failed.json", "build-failed.log"):
-        (recdir / stale).unlink(missing_ok=True)
+    _write_good(recdir, rec)
     return rec
 
 
