@@ -120,3 +120,10 @@ def test_the_record_counts_kbuild_commands_and_the_next_build_counts_against_the
     do_build(env, board, force=True)
     assert totals == [2]
     assert records.read(env["logs"] / "fake" / "k1" / "build.json", records.Build).kbuild_commands == 2
+
+
+def test_host_programs_are_compiled_through_ccache_unless_the_host_compiler_is_chosen():
+    assert build.hostcc("/usr/bin/ccache", ["KCFLAGS=-std=gnu89"]) == ["HOSTCC=/usr/bin/ccache gcc"]
+    assert build.hostcc(None, []) == [], "no ccache, no HOSTCC"
+    assert build.hostcc("/usr/bin/ccache", ["LLVM=1"]) == [], "LLVM=1 chooses clang as the host compiler"
+    assert build.hostcc("/usr/bin/ccache", ["HOSTCC=gcc-10"]) == []

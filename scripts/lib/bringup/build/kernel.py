@@ -465,7 +465,21 @@ def make_argv(ctx: Ctx, targets: list[str]) -> list[str]:
         argv.append(f"CC={ctx.tc.cc(cc_flags)}")
     if k.era.out_of_tree:
         argv.append(f"O={ctx.builddir}")
-    return argv + make_vars(ctx.fixes, k.make_args) + targets
+    tail = make_vars(ctx.fixes, k.make_args)
+    return argv + hostcc(ctx.tc.ccache, tail) + tail + targets
+
+
+HOSTCC_SETTERS = ("HOSTCC", "HOSTCXX", "LLVM")  # make variables that choose the host compiler
+
+
+def hostcc(ccache: str | None, make_vars: list[str]) -> list[str]:
+    """HOSTCC through ccache: kbuild compiles its host programs (fixdep, kconfig's conf,
+    kallsyms, dtc...) in every fresh build directory, which through ccache costs a warm
+    build nothing.  Left alone without ccache, or when a fix or the kernel's make_args
+    choose the host compiler."""
+    if ccache is None or any(v.split("=", 1)[0] in HOSTCC_SETTERS for v in make_vars):
+        return []
+    return [f"HOSTCC={ccache} gcc"]
 
 
 def make_vars(fixes: list[EraFix], make_args: list[str]) -> list[str]:
