@@ -231,7 +231,11 @@ def test_summary_with_one_label_column_under_its_rule():
     (rs,) = lp.parse_any(text)["results"]
     assert (rs["host"], rs["os"]) == ("2.5.68", None)
     b = rs["benchmarks"]
-    assert [b[k]["metrics"][0]["value"] for k in ("lat_proc_fork", "lat_proc_exec", "lat_proc_shell")] == [243, 979, 4401]
+    assert [b[k]["metrics"][0]["value"] for k in ("lat_proc_fork", "lat_proc_exec", "lat_proc_shell")] == [
+        243,
+        979,
+        4401,
+    ]
 
 
 def test_summary_title_alone_is_no_table():

@@ -295,7 +295,9 @@ def _read_section(lines: list[str], u: int, sets: dict) -> int:
     return _read_rows(lines, j + 1, cols, names, title, sets, first)
 
 
-def _read_rows(lines: list[str], j: int, cols: list[Column], names: list[str], title: str, sets: dict, first: int) -> int:
+def _read_rows(
+    lines: list[str], j: int, cols: list[Column], names: list[str], title: str, sets: dict, first: int
+) -> int:
     """The rows of a table from lines[j] on into `sets`; the index of its last row."""
     kind, group, unit, better = _section(title)
     section = (kind, group, unit, better, " ".join(title.split()))
@@ -364,7 +366,7 @@ def _read_ruleless(lines: list[str], t: int, sets: dict) -> int:
     full = [r for r in rows if len(r) == n]
     cols = [Column(0, max(r[0].end() - 1 for r in rows))]
     cols += [Column(min(r[i].start() for r in full), max(r[i].end() - 1 for r in full)) for i in range(1, n)]
-    if any(b.start <= a.end for a, b in zip(cols, cols[1:])):
+    if any(b.start <= a.end for a, b in zip(cols, cols[1:], strict=False)):
         return t  # values of neighbouring columns overlap: not one table
     return _read_rows(lines, view[j][0], cols, _headers(cols, heads), lines[t], sets, 1)
 
@@ -525,7 +527,9 @@ def _next_row(lines: list[str], k: int, cols: list[Column], names: list[str], fi
     return None
 
 
-def _fill(s: _Set, names: list[str], cells: dict[int, str], n: int, sec: tuple[str, str, str, str, str], first: int = 2) -> None:
+def _fill(
+    s: _Set, names: list[str], cells: dict[int, str], n: int, sec: tuple[str, str, str, str, str], first: int = 2
+) -> None:
     """One row's cells into its result set: host properties, values, not-measured ones."""
     kind, group, unit, better, title = sec
     for i in range(first, len(names)):
