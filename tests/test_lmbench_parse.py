@@ -188,3 +188,57 @@ def test_pairs_without_a_known_unit_are_left_out():
     """lmbench 3's "Memory load parallelism" pairs are counts, not MB/s: no value rather than a wrong unit."""
     m = lp.parse_text('"Memory load parallelism\n0.000512 2.79\n\n"read bandwidth\n0.000512 18.87\n', first_line=1)
     assert [(x["name"], x["unit"], x["line"]) for x in m] == [("read bandwidth 512B", "MB/s", 5)]
+
+
+def test_summary_condensed_by_hand_without_rules_or_host_columns():
+    """Tables condensed by hand (kernel comparisons on linux-kernel): a section title,
+    header lines, rows of a label and values; no dashed rule, no Host and OS columns."""
+    text = (
+        "lmbench 2.0 average of 3 runs\n"
+        "Context switching - times in microseconds - smaller is better\n"
+        "              2p/0K  2p/16K  8p/64K\n"
+        "              ctxsw  ctxsw   ctxsw\n"
+        "2.6.0-test9    1.50   12.25  190.01\n"
+        "2.6.0-mm1      1.25    9.75  188.50\n"
+        "\n"
+        "File & VM system latencies in microseconds - smaller is better\n"
+        "                 0K    File      Mmap\n"
+        "              Create  Delete  Latency\n"
+        "2.6.0-test9    40.10   12.00    980.5\n"
+    )
+    r = lp.parse_any(text)
+    assert (r["format"], r["lmbench_version"], r["title_line"]) == ("summary", "2.0", 1)
+    by = {x["host"]: x for x in r["results"]}
+    assert list(by) == ["2.6.0-test9", "2.6.0-mm1"] and by["2.6.0-mm1"]["os"] is None
+    ctx = by["2.6.0-mm1"]["benchmarks"]["lat_ctx_16k"]["metrics"]
+    assert [(m["name"], m["value"], m["line"]) for m in ctx] == [("ctx 2p/16K", 9.75, 6)]
+    fs = {m["name"]: m["value"] for m in by["2.6.0-test9"]["benchmarks"]["lat_fs"]["metrics"]}
+    assert fs == {"0K file create": 40.1, "0K file delete": 12.0}
+    assert by["2.6.0-test9"]["benchmarks"]["lat_mmap"]["metrics"][0]["value"] == 980.5
+
+
+def test_summary_with_one_label_column_under_its_rule():
+    """A rule with a `kernel` column and values: the label is no host and OS pair (the
+    first value was taken as the OS)."""
+    text = (
+        "Processor, Processes - times in microseconds - smaller is better\n"
+        "----------------------------------------------------------------\n"
+        "                   fork    execve  /bin/sh\n"
+        "kernel           process  process  process\n"
+        "-------------    -------  -------  -------\n"
+        "2.5.68               243      979     4401\n"
+    )
+    (rs,) = lp.parse_any(text)["results"]
+    assert (rs["host"], rs["os"]) == ("2.5.68", None)
+    b = rs["benchmarks"]
+    assert [b[k]["metrics"][0]["value"] for k in ("lat_proc_fork", "lat_proc_exec", "lat_proc_shell")] == [
+        243,
+        979,
+        4401,
+    ]
+
+
+def test_summary_title_alone_is_no_table():
+    """A section title with prose under it and no rows of values gives nothing."""
+    text = "Context switching - times in microseconds - smaller is better\nwas much the same on both kernels\n"
+    assert lp.parse_any(text)["results"] == []

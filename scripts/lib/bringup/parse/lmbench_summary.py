@@ -29,6 +29,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 TITLE_RE = re.compile(r"L M B E N C H\s+((?:\d\s*\.\s*)*\d)\s+S U M M A R Y")
+# a title written by hand over condensed tables: "LMbench 2.0p2 average of 9 runs"
+HAND_TITLE_RE = re.compile(r"^\s*lmbench[- ]?v?(\d+(?:\.\d+)*(?:[a-z]+\d*)?)\b", re.IGNORECASE)
 UNDERLINE_RE = re.compile(r"^\s*-{8,}\s*$")
 COLUMNS_RE = re.compile(r"^\s*-+(?:\s+-+){2,}\s*$")
 VALUE_RE = re.compile(r"^(\d+\.?\d*|\.\d+)([KM]?)$")
@@ -78,6 +80,8 @@ METRICS: dict[tuple[str, str], tuple[str, str]] = {
     ("proc", "fork proc"): ("lat_proc_fork", "Process fork+exit"),
     ("proc", "null process"): ("lat_proc_fork", "Process fork+exit"),
     ("proc", "exec proc"): ("lat_proc_exec", "Process fork+execve"),
+    ("proc", "fork process"): ("lat_proc_fork", "Process fork+exit"),
+    ("proc", "execve process"): ("lat_proc_exec", "Process fork+execve"),
     ("proc", "simple process"): ("lat_proc_exec", "Process fork+execve"),
     ("proc", "sh proc"): ("lat_proc_shell", "Process fork+/bin/sh -c"),
     ("proc", "/bin/sh process"): ("lat_proc_shell", "Process fork+/bin/sh -c"),
@@ -224,7 +228,7 @@ def _metric(kind: str, head: str) -> tuple[str, str]:
 @dataclass
 class _Set:
     host: str
-    os: str
+    os: str | None
     run: int
     line: int
     params: dict = field(default_factory=dict)
@@ -240,11 +244,13 @@ def parse_summary(lines: list[str]) -> dict | None:
     i = 0
     while i < len(lines):
         line = lines[i]
-        t = TITLE_RE.search(line)
+        t = TITLE_RE.search(line) or (HAND_TITLE_RE.match(line) if not sets else None)
         if t and version is None:
             version, title_line = re.sub(r"\s", "", t.group(1)), i + 1
         if UNDERLINE_RE.match(line) and i > 0:
             i = _read_section(lines, i, sets)
+        elif _ruleless_title(lines, i):
+            i = _read_ruleless(lines, i, sets)
         i += 1
     if not sets:
         return None
@@ -279,22 +285,103 @@ def _read_section(lines: list[str], u: int, sets: dict) -> int:
     if j + 1 < len(lines) and _wrapped(lines[j + 1]) and DASHES_RE.match(lines[j + 1]):
         j, rule = j + 1, f"{rule} {lines[j + 1]}"  # a mailer wrapped the column rule
     cols = _columns(rule)
-    if len(cols) < 3:
+    if len(cols) < 3 and not (len(cols) == 2 and _labelled(lines, j + 1, cols)):
         return u
+    first = 1 if _labelled(lines, j + 1, cols) else 2
     heads = _unwrap_heads(heads, len(rule))
-    cols = _split_merged(cols, heads[0], lines[j + 1 : j + 41])
+    if first == 2:
+        cols = _split_merged(cols, heads[0], lines[j + 1 : j + 41])
     names = _headers(cols, heads)
+    return _read_rows(lines, j + 1, cols, names, title, sets, first)
+
+
+def _read_rows(
+    lines: list[str], j: int, cols: list[Column], names: list[str], title: str, sets: dict, first: int
+) -> int:
+    """The rows of a table from lines[j] on into `sets`; the index of its last row."""
     kind, group, unit, better = _section(title)
     section = (kind, group, unit, better, " ".join(title.split()))
-    seen: dict[tuple[str, str], int] = {}
-    k = j + 1
-    for k, row in _rows(lines, j + 1, cols, names):
+    if kind == "fs":  # "0K    File" spread over "Create  Delete" (no dashes to group them)
+        for i in range(first, len(names) - 1):
+            a, b = re.match(r"(\d+K) (Create|Delete)$", names[i]), re.match(r"File (Create|Delete)$", names[i + 1])
+            if a and b:
+                names[i], names[i + 1] = f"{a.group(1)} File {a.group(2)}", f"{a.group(1)} {names[i + 1]}"
+    seen: dict[tuple[str, str | None], int] = {}
+    k = j - 1
+    for k, row in _rows(lines, j, cols, names, first):
         host, os_, cells = row
         seen[(host, os_)] = seen.get((host, os_), 0) + 1
         key = (host, os_, seen[(host, os_)])
         s = sets.setdefault(key, _Set(host, os_, seen[(host, os_)], k + 1))
-        _fill(s, names, cells, k + 1, section)
+        _fill(s, names, cells, k + 1, section, first)
     return k
+
+
+def _labelled(lines: list[str], k: int, cols: list[Column]) -> bool:
+    """Whether the table's rows hold a label (a kernel, a configuration) then values
+    only, no Host and OS columns (`2.5.68   243   979   4401` under a `kernel` header)."""
+    toks = [m for m in re.finditer(r"\S+", lines[k])] if k < len(lines) else []
+    return len(toks) >= 2 and all(_is_value(m.group()) for m in toks[1:]) and toks[1].start() > cols[0].end
+
+
+def _ruleless_title(lines: list[str], i: int) -> bool:
+    """Whether lines[i] is a section title of a table without dashed rules, its
+    header lines and then rows right under it (tables condensed by hand, such as the
+    "average of N runs" of kernel comparisons on linux-kernel)."""
+    line = lines[i]
+    if not line[:1].strip() or _section(line)[0] == "other" or "is better" not in line.lower():
+        return False
+    nxt = lines[i + 1] if i + 1 < len(lines) else ""
+    return bool(nxt.strip()) and not DASHES_RE.match(nxt.strip())
+
+
+def _label_row(line: str) -> list[re.Match[str]] | None:
+    """The tokens of a row of a table without rules: a label at the margin, then values."""
+    toks = list(re.finditer(r"\S+", line))
+    if len(toks) >= 3 and toks[0].start() == 0 and all(_is_value(m.group()) for m in toks[1:]):
+        return toks
+    return None
+
+
+def _read_ruleless(lines: list[str], t: int, sets: dict) -> int:
+    """A section without dashed rules from its title at lines[t]: the header lines
+    under it, then rows of a label and values; the columns are where the values are."""
+    view = _joined(lines, t + 1, 12)
+    heads: list[str] = []
+    j = 0
+    while j < len(view) and _label_row(view[j][1]) is None:
+        if not view[j][1].strip() or len(heads) == 3:
+            return t
+        heads.append(view[j][1])
+        j += 1
+    rows = []
+    for _, line in view[j:]:
+        toks = _label_row(line)
+        if toks is None:
+            break
+        rows.append(toks)
+    if not heads or not rows:
+        return t
+    n = max(len(r) for r in rows)
+    full = [r for r in rows if len(r) == n]
+    cols = [Column(0, max(r[0].end() - 1 for r in rows))]
+    cols += [Column(min(r[i].start() for r in full), max(r[i].end() - 1 for r in full)) for i in range(1, n)]
+    if any(b.start <= a.end for a, b in zip(cols, cols[1:], strict=False)):
+        return t  # values of neighbouring columns overlap: not one table
+    return _read_rows(lines, view[j][0], cols, _headers(cols, heads), lines[t], sets, 1)
+
+
+def _joined(lines: list[str], k: int, n: int) -> list[tuple[int, str]]:
+    """Up to n lines from lines[k] on, (index, text), each with the tail a mailer
+    wrapped onto the next line joined back."""
+    out: list[tuple[int, str]] = []
+    while k < len(lines) and len(out) < n:
+        line, step = lines[k], 1
+        if k + 1 < len(lines) and len(line) >= 60 and _wrapped(lines[k + 1]) and _label_row(lines[k + 1]) is None:
+            line, step = f"{line} {lines[k + 1]}", 2
+        out.append((k, line))
+        k += step
+    return out
 
 
 def _split_merged(cols: list[Column], head: str, below: list[str]) -> list[Column]:
@@ -352,21 +439,21 @@ def _head_lines(lines: list[str], u: int) -> tuple[list[str], int] | None:
     return None
 
 
-Row = tuple[str, str, dict[int, str]]
+Row = tuple[str, str | None, dict[int, str]]
 
 
-def _rows(lines: list[str], k: int, cols: list[Column], names: list[str]) -> Iterator[tuple[int, Row]]:
+def _rows(lines: list[str], k: int, cols: list[Column], names: list[str], first: int = 2) -> Iterator[tuple[int, Row]]:
     """(index, (host, OS, cells)) of each data row from lines[k] on, a wrapped row's
     end joined back, past comments and blank lines inside the table."""
     while k < len(lines):
-        row = _row(lines[k], cols, names) if lines[k].strip() else None
+        row = _row(lines[k], cols, names, first) if lines[k].strip() else None
         step = 1
         if row is not None and k + 1 < len(lines) and _wrapped(lines[k + 1]) and len(lines[k]) < cols[-1].end:
-            longer = _row(f"{lines[k]} {lines[k + 1]}", cols, names)  # the rest of a wrapped row
+            longer = _row(f"{lines[k]} {lines[k + 1]}", cols, names, first)  # the rest of a wrapped row
             if longer is not None and len(longer[2]) >= len(row[2]):
                 row, step = longer, 2
         if row is None:
-            nxt = _next_row(lines, k, cols, names)
+            nxt = _next_row(lines, k, cols, names, first)
             if nxt is None or nxt == k:
                 return
             k = nxt
@@ -396,23 +483,24 @@ def _unwrap_heads(heads: list[str], width: int) -> list[str]:
     return out
 
 
-def _row(line: str, cols: list[Column], names: list[str]) -> tuple[str, str, dict[int, str]] | None:
+def _row(line: str, cols: list[Column], names: list[str], first: int = 2) -> Row | None:
     """(host, OS, column index -> token) of a data row, or None when it is not one.
-    A host name longer than its column (`example-vm`) pushes the whole row right."""
-    first = re.match(r"\s*(\S+)", line)
-    if not first:
+    A host name longer than its column (`example-vm`) pushes the whole row right.
+    `first` 1: the row has one label column (taken as the host; no OS), values after it."""
+    lead = re.match(r"\s*(\S+)", line)
+    if not lead:
         return None
-    shift = max(0, first.end() - 1 - cols[0].end)
-    host = first.group(1) if shift else line[cols[0].start : cols[0].end + 1].strip()
-    os_ = line[cols[1].start + shift : cols[1].end + 1 + shift].strip()
-    if not host or not os_:
+    shift = max(0, lead.end() - 1 - cols[0].end)
+    host = lead.group(1) if shift else line[cols[0].start : cols[0].end + 1].strip()
+    os_ = line[cols[1].start + shift : cols[1].end + 1 + shift].strip() if first == 2 else None
+    if not host or os_ == "":
         return None
     cells: dict[int, str] = {}
-    text_from = next((i for i in range(2, len(cols)) if names[i].lower() in TEXT_COLUMNS), None)
-    start = cols[1].end + 1 + shift
+    text_from = next((i for i in range(first, len(cols)) if names[i].lower() in TEXT_COLUMNS), None)
+    start = cols[first - 1].end + 1 + shift
     for m in re.finditer(r"\S+", line[start:]):
         a, b = m.start() + start - shift, m.end() - 1 + start - shift
-        i = _assign(cols, a, b, first=2) if len(cols) > 2 else 1
+        i = _assign(cols, a, b, first=first) if len(cols) > first else first - 1
         if names[i].lower() in TEXT_COLUMNS or (text_from is not None and i > text_from and i == len(cols) - 1):
             cells[i] = f"{cells[i]} {m.group()}" if i in cells else m.group()
             continue
@@ -430,19 +518,21 @@ def _row(line: str, cols: list[Column], names: list[str]) -> tuple[str, str, dic
     return host, os_, cells
 
 
-def _next_row(lines: list[str], k: int, cols: list[Column], names: list[str]) -> int | None:
+def _next_row(lines: list[str], k: int, cols: list[Column], names: list[str], first: int = 2) -> int | None:
     """The index of the next data row from k on, past a blank line or a '#' comment
     someone added inside the table; None when the table has ended."""
     for j in range(k, min(k + 4, len(lines))):
         if lines[j].strip() and not lines[j].lstrip().startswith("#"):
-            return j if _row(lines[j], cols, names) is not None else None
+            return j if _row(lines[j], cols, names, first) is not None else None
     return None
 
 
-def _fill(s: _Set, names: list[str], cells: dict[int, str], n: int, sec: tuple[str, str, str, str, str]) -> None:
+def _fill(
+    s: _Set, names: list[str], cells: dict[int, str], n: int, sec: tuple[str, str, str, str, str], first: int = 2
+) -> None:
     """One row's cells into its result set: host properties, values, not-measured ones."""
     kind, group, unit, better, title = sec
-    for i in range(2, len(names)):
+    for i in range(first, len(names)):
         head, tok = names[i], cells.get(i, "")
         key = " ".join(head.lower().split())
         if not key:
