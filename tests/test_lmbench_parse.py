@@ -242,3 +242,22 @@ def test_summary_title_alone_is_no_table():
     """A section title with prose under it and no rows of values gives nothing."""
     text = "Context switching - times in microseconds - smaller is better\nwas much the same on both kernels\n"
     assert lp.parse_any(text)["results"] == []
+
+
+def test_summary_rows_go_on_past_a_blank_line_of_serial_noise():
+    """A blank line between two kernels' runs that holds only bytes that were not text
+    (U+FFFD once decoded) is blank: the rows after it are the same table's."""
+    rows = "larsa     Linux 2.6.25-  897 0.23 0.52 3.73 6.26 12.3 0.65 5.08 330. 1406 8997\n"
+    text = (
+        "Processor, Processes - times in microseconds - smaller is better\n"
+        "------------------------------------------------------------------------------\n"
+        "Host                 OS  Mhz null null      open slct sig  sig  fork exec sh\n"
+        "                             call  I/O stat clos TCP  inst hndl proc proc proc\n"
+        "--------- ------------- ---- ---- ---- ---- -------- ---- ---- ---- ---- ----\n"
+        + rows
+        + "\ufffd\ufffd \n"
+        + rows.replace("1406", "1335")
+    )
+    res = lp.parse_any(text)["results"]
+    assert [r["run"] for r in res] == [1, 2]
+    assert res[1]["benchmarks"]["lat_proc_exec"]["metrics"][0]["value"] == 1335

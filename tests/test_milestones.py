@@ -279,6 +279,7 @@ def scan_lines(*lines):
         ("=> tftpboot 0x42000000 uImage", "kernel_load", "U-Boot"),
         ("reading /zImage", "kernel_load", "U-Boot"),
         ("## Booting kernel from Legacy Image at 82000000 ...", "kernel_load", "U-Boot"),
+        ("## Booting image at 21000000 ...", "kernel_load", "U-Boot"),  # U-Boot 1.x bootm
         ("TFTP from server 192.168.3.1; our IP address is 192.168.3.80", "kernel_load", "U-Boot"),
         ("RedBoot> fis load -l vmlinux.bin.l7", "kernel_load", "RedBoot"),
         ("YAMON> load -r tftp://10.145.2.248/zImage.srec", "kernel_load", "YAMON"),

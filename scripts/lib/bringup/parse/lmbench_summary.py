@@ -463,6 +463,7 @@ def _rows(lines: list[str], k: int, cols: list[Column], names: list[str], first:
 
 
 DASHES_RE = re.compile(r"^-+(?:\s+-+)*\s*$")
+NOISE = " \t\ufffd"  # what a blank line may hold
 
 
 def _wrapped(line: str) -> bool:
@@ -520,9 +521,10 @@ def _row(line: str, cols: list[Column], names: list[str], first: int = 2) -> Row
 
 def _next_row(lines: list[str], k: int, cols: list[Column], names: list[str], first: int = 2) -> int | None:
     """The index of the next data row from k on, past a blank line or a '#' comment
-    someone added inside the table; None when the table has ended."""
+    someone added inside the table; None when the table has ended.  A line of nothing
+    but bytes that were not text (U+FFFD: serial noise on an empty line) is blank."""
     for j in range(k, min(k + 4, len(lines))):
-        if lines[j].strip() and not lines[j].lstrip().startswith("#"):
+        if lines[j].strip(NOISE) and not lines[j].lstrip().startswith("#"):
             return j if _row(lines[j], cols, names, first) is not None else None
     return None
 
