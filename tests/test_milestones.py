@@ -348,6 +348,21 @@ def test_a_chain_of_firmware_and_bootloaders_is_one_boot():
     assert s.fault["kind"] == "reset" and s.fault["line"] == 3
 
 
+def test_a_first_stage_that_prints_the_same_banner_then_loads_the_next_is_one_boot():
+    """barebox's OMAP MLO prints barebox's banner, says where it boots the main image
+    from, then the main barebox prints the banner again: one boot.  Without those
+    words, or once the main one has run, the banner again is a reset."""
+    mlo = "barebox 2017.03.0 #1 Thu Jun 15 11:44:05 CEST 2017"
+    main = "barebox 2017.03.0 #1 Thu Jun 15 11:44:33 CEST 2017"
+    s = scan_lines(mlo, "booting from MMC", main, "barebox@TI AM335x BeagleBone black:/ bootm")
+    assert s.fault is None and s.reset is None and s.found["kernel_load"].line == 4
+    assert s.bootloader()["line"] == 1
+    s = scan_lines(mlo, "mmc0: registered mmc0", main)
+    assert s.fault["kind"] == "reset" and s.fault["line"] == 3
+    s = scan_lines(mlo, "booting from MMC", main, "barebox@b:/ reset", main)
+    assert s.fault["kind"] == "reset" and s.fault["line"] == 5
+
+
 def test_a_banner_names_it_before_the_prompt():
     s = scan_lines("=> reset", "U-Boot 2017.05 (Jun 22 2017)")
     assert s.bootloader() == {"name": "U-Boot", "from": "banner", "line": 2, "text": "U-Boot 2017.05 (Jun 22 2017)"}
