@@ -242,3 +242,92 @@ def test_summary_title_alone_is_no_table():
     """A section title with prose under it and no rows of values gives nothing."""
     text = "Context switching - times in microseconds - smaller is better\nwas much the same on both kernels\n"
     assert lp.parse_any(text)["results"] == []
+
+
+def test_summary_rows_go_on_past_a_blank_line_of_serial_noise():
+    """A blank line between two kernels' runs that holds only bytes that were not text
+    (U+FFFD once decoded) is blank: the rows after it are the same table's."""
+    rows = "larsa     Linux 2.6.25-  897 0.23 0.52 3.73 6.26 12.3 0.65 5.08 330. 1406 8997\n"
+    text = (
+        "Processor, Processes - times in microseconds - smaller is better\n"
+        "------------------------------------------------------------------------------\n"
+        "Host                 OS  Mhz null null      open slct sig  sig  fork exec sh\n"
+        "                             call  I/O stat clos TCP  inst hndl proc proc proc\n"
+        "--------- ------------- ---- ---- ---- ---- -------- ---- ---- ---- ---- ----\n"
+        + rows
+        + "\ufffd\ufffd \n"
+        + rows.replace("1406", "1335")
+    )
+    res = lp.parse_any(text)["results"]
+    assert [r["run"] for r in res] == [1, 2]
+    assert res[1]["benchmarks"]["lat_proc_exec"]["metrics"][0]["value"] == 1335
+
+
+PIPE_PROC = (
+    "## Processor, Processes - times in microseconds - smaller is better\n"
+    "| Host | OS | Mhz | null call | null I/O | stat | open clos | slct TCP | sig inst | sig hndl | fork proc "
+    "| exec proc | sh proc |\n"
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    "| larsa | Linux 2.6.25- | 897 | 0.23 | 0.52 | 3.73 | 6.26 | 12.3 | 0.65 | 5.08 | 330. | 1406 | 8997 |\n"
+    "| larsa | Linux 2.6.25- | 897 | 0.23 | 0.52 | 3.65 | 5.82 | 12.3 | 0.66 | 4.88 | 329. | 1335 | |\n"
+)
+
+
+def test_summary_as_markdown_pipe_tables():
+    """A summary converted to Markdown: pipe tables under '## ' headings, the cells
+    the columns; the same host and OS twice in a table are two runs; a blank cell
+    is not measured."""
+    res = lp.parse_any("# LMbench 3.0 Summary\n\n" + PIPE_PROC)
+    assert (res["format"], res["lmbench_version"], res["title_line"]) == ("summary", "3.0", 1)
+    one, two = res["results"]
+    assert (one["host"], one["os"], one["run"], two["run"], one["params"]) == (
+        "larsa",
+        "Linux 2.6.25-",
+        1,
+        2,
+        {"mhz": 897},
+    )
+    assert one["benchmarks"]["lat_proc_exec"]["metrics"][0]["value"] == 1406
+    opened = two["benchmarks"]["lat_syscall_open"]["metrics"][0]
+    assert (opened["value"], opened["line"], opened["column"]) == (5.82, 7, "open clos")
+    assert [m["column"] for m in two["not_measured"]] == ["sh proc"]
+
+
+def test_pipe_table_header_cells_split_differently_from_the_rows_take_lmbench_columns():
+    """A converter that split 'open clos' into two header cells (12 after OS) over
+    rows of lmbench's 11 values: the values are lmbench's own columns in order."""
+    text = (
+        "## Processor, Processes - Times in Microseconds (Smaller is Better)\n"
+        "| Host | OS | Mhz | null call | null I/O | stat | open | slct | clos | TCP inst | sig hndl | fork | exec "
+        "| sh proc |\n"
+        "|------|----|-----|-----|-----|-----|-----|-----|-----|-----|-----|-----|-----|-----|\n"
+        "| AAwdallah | Linux 5.15.16 | 2993| 0.25 | 0.18 | 0.44 | 1.70 | 1.78 | 0.17 | 0.96 | 155.0 | 467.0| 1415.0|\n"
+    )
+    (rs,) = lp.parse_any(text)["results"]
+    b = rs["benchmarks"]
+    assert [b[k]["metrics"][0]["value"] for k in ("lat_syscall_open", "lat_proc_fork", "lat_proc_shell")] == [
+        1.7,
+        155.0,
+        1415.0,
+    ]
+
+
+def test_local_section_title_without_its_asterisks():
+    """'*Local*' rendered from Markdown (or copied from a web page) is 'Local': still
+    the local-latency section, its columns the live names."""
+    text = (
+        "Local Communication latencies in microseconds - smaller is better\n"
+        "-------------------------------------------------------------------\n"
+        "Host                 OS 2p/0K  Pipe AF     UDP  RPC/   TCP  RPC/ TCP\n"
+        "                        ctxsw       UNIX         UDP         TCP conn\n"
+        "--------- ------------- ----- ----- ---- ----- ----- ----- ----- ----\n"
+        "800       Linux 2.6.22- 7.620  16.8 15.9              26.9       32.4\n"
+    )
+    (rs,) = lp.parse_any(text)["results"]
+    assert rs["benchmarks"]["lat_pipe"]["metrics"][0]["value"] == 16.8
+    assert rs["benchmarks"]["lat_pipe"]["group"] == "Local communication latencies"
+
+
+def test_a_markdown_table_under_no_lmbench_title_is_not_a_summary():
+    text = "## Boards\n| board | MHz |\n|---|---|\n| a | 800 |\n"
+    assert lp.parse_any(text)["results"] == []

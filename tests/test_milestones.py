@@ -279,6 +279,7 @@ def scan_lines(*lines):
         ("=> tftpboot 0x42000000 uImage", "kernel_load", "U-Boot"),
         ("reading /zImage", "kernel_load", "U-Boot"),
         ("## Booting kernel from Legacy Image at 82000000 ...", "kernel_load", "U-Boot"),
+        ("## Booting image at 21000000 ...", "kernel_load", "U-Boot"),  # U-Boot 1.x bootm
         ("TFTP from server 192.168.3.1; our IP address is 192.168.3.80", "kernel_load", "U-Boot"),
         ("RedBoot> fis load -l vmlinux.bin.l7", "kernel_load", "RedBoot"),
         ("YAMON> load -r tftp://10.145.2.248/zImage.srec", "kernel_load", "YAMON"),
@@ -345,6 +346,21 @@ def test_a_chain_of_firmware_and_bootloaders_is_one_boot():
     # the same bootloader's banner twice is still a reset
     s = scan_lines("U-Boot 2021.01 (Jan 1 2021)", "Welcome to GRUB!", "U-Boot 2021.01 (Jan 1 2021)")
     assert s.fault["kind"] == "reset" and s.fault["line"] == 3
+
+
+def test_a_first_stage_that_prints_the_same_banner_then_loads_the_next_is_one_boot():
+    """barebox's OMAP MLO prints barebox's banner, says where it boots the main image
+    from, then the main barebox prints the banner again: one boot.  Without those
+    words, or once the main one has run, the banner again is a reset."""
+    mlo = "barebox 2017.03.0 #1 Thu Jun 15 11:44:05 CEST 2017"
+    main = "barebox 2017.03.0 #1 Thu Jun 15 11:44:33 CEST 2017"
+    s = scan_lines(mlo, "booting from MMC", main, "barebox@TI AM335x BeagleBone black:/ bootm")
+    assert s.fault is None and s.reset is None and s.found["kernel_load"].line == 4
+    assert s.bootloader()["line"] == 1
+    s = scan_lines(mlo, "mmc0: registered mmc0", main)
+    assert s.fault["kind"] == "reset" and s.fault["line"] == 3
+    s = scan_lines(mlo, "booting from MMC", main, "barebox@b:/ reset", main)
+    assert s.fault["kind"] == "reset" and s.fault["line"] == 5
 
 
 def test_a_banner_names_it_before_the_prompt():

@@ -79,6 +79,9 @@ class BootloaderSpec(Strict):
     prompt: Regex | None = None
     kernel_load: Regex | None = None
     starting: Regex | None = None
+    # a line of its first stage loading its own next one, which prints the same banner
+    # (barebox's OMAP MLO: "booting from MMC"): that banner is then no reset
+    next_stage: Regex | None = None
 
 
 class MilestonesFile(Strict):
@@ -157,7 +160,8 @@ def load_rules(overrides: dict[str, str] | None = None, file: Path | None = None
         for m in spec.milestone
     ]
     prompts = tuple((b.name, re.compile(b.prompt)) for b in spec.bootloader if b.prompt is not None)
-    return Rules(ms, {k: re.compile(v) for k, v in spec.faults.items()}, prompts)
+    stages = tuple((b.name, re.compile(b.next_stage)) for b in spec.bootloader if b.next_stage is not None)
+    return Rules(ms, {k: re.compile(v) for k, v in spec.faults.items()}, prompts, stages)
 
 
 def _milestone(m: MilestoneSpec, variants: list[tuple[str, str]], file: Path | None) -> Milestone:

@@ -20,6 +20,11 @@ Each column is mapped to the benchmark and metric name that bringup's own runs
 use (`null call` -> lat_syscall_null "Simple syscall"), so that an imported
 result lines up with a live one; columns without an equal live measurement keep
 their own name.
+
+A summary converted to Markdown keeps the tables as pipe tables (`| Host | OS |
+Mhz | null call | ...`, a `|---|---|` line under the header, the section title a
+`## Processor, Processes ...` heading above, `*Local*` turned into `Local`): the
+cells are the columns.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from dataclasses import dataclass, field
 
 TITLE_RE = re.compile(r"L M B E N C H\s+((?:\d\s*\.\s*)*\d)\s+S U M M A R Y")
 # a title written by hand over condensed tables: "LMbench 2.0p2 average of 9 runs"
-HAND_TITLE_RE = re.compile(r"^\s*lmbench[- ]?v?(\d+(?:\.\d+)*(?:[a-z]+\d*)?)\b", re.IGNORECASE)
+HAND_TITLE_RE = re.compile(r"^\s*(?:#+\s*|\*\*)?lmbench[- ]?v?(\d+(?:\.\d+)*(?:[a-z]+\d*)?)\b", re.IGNORECASE)
 UNDERLINE_RE = re.compile(r"^\s*-{8,}\s*$")
 COLUMNS_RE = re.compile(r"^\s*-+(?:\s+-+){2,}\s*$")
 VALUE_RE = re.compile(r"^(\d+\.?\d*|\.\d+)([KM]?)$")
@@ -92,8 +97,10 @@ METRICS: dict[tuple[str, str], tuple[str, str]] = {
     ("lat", "af unix"): ("lat_unix", "AF_UNIX sock stream latency"),
     ("lat", "udp"): ("lat_udp", "UDP latency using localhost"),
     ("lat", "rpc/ udp"): ("lat_rpc_udp", "RPC/udp latency using localhost"),
+    ("lat", "rpc/udp"): ("lat_rpc_udp", "RPC/udp latency using localhost"),
     ("lat", "tcp"): ("lat_tcp", "TCP latency using localhost"),
     ("lat", "rpc/ tcp"): ("lat_rpc_tcp", "RPC/tcp latency using localhost"),
+    ("lat", "rpc/tcp"): ("lat_rpc_tcp", "RPC/tcp latency using localhost"),
     ("lat", "tcp conn"): ("lat_connect", "TCP/IP connection cost to localhost"),
     ("fs", "0k file create"): ("lat_fs", "0K file create"),
     ("fs", "0k file delete"): ("lat_fs", "0K file delete"),
@@ -130,6 +137,20 @@ GROUP_OF = {
     "lat_mmap": "File & VM system latencies",
     "lat_ctx": "Context switching",
     "lat_select": "File & VM system latencies",
+}
+# lmbench 3's columns after Host and OS in each section, for a converted table whose
+# header cells were split or merged differently from its rows' values
+LMBENCH3_COLUMNS = {
+    "proc": ["Mhz", "null call", "null I/O", "stat", "open clos", "slct TCP", "sig inst", "sig hndl"]
+    + ["fork proc", "exec proc", "sh proc"],
+    "ctx": ["2p/0K ctxsw", "2p/16K ctxsw", "2p/64K ctxsw", "8p/16K ctxsw", "8p/64K ctxsw", "16p/16K ctxsw"]
+    + ["16p/64K ctxsw"],
+    "lat": ["2p/0K ctxsw", "Pipe", "AF UNIX", "UDP", "RPC/ UDP", "TCP", "RPC/ TCP", "TCP conn"],
+    "fs": ["0K File Create", "0K File Delete", "10K File Create", "10K File Delete", "Mmap Latency", "Prot Fault"]
+    + ["Page Fault", "100fd selct"],
+    "bw": ["Pipe", "AF UNIX", "TCP", "File reread", "Mmap reread", "Bcopy (libc)", "Bcopy (hand)", "Mem read"]
+    + ["Mem write"],
+    "mem": ["Mhz", "L1 $", "L2 $", "Main mem", "Rand mem", "Guesses"],
 }
 OPS_WORDS = {"intgr": "integer", "bogo": "bogomflops"}
 CTX_RE = re.compile(r"^(\d+)p/(\d+)k ctxsw$")
@@ -197,7 +218,8 @@ def _headers(cols: list[Column], heads: list[str]) -> list[str]:
 def _section(title: str) -> tuple[str, str, str, str]:
     """(kind, group, unit, better) of a section title."""
     low = title.strip().lower()
-    kind, group = next(((k, g) for start, k, g in SECTIONS if low.startswith(start)), ("other", ""))
+    plain = low.replace("*", "")  # "*Local*" rendered from Markdown is "Local"
+    kind, group = next(((k, g) for start, k, g in SECTIONS if plain.startswith(start.replace("*", ""))), ("other", ""))
     if "nanosecond" in low:
         unit = "ns"
     elif "microsecond" in low:
@@ -234,6 +256,7 @@ class _Set:
     params: dict = field(default_factory=dict)
     benchmarks: dict = field(default_factory=dict)
     not_measured: list = field(default_factory=list)
+    sections: set = field(default_factory=set)  # the pipe tables it has a row in
 
 
 def parse_summary(lines: list[str]) -> dict | None:
@@ -249,6 +272,8 @@ def parse_summary(lines: list[str]) -> dict | None:
             version, title_line = re.sub(r"\s", "", t.group(1)), i + 1
         if UNDERLINE_RE.match(line) and i > 0:
             i = _read_section(lines, i, sets)
+        elif _pipe_table(lines, i):
+            i = _read_pipe(lines, i, sets)
         elif _ruleless_title(lines, i):
             i = _read_ruleless(lines, i, sets)
         i += 1
@@ -315,6 +340,87 @@ def _read_rows(
         s = sets.setdefault(key, _Set(host, os_, seen[(host, os_)], k + 1))
         _fill(s, names, cells, k + 1, section, first)
     return k
+
+
+PIPE_RULE_RE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of a Markdown pipe-table line."""
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") else inner
+    return [c.strip() for c in inner.split("|")]
+
+
+def _pipe_table(lines: list[str], i: int) -> bool:
+    """Whether lines[i] is the header of a Markdown pipe table (`| Host | OS | ...`
+    over `|---|---|`; the outer pipes are optional)."""
+    return "|" in lines[i] and i + 1 < len(lines) and bool(PIPE_RULE_RE.match(lines[i + 1]))
+
+
+def _read_pipe(lines: list[str], h: int, sets: dict) -> int:
+    """A pipe table from its header at lines[h]: its title is the heading or line above
+    it; returns the index of its last row."""
+    title = next((lines[j] for j in range(h - 1, max(-1, h - 4), -1) if lines[j].strip()), "")
+    title = title.strip().lstrip("#").strip().strip("*").strip()
+    kind = _section(title)[0]
+    if kind == "other":
+        return h  # a table under no lmbench section title: not the summary's
+    heads = _cells(lines[h])
+    first = 2 if len(heads) > 1 and heads[1].lower().startswith("os") else 1
+    merged = first == 2 and heads[1].lower() == "os description"  # "Linux 5.15.16 x86_64" in one cell
+    k = h + 2
+    rows: list[tuple[int, list[str]]] = []
+    while k < len(lines) and "|" in lines[k] and lines[k].strip():
+        rows.append((k, _cells(lines[k])))
+        k += 1
+    for n, cells in rows:
+        if len(cells) <= first or not cells[0]:
+            continue  # a row cut before its values
+        values = cells[first:]
+        names = heads[first:]
+        if kind in LMBENCH3_COLUMNS and len(names) != len(values) == len(LMBENCH3_COLUMNS[kind]):
+            names = LMBENCH3_COLUMNS[kind]  # the converter split or merged header cells: lmbench's own order
+        if merged:
+            words = cells[1].split()
+            cells[1] = " ".join(words[:2])  # lmbench's OS is "$SYS $RELEASE"
+            names, values = ["Description", *names], [" ".join(words[2:]), *values]
+        names = [*heads[:first], *names]
+        row = dict(enumerate([*cells[:first], *values]))
+        if any(
+            v and names[i].lower() not in TEXT_COLUMNS and not _is_value(v)
+            for i, v in row.items()
+            if first <= i < len(names)
+        ):
+            continue
+        host, os_ = cells[0], cells[1] if first == 2 else None
+        _put_row(sets, _section_of(title), names, row, n, host, os_, first)
+    return rows[-1][0] if rows else h
+
+
+def _section_of(title: str) -> tuple[str, str, str, str, str]:
+    kind, group, unit, better = _section(title)
+    return (kind, group, unit, better, " ".join(title.split()))
+
+
+def _put_row(
+    sets: dict,
+    section: tuple[str, str, str, str, str],
+    names: list[str],
+    cells: dict[int, str],
+    k: int,
+    host: str,
+    os_: str | None,
+    first: int,
+) -> None:
+    """One pipe-table row into its result set: the n-th row of a host and OS in a
+    table is its n-th run (counted per table through `sets`' keys)."""
+    title = section[4]
+    run = 1 + sum(1 for s in sets.values() if (s.host, s.os) == (host, os_) and title in s.sections)
+    s = sets.setdefault((host, os_, run), _Set(host, os_, run, k + 1))
+    s.sections.add(title)
+    _fill(s, names, cells, k + 1, section, first)
 
 
 def _labelled(lines: list[str], k: int, cols: list[Column]) -> bool:
@@ -463,6 +569,7 @@ def _rows(lines: list[str], k: int, cols: list[Column], names: list[str], first:
 
 
 DASHES_RE = re.compile(r"^-+(?:\s+-+)*\s*$")
+NOISE = " \t\ufffd"  # what a blank line may hold
 
 
 def _wrapped(line: str) -> bool:
@@ -520,9 +627,10 @@ def _row(line: str, cols: list[Column], names: list[str], first: int = 2) -> Row
 
 def _next_row(lines: list[str], k: int, cols: list[Column], names: list[str], first: int = 2) -> int | None:
     """The index of the next data row from k on, past a blank line or a '#' comment
-    someone added inside the table; None when the table has ended."""
+    someone added inside the table; None when the table has ended.  A line of nothing
+    but bytes that were not text (U+FFFD: serial noise on an empty line) is blank."""
     for j in range(k, min(k + 4, len(lines))):
-        if lines[j].strip() and not lines[j].lstrip().startswith("#"):
+        if lines[j].strip(NOISE) and not lines[j].lstrip().startswith("#"):
             return j if _row(lines[j], cols, names, first) is not None else None
     return None
 

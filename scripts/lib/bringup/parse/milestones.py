@@ -73,6 +73,9 @@ class Rules:
     milestones: list[Milestone]
     faults: dict[str, re.Pattern[str]]  # fault kind -> regex
     prompts: tuple[tuple[str, re.Pattern[str]], ...] = ()  # bootloader name -> its prompt
+    # bootloader name -> its first stage's words before it loads the next stage, which
+    # prints the same banner again (no reset)
+    next_stages: tuple[tuple[str, re.Pattern[str]], ...] = ()
 
     def for_root(self, root: str) -> Rules:
         """The rules of a boot with this root file system: milestones required on it become required."""
@@ -144,6 +147,7 @@ class Scan:
     variants: dict = field(default_factory=dict)  # milestone -> who printed the wording found
     prompt: tuple | None = None  # (bootloader, line, text) of the first bootloader prompt
     reset: dict | None = None  # the first unexpected reset, also when another fault came first
+    handoff: set = field(default_factory=set)  # bootloaders whose first stage said it loads the next
 
     def feed(self, n: int, host: float | None, text: str) -> None:
         pk = printk_time(text)
@@ -154,6 +158,8 @@ class Scan:
             if who is not None:
                 self.prompt = (who, n, text)
         started = self.kernel_started
+        if not started:
+            self.handoff.update(w for w, rx in self.rules.next_stages if rx.search(body))
         for m in self.rules.milestones:
             if not m.reset_if_repeated and (
                 m.name in self.found or (m.phase == "before_kernel" and started)
@@ -194,6 +200,10 @@ class Scan:
             # stage of a chain (U-Boot -> GRUB, coreboot -> SeaBIOS), the same one's a reset
             key = (m.name, who)
             self.seen[key] = self.seen.get(key, 0) + 1
+            if self.seen[key] > 1 and not late and who in self.handoff:
+                self.handoff.discard(who)  # its first stage loaded this one: the same boot
+                self.seen[key] = 1
+                return True
             if self.seen[key] > 1 or late:
                 again = "seen a second time" if self.seen[key] > 1 else "after the kernel started"
                 self.reset = {
