@@ -153,6 +153,7 @@ def rootfs(name: str = "footprint", board: str = "qemu-arm", **extra: Any) -> re
         file=f"{name}.cpio.gz",
         bytes=1,
         sha256=key("rd"),
+        archive_sha256=key("archive"),
         inputs_key=key("inputs"),
         userspace_arch="armhf",
         busybox={"source": "debian", "version": "1"},

@@ -121,7 +121,8 @@ def test_v1_boot_timing_and_rootfs_migrate(tmp_path):
         "extra": {},
     }
     (tmp_path / "rd.json").write_text(json.dumps(rd))
-    assert records.read(tmp_path / "rd.json", records.Rootfs).inputs_key is None
+    old = records.read(tmp_path / "rd.json", records.Rootfs)
+    assert old.inputs_key is None and old.archive_sha256 is None
 
 
 def test_every_kind_round_trips_and_writes_its_current_schema(tmp_path):

@@ -75,6 +75,7 @@ def test_ramdisk_of_a_v1_summary_is_judged_by_the_rootfs_record(tmp_path, board)
         file=rd["file"],
         bytes=1000,
         sha256=rd["sha256"],
+        archive_sha256=None,
         inputs_key=rootfs.inputs_key(board),
         userspace_arch="armhf",
         busybox={"source": "debian bookworm busybox-static:armhf", "version": "1:1.35.0-4+b3"},

@@ -395,6 +395,9 @@ def test_a_package_debian_does_not_have_leaves_only_its_workload_not_measured(mo
         def candidate(self, p):
             return None if p.startswith("nosuchpkg") else "1.0"
 
+        def candidates(self, ps):
+            return {p: self.candidate(p) for p in ps}
+
         def depends_closure(self, pkgs):
             raise AssertionError("no package of a good workload here: nothing to resolve")
 
@@ -690,6 +693,9 @@ def test_the_ramdisk_closure_leaves_out_only_what_the_workload_file_says(monkeyp
 
         def candidate(self, p):
             return "1.0"
+
+        def candidates(self, ps):
+            return dict.fromkeys(ps, "1.0")
 
         def depends_closure(self, pkgs, without=()):
             calls.append((list(pkgs), list(without)))

@@ -15,6 +15,7 @@ measured.  Result: logs/<board>/<kernel>/workloads.json (bringup.workloads).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import statistics
 from pathlib import Path
@@ -153,6 +154,8 @@ def payload(
     apt = PrivateApt(cache / "apt", rootfs.USERSPACE_SUITE, architectures=tuple(dict.fromkeys(("amd64", arch))))
     missing: dict[str, str] = {}
     wanted: list[tuple[list[str], list[str]]] = []  # each workload's packages, and what it leaves out
+    with contextlib.suppress(BringupError):  # one apt-cache call for all; a failure is said per package below
+        apt.candidates([f"{p}:{arch}" for wl in wls.values() for p in wl.packages])
     for name, wl in wls.items():
         for p in wl.packages:
             try:
@@ -172,6 +175,7 @@ def payload(
     if wanted:
         closure = _closure(apt, arch, wanted)
         say(f"  workload packages for {arch}: {len(closure)} with their libraries")
+        apt.candidates(closure)
         for p in closure:
             deb = apt.download(p)
             versions[p.split(":")[0]] = deb.name.split("_")[1].replace("%3a", ":")

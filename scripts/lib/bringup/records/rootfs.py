@@ -42,16 +42,22 @@ def _rootfs_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
     return {**d, "inputs_key": None}
 
 
+def _rootfs_2_to_3(d: dict[str, Any]) -> dict[str, Any]:
+    """/3 added archive_sha256 (unknown for a /2 record: its ramdisk is compressed again once)."""
+    return {**d, "archive_sha256": None}
+
+
 class Rootfs(Record):
     KIND = "bringup.rootfs"
-    VERSION = 2
-    MIGRATIONS = {1: _rootfs_1_to_2}
+    VERSION = 3
+    MIGRATIONS = {1: _rootfs_1_to_2, 2: _rootfs_2_to_3}
 
     board: Id
     name: Name
     file: FileName  # the gzip'd newc cpio next to this record
     bytes: Bytes
     sha256: Sha256
+    archive_sha256: Sha256 | None  # of the uncompressed cpio: an unchanged ramdisk is not compressed again
     inputs_key: Sha256 | None  # sha256 of what it is made from that is known without building it
     userspace_arch: str
     busybox: Busybox

@@ -59,6 +59,9 @@ class PrivateApt:
         tag = "-".join([self.suite, *self.components, *self.architectures])
         self.dir = Path(self.root) / tag
         self.conf = self.dir / "apt.conf"
+        # package -> candidate version, as apt-cache policy said since the last update:
+        # every apt-cache call reads the whole package lists (about half a second)
+        self._versions: dict[str, str | None] = {}
 
     def _write_config(self) -> None:
         d = self.dir
@@ -137,6 +140,7 @@ APT::Sandbox::User "root";
         staging.rename(lists)
         shutil.rmtree(old, ignore_errors=True)
         stamp.touch()
+        self._versions.clear()
 
     def _update_failure(self, p: subprocess.CompletedProcess, staging: Path) -> str | None:
         """Why an update did not bring the main suite's indexes, or None."""
@@ -160,14 +164,26 @@ APT::Sandbox::User "root";
 
     def candidate(self, package: str) -> str | None:
         """The version apt would download, or None."""
+        return self.candidates([package])[package]
+
+    def candidates(self, packages: list[str]) -> dict[str, str | None]:
+        """The version apt would download of each package (None: none), from one
+        `apt-cache policy` call for all those not asked before."""
         self.update()
-        p = subprocess.run(["apt-cache", "policy", package], env=self._env(), capture_output=True, text=True)
-        for line in p.stdout.splitlines():
-            line = line.strip()
-            if line.startswith("Candidate:"):
-                v = line.split(":", 1)[1].strip()
-                return None if v == "(none)" else v
-        return None
+        ask = [p for p in dict.fromkeys(packages) if p not in self._versions]
+        if ask:
+            p = subprocess.run(["apt-cache", "policy", *ask], env=self._env(), capture_output=True, text=True)
+            said = policy_candidates(p.stdout)
+            native = f":{self.architectures[0]}"
+            for pkg in ask:
+                key = pkg.removesuffix(native)
+                if key in said:
+                    self._versions[pkg] = said[key]
+                elif len(ask) > 1:  # a name apt prints otherwise: asked alone, its block is its own
+                    self._versions[pkg] = self.candidate(pkg)
+                else:
+                    self._versions[pkg] = next(iter(said.values()), None)
+        return {pkg: self._versions[pkg] for pkg in packages}
 
     def download(self, package: str) -> Path:
         """Download one binary package (the candidate version); returns the .deb path.
@@ -231,6 +247,21 @@ APT::Sandbox::User "root";
         if p.returncode != 0:
             tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
             raise BringupError(f"{what} failed (exit {p.returncode}): {' | '.join(tail)}")
+
+
+def policy_candidates(text: str) -> dict[str, str | None]:
+    """`apt-cache policy a b:armhf ...` output: each package block's name (as apt
+    prints it: "b:armhf", a native package without its architecture) -> its
+    Candidate: version, None for "(none)".  A package apt does not know has no block."""
+    out: dict[str, str | None] = {}
+    name = None
+    for line in text.splitlines():
+        if line and not line[0].isspace() and line.endswith(":"):
+            name = line[:-1]
+        elif name is not None and line.strip().startswith("Candidate:"):
+            v = line.split(":", 1)[1].strip()
+            out.setdefault(name, None if v == "(none)" else v)
+    return out
 
 
 def closure_without(depends: str, roots: list[str], without: tuple[str, ...] | list[str]) -> list[str]:
