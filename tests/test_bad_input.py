@@ -103,3 +103,42 @@ def test_the_parsers_number_guards_name_the_line_and_field():
         checked(result, "f.log")
     ok = {"n": 2**63 - 1, "x": 1.5, "flag": True, "rows": [[1, 2.0]]}
     assert checked(ok, "f.log") is ok
+
+
+# Bad values in the environment: (variable, value with {tmp} the test's directory, the
+# bringup arguments, words of the one-line error).  {tmp}/file is a regular file.
+ENV_CASES = {
+    "logs-is-a-file": ("BRINGUP_LOGS", "{tmp}/file", ["import", "--board", "qemu-arm", "--kernel", "imp", "bootlog"],
+                       ["BRINGUP_LOGS=", "file'", "not a directory"]),
+    "logs-under-a-file": ("BRINGUP_LOGS", "{tmp}/file/logs", ["report", "--board", "qemu-arm"],
+                          ["BRINGUP_LOGS=", "is not a directory"]),
+    "cache-is-a-file": ("BRINGUP_CACHE", "{tmp}/file", ["footprint-report", "--board", "qemu-arm"],
+                        ["BRINGUP_CACHE=", "not a directory"]),
+    "cache-with-a-space": ("BRINGUP_CACHE", "{tmp}/my cache", ["workloads", "--board", "qemu-arm"],
+                           ["BRINGUP_CACHE=", "my cache'", "' '", "kernel's make"]),
+    "cache-with-a-colon": ("BRINGUP_CACHE", "{tmp}/a:b", ["footprint-report", "--board", "qemu-arm"],
+                           ["BRINGUP_CACHE=", "':'"]),
+    "mirror-newline": ("BRINGUP_DEBIAN_MIRROR", "http://deb.example/debian\ndeb http://evil/ x main",
+                       ["build-all", "--board", "qemu-arm"], ["BRINGUP_DEBIAN_MIRROR=", "not a mirror URL"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(ENV_CASES), ids=sorted(ENV_CASES))
+def test_a_bad_environment_value_is_one_line_before_any_work(name, tmp_path):
+    """Before: a results or cache directory that cannot be one failed when the first file was
+    written (after the builds, for the cache: after Kbuild refused a path with a space); a
+    mirror URL with a newline went into the private sources.list as a line of its own."""
+    var, value, args, words = ENV_CASES[name]
+    (tmp_path / "file").write_text("x\n")
+    logs, cache = tmp_path / "logs", tmp_path / "cache"
+    env = {"BRINGUP_LOGS": str(logs), "BRINGUP_CACHE": str(cache), var: value.replace("{tmp}", str(tmp_path))}
+    if args[:1] == ["import"]:
+        args = [*args, str(BAD.parent / "boot-6.12-arm.stamped.log")]
+    p = run_cli(*args, env_extra=env)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("bringup: error: "), p.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    made = [p for p in tmp_path.rglob("*") if p.name != "file"]
+    assert made == [], made[:5]

@@ -44,6 +44,8 @@ RESERVED_IDS = ("rootfs", "report")  # directories of logs/<board>/ that are not
 def _address(v: str | int) -> str:
     """A hex address; an integer is written as 0x... (U-Boot reads every number as hex)."""
     if isinstance(v, str):
+        if len(v) > 18:  # 0x and 16 hex digits (2^64-1): U-Boot's commands carry it as typed
+            raise ValueError(f"{len(v)} characters: an address is at most 0x and 16 hex digits")
         if not re.fullmatch(r"0[xX][0-9a-fA-F]+|[0-9a-fA-F]+", v):
             raise ValueError("not a hex address like 0x40008000")
         n = int(v, 16)
@@ -62,15 +64,37 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 def _cmdline(v: str) -> str:
     if _CONTROL.search(v):
         raise ValueError("contains a control character (a newline would end U-Boot's setenv and run a command)")
-    bad = sorted(set(v) & set(";$`\\"))
+    bad = sorted(set(v) & set(";$`\\'"))
     if bad:
         raise ValueError(
-            f"contains {''.join(bad)!r}: U-Boot's shell would run or expand it (bootargs is sent as a U-Boot command)"
+            f"contains {''.join(bad)!r}: U-Boot's shell would run or expand it (bootargs is sent as a U-Boot command, "
+            "single-quoted)"
         )
     return v
 
 
 Cmdline = Annotated[str, Field(max_length=2048), AfterValidator(_cmdline)]
+
+
+def _one_argument(v: str) -> str:
+    """console= and earlycon= take one word: a space would start another kernel argument."""
+    if re.search(r"\s", v):
+        raise ValueError("contains a space: one kernel argument's value (a space would start another argument)")
+    return v
+
+
+OneArgument = Annotated[str, Field(max_length=256), AfterValidator(_cmdline), AfterValidator(_one_argument)]
+
+
+def _console(v: str) -> str:
+    if not v:
+        raise ValueError("empty: the kernel would have no console to time (give e.g. ttyS0,115200)")
+    return v
+
+
+# make variables bringup sets itself: a make_arg naming one would build another
+# architecture, another toolchain, or into another directory (O=/etc) than the record says
+OWN_MAKE_VARS = ("ARCH", "CROSS_COMPILE", "CC", "O", "KBUILD_OUTPUT", "SHELL", "MAKEFLAGS")
 
 
 def _make_arg(v: str) -> str:
@@ -80,6 +104,12 @@ def _make_arg(v: str) -> str:
         raise ValueError("contains a control character")
     if "$" in v or "`" in v:
         raise ValueError("contains '$' or '`': make would expand it (e.g. $(shell ...) runs a command)")
+    bad = sorted(set(v) & set(";|&<>"))
+    if bad:
+        raise ValueError(f"contains {''.join(bad)!r}: the shell of make's recipes would run it (e.g. CC=gcc; reboot)")
+    var = v.partition("=")[0]
+    if var in OWN_MAKE_VARS:
+        raise ValueError(f"sets {var}, which bringup sets itself (use the board's arch, cross_compile or era)")
     return v
 
 
@@ -116,7 +146,15 @@ def _tree_path(v: str) -> str:
 
 
 TreePath = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_tree_path)]
-Text = Annotated[str, Field(max_length=4096)]
+
+
+def _no_control(v: str) -> str:
+    if _CONTROL.search(v):
+        raise ValueError("contains a control character (a newline, a tab or a terminal escape)")
+    return v
+
+
+Text = Annotated[str, Field(max_length=4096), AfterValidator(_no_control)]
 
 
 def _ipv4_or_empty(v: str) -> str:
@@ -139,9 +177,12 @@ class ArchFile(Strict):
     """configs/arch/<name>.toml"""
 
     description: Text = ""
-    kernel_arch: Annotated[str, Field(pattern=r"^[a-z0-9_]+$", description="ARCH= for the kernel's make")]
+    kernel_arch: Annotated[
+        str, Field(pattern=r"^[a-z0-9_]+$", max_length=64, description="ARCH= for the kernel's make")
+    ]
     srcarch: Annotated[
-        str, Field(pattern=r"^[a-z0-9_]*$", description="directory under arch/ (defaults to kernel_arch)")
+        str,
+        Field(pattern=r"^[a-z0-9_]*$", max_length=64, description="directory under arch/ (defaults to kernel_arch)"),
     ] = ""
     cross_compile: Prefix = Field("", description="default CROSS_COMPILE prefix")
     images: Annotated[
@@ -153,10 +194,13 @@ class ArchFile(Strict):
         TreePath | Literal[""], Field(description="path of the raw binary image, if the arch makes one")
     ] = ""
     dtbs: bool = False
-    mkimage_arch: Annotated[str, Field(pattern=r"^[a-z0-9_]*$")] = ""
-    toolchain_packages: Annotated[dict[str, str], Field(description="CROSS_COMPILE prefix -> Debian package")] = {}
+    mkimage_arch: Annotated[str, Field(pattern=r"^[a-z0-9_]*$", max_length=64)] = ""
+    toolchain_packages: Annotated[
+        dict[Prefix, Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9+.-]+$", max_length=100)]],
+        Field(description="CROSS_COMPILE prefix -> Debian package"),
+    ] = {}
     debian_arch: Annotated[
-        str, Field(pattern=r"^[a-z0-9]*$", description="Debian architecture of a matching userspace")
+        str, Field(pattern=r"^[a-z0-9]*$", max_length=64, description="Debian architecture of a matching userspace")
     ] = ""
     userspace_cross_compile: Prefix = Field(
         "", description="compiler prefix for static userspace tools (mem_eat, busybox from source)"
@@ -415,7 +459,8 @@ class SourceSpec(Strict):
     """Exactly one of debian, url, tarball, path."""
 
     debian: Annotated[
-        str, Field(pattern=r"^[a-z0-9][a-z0-9.+-]+$", description="Debian package, e.g. linux-source-6.1")
+        str,
+        Field(pattern=r"^[a-z0-9][a-z0-9.+-]+$", max_length=100, description="Debian package, e.g. linux-source-6.1"),
     ] = ""
     suite: Literal[tuple(SUITES)] | Literal[""] = Field("", description="Debian suite for 'debian'")  # type: ignore[valid-type]
     url: Annotated[
@@ -501,6 +546,10 @@ class KernelSpec(Strict):
     def _has_config(self) -> KernelSpec:
         if not self.defconfig and not self.config_file:
             raise located("defconfig", "give a defconfig or a config_file")
+        for j, frag in enumerate(self.fragments):
+            if frag in self.fragments[:j]:
+                first = self.fragments.index(frag)
+                raise located(f"fragments[{j}]", f"{frag!r} is listed twice (first as fragments[{first}])")
         return self
 
 
@@ -524,7 +573,7 @@ class QemuSpec(Strict):
     smp: Annotated[int, Field(ge=1, le=64)] = 1
     args: Annotated[Argv, Field(description="extra QEMU arguments")] = []
     net_device: Annotated[
-        str, Field(pattern=r"^[A-Za-z0-9_.,=-]*$", description="QEMU NIC model for user networking")
+        str, Field(pattern=r"^[A-Za-z0-9_.,=-]*$", max_length=256, description="QEMU NIC model for user networking")
     ] = ""
     disk_device: Annotated[
         str,
@@ -538,7 +587,7 @@ class QemuSpec(Strict):
 
 
 class UbootSpec(Strict):
-    binary: Annotated[str, Field(min_length=1, max_length=4096, description="U-Boot image given to QEMU as -bios")]
+    binary: Annotated[Text, Field(min_length=1, max_length=4096, description="U-Boot image given to QEMU as -bios")]
     kernel_addr: Address
     initrd_addr: Address
     fdt_addr: Annotated[
@@ -675,16 +724,17 @@ class NfsSpec(Strict):
         return self
 
 
-PlaceName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.+-]+$", max_length=200)]
+PlaceName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]*$", max_length=200)]
 
 
 class LabgridSpec(Strict):
     place: Annotated[
         str,
         Field(
-            pattern=r"^[A-Za-z0-9_.+-]*$",
+            pattern=r"^([A-Za-z0-9_.+][A-Za-z0-9_.+-]*)?$",
             max_length=200,
-            description="the labgrid place the board is (or give `places`)",
+            description="the labgrid place the board is (or give `places`; no leading '-': labgrid-client would "
+            "read an option)",
         ),
     ] = ""
     places: Annotated[
@@ -799,8 +849,10 @@ class BoardFile(Strict):
     memory_mb: Annotated[
         int, Field(ge=1, le=1048576, description="RAM given to QEMU; the board's RAM for a real board")
     ] = 256
-    console: Annotated[Cmdline, Field(description="kernel console= argument")] = "ttyS0,115200"
-    earlycon: Annotated[Cmdline, Field(description="kernel earlycon= argument")] = ""
+    console: Annotated[OneArgument, AfterValidator(_console), Field(description="kernel console= argument")] = (
+        "ttyS0,115200"
+    )
+    earlycon: Annotated[OneArgument, Field(description="kernel earlycon= argument")] = ""
     cmdline: Annotated[Cmdline, Field(description="extra kernel command line for every kernel")] = ""
     image: Annotated[ImageSpec, Field(description="what the build produces and how it is loaded")]
     qemu: Annotated[QemuSpec | None, Field(description="how QEMU emulates the board (a QEMU board)")] = None
@@ -916,6 +968,13 @@ def check_boot_path(board: Board, path: str) -> None:
         )
     if path == "u-boot" and board.uboot is None:
         raise DataError(f"board {board.name}: no [uboot] table, so it cannot boot through U-Boot")
+    if path == "u-boot" and board.uboot is not None and board.qemu is not None:
+        bios = paths.expand_user(board.uboot.binary, "uboot.binary")
+        if not bios.is_file():  # QEMU would stop at its start, after the ramdisk was built
+            raise DataError(
+                f"{paths.rel(board.file)}: field 'uboot.binary': {board.uboot.binary!r}: no such file "
+                "(QEMU loads it as -bios; Debian's u-boot-qemu has the qemu boards' U-Boot)"
+            )
 
 
 def measure_path(board: Board) -> str:

@@ -79,7 +79,7 @@ class LabPlace:
             yield lambda run_dir: LabgridTarget(b, say=say, place=name, held_by=held, shared=shared)
 
 
-PLACE_RE = re.compile(r"^[A-Za-z0-9_.+-]{1,200}$")
+PLACE_RE = re.compile(r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,199}$")  # no leading -: an option
 
 
 def parse_places(text: str | None, option: str = "--places") -> list[str]:
@@ -88,7 +88,9 @@ def parse_places(text: str | None, option: str = "--places") -> list[str]:
     names = [n.strip() for n in (text or "").split(",") if n.strip()]
     for n in names:
         if not PLACE_RE.match(n):
-            raise BringupError(f"{option} {text}: {n!r} is not a labgrid place name (letters, digits, _ . + -)")
+            raise BringupError(
+                f"{option} {text}: {n!r} is not a labgrid place name (letters, digits, _ . + -; no leading -)"
+            )
     dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if dup is not None:
         raise BringupError(f"{option} {text}: place {dup!r} is listed twice")
