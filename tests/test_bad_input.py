@@ -142,3 +142,29 @@ def test_a_bad_environment_value_is_one_line_before_any_work(name, tmp_path):
         assert w in lines[0], (w, lines[0])
     made = [p for p in tmp_path.rglob("*") if p.name != "file"]
     assert made == [], made[:5]
+
+
+# Links where files are expected (git keeps no loops, so the corpus cannot hold them):
+# (name, where the link points, the bringup arguments with {f} the link, words of the error)
+LINK_CASES = {
+    "board-symlink-loop": ("{f}", ["show", "{f}"], ["loop.toml", "symbolic links"]),
+    "board-dangling-symlink": ("nonexistent.toml", ["show", "{f}"], ["loop.toml", "no such board file"]),
+    "board-symlink-to-device": ("/dev/zero", ["show", "{f}"], ["loop.toml", "not a regular file"]),
+    "board-symlink-to-directory": ("/", ["validate", "{f}"], ["loop.toml", "is a directory"]),
+    "record-symlink-loop": ("{f}", ["validate", "--kind", "record", "{f}"], ["loop.toml", "symbolic links"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINK_CASES), ids=sorted(LINK_CASES))
+def test_a_link_where_a_file_belongs_is_one_line(name, tmp_path):
+    """A board file that is a symlink loop ended in 'internal error: RuntimeError: Symlink loop'
+    (Path.resolve() in the error's own file name), and `bringup boards` with it in boards/ too."""
+    target, args, words = LINK_CASES[name]
+    f = tmp_path / "loop.toml"
+    f.symlink_to(target.replace("{f}", str(f)))
+    p = run_cli(*[a.replace("{f}", str(f)) for a in args], env_extra={"BRINGUP_LOGS": str(tmp_path / "logs")})
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("bringup: error: "), p.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])

@@ -995,7 +995,10 @@ def check_config_path(name: str, configs: Path) -> str | None:
     p = paths.expand_user(name, "config file")
     if p.is_absolute():
         return None if p.is_file() else "no such regular file"
-    full = (configs / p).resolve()
+    try:
+        full = (configs / p).resolve()
+    except (RuntimeError, OSError):  # a symlink loop (RuntimeError before Python 3.13)
+        return "a symlink loop"
     if not full.is_relative_to(configs.resolve()):
         return "a relative path must stay inside configs/"
     return None if full.is_file() else "no such file under configs/"

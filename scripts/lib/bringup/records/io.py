@@ -268,7 +268,10 @@ def artifact(record_file: Path, rel: str, field: str) -> Path:
     """A file a record names by a path relative to its directory, resolved; refused
     (RecordError) when it resolves outside that directory, e.g. through a symlink."""
     base = Path(record_file).parent.resolve()
-    p = (base / rel).resolve()
+    try:
+        p = (base / rel).resolve()
+    except (RuntimeError, OSError):  # a symlink loop (RuntimeError before Python 3.13)
+        raise RecordError(f"{record_file}: field {field!r}: {show(rel)}: a symlink loop") from None
     if not p.is_relative_to(base):
         raise RecordError(f"{record_file}: field {field!r}: {show(rel)}: resolves outside the record's directory")
     return p

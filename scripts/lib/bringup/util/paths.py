@@ -82,5 +82,5 @@ def rel(p: Path) -> str:
     p = Path(p)
     try:
         return str(p.resolve().relative_to(ROOT))
-    except ValueError:
+    except (ValueError, RuntimeError, OSError):  # outside the project; a symlink loop (RuntimeError before 3.13)
         return str(p)
