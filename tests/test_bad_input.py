@@ -168,3 +168,19 @@ def test_a_link_where_a_file_belongs_is_one_line(name, tmp_path):
     assert len(lines) == 1 and lines[0].startswith("bringup: error: "), p.stderr
     for w in words:
         assert w in lines[0], (w, lines[0])
+
+
+def test_a_gigantic_file_to_import_is_refused_by_its_size(tmp_path):
+    """A 3 GB file (sparse here) was read to its end to hash it before anything was judged."""
+    f = tmp_path / "huge.log"
+    with open(f, "wb") as fh:
+        fh.truncate(3 * 1024**3)
+    logs = tmp_path / "logs"
+    for kind in ("bootlog", "lmbench"):
+        p = run_cli(
+            "import", "--board", "qemu-arm", "--kernel", "imp", kind, str(f), env_extra={"BRINGUP_LOGS": str(logs)}
+        )
+        assert p.returncode == 2, p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert "huge.log: 3221225472 bytes: too large" in p.stderr
+    assert not logs.exists() or not any(logs.rglob("*"))
