@@ -977,6 +977,18 @@ def check_boot_path(board: Board, path: str) -> None:
             )
 
 
+def check_root(board: Board, root: str) -> None:
+    """Refuse, in one line and before any work, an NFS root the board's [nfs] cannot serve:
+    an external server's export directory that is not there (found at the first boot before)."""
+    if root == "nfs" and board.nfs.server == "external":
+        base = paths.expand_user(board.nfs.export_dir, "nfs.export_dir")
+        if not base.is_dir():
+            raise DataError(
+                f"{paths.rel(board.file)}: field 'nfs.export_dir': {board.nfs.export_dir!r}: no such directory "
+                "(the directory your NFS server exports)"
+            )
+
+
 def measure_path(board: Board) -> str:
     """The boot path of a measurement boot (footprint, lmbench): QEMU loads the kernel
     itself; a real board loads the kernel we built through U-Boot (refused without [uboot])."""
