@@ -648,9 +648,18 @@ class SerialSpec(Strict):
         return v
 
 
+def _host_dir(v: str) -> str:
+    if _CONTROL.search(v):
+        raise ValueError("contains a control character")
+    if v and not v.startswith(("/", "~")):
+        raise ValueError("not an absolute path (it would depend on the directory bringup is started from)")
+    return v
+
+
 class TftpSpec(Strict):
     dir: Annotated[
         str,
+        AfterValidator(_host_dir),
         Field(
             max_length=4096,
             description="the host's TFTP root (tftpd-hpa's directory); "
@@ -968,6 +977,13 @@ def check_boot_path(board: Board, path: str) -> None:
         )
     if path == "u-boot" and board.uboot is None:
         raise DataError(f"board {board.name}: no [uboot] table, so it cannot boot through U-Boot")
+    if path == "u-boot" and board.serial is not None and board.tftp is not None:
+        tftp = paths.expand_user(board.tftp.dir, "tftp.dir")
+        if not tftp.is_dir():  # the images would go where the TFTP server does not serve them
+            raise DataError(
+                f"{paths.rel(board.file)}: field 'tftp.dir': {board.tftp.dir!r}: no such directory "
+                "(the TFTP server's root, e.g. /srv/tftp of tftpd-hpa)"
+            )
     if path == "u-boot" and board.uboot is not None and board.qemu is not None:
         bios = paths.expand_user(board.uboot.binary, "uboot.binary")
         if not bios.is_file():  # QEMU would stop at its start, after the ramdisk was built
