@@ -118,6 +118,8 @@ ENV_CASES = {
                            ["BRINGUP_CACHE=", "my cache'", "' '", "kernel's make"]),
     "cache-with-a-colon": ("BRINGUP_CACHE", "{tmp}/a:b", ["footprint-report", "--board", "qemu-arm"],
                            ["BRINGUP_CACHE=", "':'"]),
+    "lg-coordinator-not-host-port": ("LG_COORDINATOR", "lab host:20408", ["boot-timing", "--board", "labgrid-example"],
+                                     ["LG_COORDINATOR='lab host:20408'", "HOST:PORT"]),
     "mirror-newline": ("BRINGUP_DEBIAN_MIRROR", "http://deb.example/debian\ndeb http://evil/ x main",
                        ["build-all", "--board", "qemu-arm"], ["BRINGUP_DEBIAN_MIRROR=", "not a mirror URL"]),
 }  # fmt: skip

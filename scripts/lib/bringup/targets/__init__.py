@@ -23,6 +23,7 @@ from bringup.model.board import Board
 from bringup.targets.labgrid import LabgridTarget
 from bringup.targets.qemu import QemuTarget
 from bringup.targets.serial import SerialTarget
+from bringup.util import net
 
 __all__ = [
     "BoardPlace",
@@ -107,5 +108,7 @@ def places(board: Board, names: list[str] | None = None, *, say=print) -> list[P
                 f"(no [labgrid] table in {board.file.name})"
             )
         return [BoardPlace(board, say)]
+    if not board.labgrid.coordinator:
+        net.coordinator_from_env()  # a bad LG_COORDINATOR: refused here, not at the first boot
     names = names or board.labgrid.names()
     return [LabPlace(board, n, shared=len(names) > 1, say=say) for n in names]
