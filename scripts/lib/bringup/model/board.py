@@ -130,7 +130,9 @@ Prefix = Annotated[
         description="a compiler prefix such as arm-linux-gnueabihf- (no leading '-': make would read an option)",
     ),
 ]
-Argv = Annotated[list[Annotated[str, Field(min_length=1, max_length=4096)]], Field(max_length=256)]
+Argv = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^\x00-\x1f\x7f]*$")]], Field(max_length=256)
+]
 RelPath = Annotated[str, Field(min_length=1, max_length=4096)]
 
 
@@ -566,6 +568,14 @@ class ImageSpec(Strict):
     ] = ""
 
 
+# QEMU options bringup gives itself (targets/qemu.py): qemu.args repeating one would override what
+# the board file and the records say (-m 4096 against memory_mb = 512), or the console bringup reads
+QEMU_OWN_OPTIONS = (
+    "M", "machine", "cpu", "m", "smp", "display", "monitor", "nodefaults", "serial",
+    "kernel", "initrd", "dtb", "append", "bios",
+)  # fmt: skip
+
+
 class QemuSpec(Strict):
     binary: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+-]+$", max_length=4096)]
     machine: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.,=+-]+$", max_length=256)]
@@ -585,6 +595,18 @@ class QemuSpec(Strict):
         ),
     ] = ""
 
+    @field_validator("args")
+    @classmethod
+    def _not_own_options(cls, v: list[str]) -> list[str]:
+        for i, arg in enumerate(v):
+            name = arg.lstrip("-").partition("=")[0]
+            if arg.startswith("-") and name in QEMU_OWN_OPTIONS:
+                raise ValueError(
+                    f"@[{i}]@{arg!r}: an option bringup gives QEMU itself (from memory_mb, qemu.machine, "
+                    "qemu.cpu, qemu.smp, the console and the boot files); set those fields instead"
+                )
+        return v
+
 
 class UbootSpec(Strict):
     binary: Annotated[Text, Field(min_length=1, max_length=4096, description="U-Boot image given to QEMU as -bios")]
@@ -600,7 +622,9 @@ class UbootSpec(Strict):
             description="fdt address argument of the boot command (used when no dtb is loaded)",
         ),
     ] = "${fdtcontroladdr}"
-    prompt: Annotated[str, Field(min_length=1, max_length=64)] = "=> "
+    prompt: Annotated[
+        str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$", description="U-Boot's prompt")
+    ] = "=> "
     boot_command: Literal["bootm", "bootz", "booti"] = "bootm"
     interrupt: Annotated[
         str,
