@@ -437,6 +437,12 @@ def load_era(name: str, configs: Path | None = None, file: Path | None = None) -
     where = paths.rel(f)
     d = validate_as(EraFile, load_toml(f), where)
     for i, fix in enumerate(d.fixes):
+        for key, under in (("patch", "configs/era/"), ("fragment", "configs/")):
+            value = getattr(fix, key)
+            if value.startswith(("/", "~")):  # a fix is project data: it lives in the tree
+                raise DataError(
+                    f"{where}: field 'fixes[{i}].{key}': {value!r}: an absolute path; give it relative to {under}"
+                )
         if fix.patch:
             why = check_config_path(fix.patch, f.parent)
             if why:
