@@ -186,3 +186,17 @@ def test_a_gigantic_file_to_import_is_refused_by_its_size(tmp_path):
         assert len(p.stderr.strip().splitlines()) == 1, p.stderr
         assert "huge.log: 3221225472 bytes: too large" in p.stderr
     assert not logs.exists() or not any(logs.rglob("*"))
+
+
+@pytest.mark.parametrize("kind", ["board", "profile", "workload", "milestones", "record"])
+def test_a_huge_data_file_is_refused_by_its_size(kind, tmp_path):
+    """A data file of 2 MB (a board, a config or a record of 64 MB and more) is refused before it is parsed."""
+    size = 70 * 1024 * 1024 if kind == "record" else 2 * 1024 * 1024
+    f = tmp_path / ("huge.json" if kind == "record" else "huge.toml")
+    with open(f, "wb") as fh:
+        fh.write(b"# " if kind != "record" else b"{")
+        fh.truncate(size)
+    p = run_cli("validate", "--kind", kind, str(f), env_extra={"BRINGUP_LOGS": str(tmp_path / "logs")})
+    assert p.returncode == 2, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert f"huge.{f.suffix[1:]}: {size} bytes: too large" in p.stderr, p.stderr
