@@ -188,7 +188,7 @@ class ArchFile(Strict):
     ] = ""
     cross_compile: Prefix = Field("", description="default CROSS_COMPILE prefix")
     images: Annotated[
-        dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")], TreePath],
+        dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")], TreePath],
         Field(min_length=1, description="make target -> path of the image in the build tree"),
     ]
     compressed_image: Annotated[str, Field(description="make target whose file is the compressed kernel")]
@@ -346,7 +346,7 @@ class EraFile(Strict):
         ConfigTarget, Field(description="used, fed default answers, when the tree lacks config_target")
     ] = ""
     steps: Annotated[
-        list[Annotated[str, Field(pattern=r"^(\{image\}|\{dtbs\}|[A-Za-z0-9_.-]+)$")]],
+        list[Annotated[str, Field(pattern=r"^(\{image\}|\{dtbs\}|[A-Za-z0-9_.][A-Za-z0-9_.-]*)$")]],
         Field(min_length=1, max_length=20, description="make targets after configuration; {image} and {dtbs} expand"),
     ]
     fixes: Annotated[
@@ -563,7 +563,11 @@ class KernelSpec(Strict):
 
 class ImageSpec(Strict):
     target: Annotated[
-        str, Field(pattern=r"^[A-Za-z0-9_.-]+$", description="make target for the boot image (zImage, bzImage, uImage)")
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$",
+            description="make target for the boot image (zImage, bzImage, uImage)",
+        ),
     ]
     uimage: Annotated[bool, Field(description="wrap the image with mkimage for U-Boot")] = False
     load_address: Address | Literal[""] = ""
