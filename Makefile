@@ -67,7 +67,7 @@ unexport $(USER_VARS)
 q = '$(subst ','\'',$(1))'
 qv = $(call q,$(value $(1)))
 opt = $(if $(value $(2)),$(1)=$(call qv,$(2)))
-flag = $(if $(value $(2)),$(1))
+flag = $(if $(value $(2)),$(1)=$(call qv,$(2)))
 
 SHARED_SOURCES := $(wildcard $(abspath $(CURDIR)/../shared/sources))
 ifneq ($(SHARED_SOURCES),)
@@ -79,7 +79,7 @@ KSEL = $(call opt,--kernel,KERNEL)
 KOPT = $(KSEL) $(call flag,--force,FORCE) $(call opt,--jobs,JOBS) $(call opt,--cross-compile,CROSS_COMPILE)
 PLACE_OPT = $(call opt,--places,PLACES)
 LMSRC = $(call opt,--lmbench-runs,LMBENCH_RUNS) $(call opt,--lmbench-source,LMBENCH_SRC) $(call opt,--lmbench-sha256,LMBENCH_SHA256)
-UNTIL = $(if $(value UNTIL_CI),$(if $(value CI_PCT),$(call opt,--until-ci,CI_PCT),--until-ci)) $(call opt,--max-rounds,MAX_ROUNDS)
+UNTIL = $(if $(value UNTIL_CI),$(call opt,--until-ci-if,UNTIL_CI) $(if $(value CI_PCT),$(call opt,--until-ci,CI_PCT),--until-ci)) $(call opt,--max-rounds,MAX_ROUNDS)
 WL_OPT = $(call opt,--workloads,WORKLOADS) $(call opt,--workload-runs,WORKLOAD_RUNS) $(call opt,--workload-mode,WORKLOAD_MODE)
 BOOT_OPT = $(call opt,--path,BOOT_PATH) $(call opt,--root,ROOT)
 DEPS_STAMP := .venv/.requirements.sha256

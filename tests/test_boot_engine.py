@@ -240,6 +240,7 @@ def bench_board(tmp_path, console_url, power_file):
     """A board file of a board on the bench: its console at console_url, power
     commands that touch files, the host's TFTP directory."""
     off, tftproot = tmp_path / "powered-off", tmp_path / "tftproot"
+    tftproot.mkdir()  # the TFTP server's root exists (a missing one is refused before any work)
     boards = tmp_path / "boards"
     boards.mkdir()
     (boards / "bench-board.toml").write_text(f"""
@@ -338,6 +339,7 @@ def test_until_ci_judges_the_summary_s_milestones_over_the_runs_that_count():
 def test_failing_power_command_is_named_and_recorded(tmp_path, fake_build):
     boards = tmp_path / "boards"
     boards.mkdir()
+    (tmp_path / "tftproot").mkdir()
     fb = FakeBoard()  # a console that answers, on a board whose power switch fails
     (boards / "dead-board.toml").write_text(f"""
 name = "dead-board"

@@ -93,8 +93,25 @@ def test_flags_and_defaults():
     argv = dry_run("boot-timing")
     assert argv[1:] == ["boot-timing", "--board=qemu-arm", "--runs=5", "--root=ramdisk", "--profile=timing"]
     argv = dry_run("boot-timing", UNTIL_CI="1", BOARD="qemu-x86")
-    assert "--until-ci" in argv and "--board=qemu-x86" in argv
-    assert "--force" in dry_run("build-all", FORCE="1") and "--force" not in dry_run("build-all")
+    assert "--until-ci" in argv and "--until-ci-if=1" in argv and "--board=qemu-x86" in argv
+    # an on/off variable reaches bringup with its value, which decides (FORCE=0 does not force)
+    assert "--force=1" in dry_run("build-all", FORCE="1") and "--force=0" in dry_run("build-all", FORCE="0")
+    assert not [a for a in dry_run("build-all") if a.startswith("--force")]
+
+
+def test_on_off_values_as_make_passes_them():
+    from bringup.cli import _switches
+
+    assert _switches(["build-all", "--force=1"]) == ["build-all", "--force"]
+    assert _switches(["build-all", "--force=0"]) == ["build-all"]
+    assert _switches(["import", "--replace=no", "--", "bootlog", "--force=1"]) == [
+        "import",
+        "--",
+        "bootlog",
+        "--force=1",
+    ]
+    assert _switches(["boot-timing", "--until-ci-if=0", "--until-ci=5"]) == ["boot-timing"]
+    assert _switches(["boot-timing", "--until-ci-if=1", "--until-ci"]) == ["boot-timing", "--until-ci"]
 
 
 def test_import_without_its_variables_says_what_it_needs(tmp_path):

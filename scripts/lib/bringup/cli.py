@@ -564,10 +564,9 @@ def _count(lo: int, hi: int):
     def check(s: str) -> int:
         if len(s.strip().lstrip("+-")) > 30 and s.strip().lstrip("+-").isdigit():  # int() refuses thousands
             raise argparse.ArgumentTypeError(f"{paths.show(s, 40)} ({len(s.strip())} digits) is outside {lo}..{hi}")
-        try:
-            v = int(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{paths.show(s, 60)} is not a whole number") from None
+        if not re.fullmatch(r"[+-]?[0-9]+", s):  # int() also takes ' 5', '1_000' and other scripts' digits
+            raise argparse.ArgumentTypeError(f"{paths.show(s, 60)} is not a whole number (digits 0-9 only)")
+        v = int(s)
         if not lo <= v <= hi:
             raise argparse.ArgumentTypeError(f"{v} is outside {lo}..{hi}")
         return v
@@ -580,6 +579,8 @@ def _number(lo: float, hi: float):
     """An argparse type: a finite number with lo < value <= hi."""
 
     def check(s: str) -> float:
+        if not s.isascii() or "_" in s or s != s.strip():  # float() also takes '1_0', ' 5' and other scripts' digits
+            raise argparse.ArgumentTypeError(f"{paths.show(s, 60)} is not a number (digits 0-9, '.', 'e')")
         try:
             v = float(s)
         except ValueError:
@@ -872,18 +873,80 @@ class _Guarded:
 MAKE_HANDOVER = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "MAKEFILES")
 
 
+def _no_empty_file_names(a: argparse.Namespace) -> None:
+    """An empty FILE (make import FILE= with an empty value, '' in a script) would be read as
+    the current directory ('.'): refused, naming the argument."""
+    for key, what in (("file", "FILE"), ("files", "FILE"), ("map", "--map")):
+        v = getattr(a, key, None)
+        if v == "" or (isinstance(v, list) and "" in v):
+            raise BringupError(f"{what} '': an empty file name; name the file to read")
+
+
+# on/off options as make passes them, with the variable's value (FORCE=0 must not force):
+# --force=1 is --force, --force=0 is left out, any other value refused; --until-ci-if=0 also
+# drops the --until-ci that UNTIL_CI= brings (Makefile, UNTIL)
+SWITCHES = {"--force": "FORCE", "--replace": "REPLACE", "--until-ci-if": "UNTIL_CI"}
+YES, NO = ("1", "yes", "true", "on"), ("0", "no", "false", "off")
+
+
+def _environment_values() -> None:
+    """Environment variables that carry values into files bringup writes, checked before any work."""
+    from bringup.util import aptprivate
+
+    for var in aptprivate.MIRROR_VARS:
+        aptprivate.mirror_from_env(var)
+
+
+def _switches(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    drop_until = False
+    for i, t in enumerate(argv):
+        if t == "--":
+            out += argv[i:]
+            break
+        opt, eq, v = t.partition("=")
+        if not eq or opt not in SWITCHES:
+            out.append(t)
+            continue
+        if v.strip().lower() not in YES + NO:
+            raise BringupError(
+                f"{SWITCHES[opt]}={paths.show(v, 40)} ({opt}): give 1 to turn it on, or 0 (or leave it out) for off"
+            )
+        on = v.strip().lower() in YES
+        if opt == "--until-ci-if":
+            drop_until = drop_until or not on
+        elif on:
+            out.append(opt)
+    if drop_until:
+        out = [t for t in out if t != "--until-ci" and not t.startswith("--until-ci=")]
+    return out
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace | int:
+    """The parsed arguments, or the exit status of --help, --version or a one-line usage error."""
+    try:
+        args = _switches(list(sys.argv[1:] if argv is None else argv))
+    except BringupError as e:
+        print(f"bringup: error: {one_line(str(e))}", file=sys.stderr)
+        return e.exit_code
+    try:
+        return build_parser().parse_args(args)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 2
+
+
 def main(argv=None) -> int:
     for var in MAKE_HANDOVER:
         os.environ.pop(var, None)
-    p = build_parser()
-    try:
-        a = p.parse_args(argv)
-    except SystemExit as e:  # --help, --version, or a one-line usage error
-        return e.code if isinstance(e.code, int) else 2
+    a = _parse(argv)
+    if isinstance(a, int):
+        return a
     out, err = _Guarded(sys.stdout), _Guarded(sys.stderr)
     sys.stdout, sys.stderr = out, err
     try:
         try:
+            _no_empty_file_names(a)
+            _environment_values()
             code = a.fn(a)
             out.flush()  # output errors surface here, not at interpreter exit
             return code

@@ -83,9 +83,16 @@ def check_label(label: str | None) -> None:
         raise BringupError("--label: blank; leave it out, or give a note to show in the report")
 
 
+MAX_IMPORT = 256 * 1024 * 1024  # a boot log or an lmbench result larger than this is not one
+
+
 def _source(file: Path) -> tuple[Path, str, int]:
     """The file's absolute path, sha256 and size; one line when it cannot be read."""
-    regular_file(file, "file to import")
+    st = regular_file(file, "file to import")
+    if st.st_size > MAX_IMPORT:  # refused before it is read (hashed) to the end
+        raise BringupError(
+            f"{file}: {st.st_size} bytes: too large for a boot log or lmbench result (at most {MAX_IMPORT})"
+        )
     h = hashlib.sha256()
     size = 0
     with open(file, "rb") as f:

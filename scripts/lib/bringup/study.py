@@ -36,7 +36,7 @@ from bringup.errors import BootFailed, BringupError
 from bringup.measure import footprint
 from bringup.measure import workloads as appworkloads
 from bringup.model.benchset import load_set
-from bringup.model.board import Board, check_boot_path
+from bringup.model.board import Board, check_boot_path, check_root
 from bringup.model.profiles import study_profiles
 from bringup.model.workload import Mode
 from bringup.model.workload import load_all as load_workloads
@@ -175,6 +175,7 @@ def run(
     []: none, the step is left out)."""
     path = path or board.boot
     check_boot_path(board, path)  # before any work
+    check_root(board, root)
     where = targets.places(board, places, say=say)  # PLACES on a board not in a lab: refused here
     if workloads != []:
         load_workloads(workloads or None)  # a bad or unknown workload file: refused here, before any work

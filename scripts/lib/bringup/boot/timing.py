@@ -28,7 +28,7 @@ from bringup.boot import rounds
 from bringup.boot.session import PATHS, ROOTS, boot_once
 from bringup.boot.target import Place, TargetFactory
 from bringup.errors import BringupError
-from bringup.model.board import Board, check_boot_path
+from bringup.model.board import Board, check_boot_path, check_root
 from bringup.model.milestones import load_rules
 from bringup.model.profiles import Profile
 from bringup.parse import deferred as dfparse
@@ -127,6 +127,7 @@ def plan(
     if path not in PATHS:
         raise BringupError(f"boot path {path!r}: use 'direct' or 'u-boot'")
     check_boot_path(board, path)  # 'direct' on a real board, 'u-boot' without [uboot]
+    check_root(board, root)  # an external NFS server's export directory that is not there
     kernels = [k.id for k in board.kernels if not only or k.id in only]
     if only and set(only) - set(kernels):
         raise BringupError(f"board {board.name}: no kernel {sorted(set(only) - set(kernels))[0]!r}")

@@ -113,6 +113,11 @@ def build_all(
             raise BringupError(
                 f"board {board.name}: no kernel {unknown[0]!r} (has: {', '.join(k.id for k in board.kernels)})"
             )
+    for k in kernels:  # every kernel's toolchain, before the first build (a missing one stopped the second)
+        try:
+            toolchain.find(k.cross_compile, k.arch, use_ccache=False)
+        except BringupError as e:
+            raise BringupError(f"{board.name}/{k.id}: {e}") from None
     results, failures = [], []
     for i, k in enumerate(kernels, 1):
         say(f"[{i}/{len(kernels)}] {board.name} {k.id}")

@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 import subprocess
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -30,6 +31,8 @@ def parse_spec(source: str | None, sha256: str | None) -> dict | None:
     if sha256 and not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
         raise BringupError(f"--lmbench-sha256 {paths.show(sha256)}: not a sha256 (64 hex digits)")
     if not source:
+        if sha256:
+            raise BringupError("--lmbench-sha256 (LMBENCH_SHA256=): only with --lmbench-source (LMBENCH_SRC=)")
         return None
     if re.search(r"[\x00-\x1f\x7f]", source):
         raise BringupError(f"lmbench source {paths.show(source)}: contains a control character")
@@ -40,9 +43,16 @@ def parse_spec(source: str | None, sha256: str | None) -> dict | None:
             raise BringupError(f"lmbench source {source}: a URL needs its sha256 (LMBENCH_SHA256=)")
         return {"url": source, "sha256": sha256.lower()}
     p = paths.expand_user(source, "lmbench source")
-    if p.is_dir():
+    if p.is_dir():  # checked here, before any work (`make all` built every kernel before it looked)
+        _check_tree(p, paths.show(source))
+        if sha256:
+            raise BringupError(f"--lmbench-sha256: only for a tarball or URL; lmbench source {source} is a directory")
         return {"path": str(p.resolve())}
     if p.is_file():
+        if not _is_tarball(p):
+            raise BringupError(
+                f"lmbench source {paths.show(source)}: not a tar archive (.tar, .tar.gz, .tgz, .tar.xz ...)"
+            )
         return {"tarball": str(p.resolve()), "sha256": (sha256 or "").lower()}
     raise BringupError(f"lmbench source {source}: no such file or directory")
 
@@ -70,6 +80,13 @@ def tree_for(spec: dict, cache: Path, say=print) -> tuple[Path, str]:
         raise BringupError(f"lmbench source {f}: expected one top-level directory, found {len(dirs)}")
     _check_tree(dirs[0], f)
     return dirs[0], "sha256:" + digest
+
+
+def _is_tarball(f: Path) -> bool:
+    try:
+        return tarfile.is_tarfile(f)
+    except OSError:
+        return False
 
 
 def _check_tree(tree: Path, name) -> None:

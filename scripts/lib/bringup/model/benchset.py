@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
 from bringup.model.base import Strict, first_duplicate, load_toml, validate_as
 from bringup.parse.lmbench import GROUPS
@@ -32,9 +32,41 @@ class Bench(Strict):
     timeout: Annotated[Seconds, Field(description="seconds in quick mode (full mode multiplies it)")] = 60.0
 
 
+PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def _placeholders(v: str, known: tuple[str, ...]) -> str:
+    """v with {name} placeholders of `known` only (str.format would fail on any other, mid-build)."""
+    for name in PLACEHOLDER.findall(v):
+        if name not in known:
+            raise ValueError(f"placeholder {{{name}}} is none of {', '.join('{' + k + '}' for k in known)}")
+    if re.search(r"[{}]", PLACEHOLDER.sub("", v)):
+        raise ValueError("an unmatched '{' or '}'")
+    return v
+
+
+def _os_name(v: str) -> str:
+    """lmbench's OS name: the directory bin/<os>/ the build writes, so one path component."""
+    _placeholders(v, ("triplet", "arch"))
+    if not re.fullmatch(r"[A-Za-z0-9_.+{}-]+", v) or v in (".", ".."):
+        raise ValueError("not one directory name (letters, digits, _ . + - and {triplet} or {arch})")
+    return v
+
+
+def _make_arg(v: str) -> str:
+    _placeholders(v, ("os", "cc", "tirpc_include"))
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", v, re.S):
+        raise ValueError("expected VAR=value (a make variable assignment; no options such as --eval)")
+    if re.search(r"[\x00-\x1f\x7f$`;|&<>]", v):
+        raise ValueError("contains a control character or one of $ ` ; | & < >: make or its shell would act on it")
+    return v
+
+
 class SourceBuild(Strict):
-    os: Annotated[str, Field(min_length=1, max_length=128)] = "{triplet}"
-    make_args: Annotated[list[Annotated[str, Field(min_length=1, max_length=2000)]], Field(min_length=1)]
+    os: Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_os_name)] = "{triplet}"
+    make_args: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=2000), AfterValidator(_make_arg)]], Field(min_length=1)
+    ]
     timeout: Seconds = 1800.0
 
 

@@ -44,6 +44,8 @@ RESERVED_IDS = ("rootfs", "report")  # directories of logs/<board>/ that are not
 def _address(v: str | int) -> str:
     """A hex address; an integer is written as 0x... (U-Boot reads every number as hex)."""
     if isinstance(v, str):
+        if len(v) > 18:  # 0x and 16 hex digits (2^64-1): U-Boot's commands carry it as typed
+            raise ValueError(f"{len(v)} characters: an address is at most 0x and 16 hex digits")
         if not re.fullmatch(r"0[xX][0-9a-fA-F]+|[0-9a-fA-F]+", v):
             raise ValueError("not a hex address like 0x40008000")
         n = int(v, 16)
@@ -62,15 +64,37 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 def _cmdline(v: str) -> str:
     if _CONTROL.search(v):
         raise ValueError("contains a control character (a newline would end U-Boot's setenv and run a command)")
-    bad = sorted(set(v) & set(";$`\\"))
+    bad = sorted(set(v) & set(";$`\\'"))
     if bad:
         raise ValueError(
-            f"contains {''.join(bad)!r}: U-Boot's shell would run or expand it (bootargs is sent as a U-Boot command)"
+            f"contains {''.join(bad)!r}: U-Boot's shell would run or expand it (bootargs is sent as a U-Boot command, "
+            "single-quoted)"
         )
     return v
 
 
 Cmdline = Annotated[str, Field(max_length=2048), AfterValidator(_cmdline)]
+
+
+def _one_argument(v: str) -> str:
+    """console= and earlycon= take one word: a space would start another kernel argument."""
+    if re.search(r"\s", v):
+        raise ValueError("contains a space: one kernel argument's value (a space would start another argument)")
+    return v
+
+
+OneArgument = Annotated[str, Field(max_length=256), AfterValidator(_cmdline), AfterValidator(_one_argument)]
+
+
+def _console(v: str) -> str:
+    if not v:
+        raise ValueError("empty: the kernel would have no console to time (give e.g. ttyS0,115200)")
+    return v
+
+
+# make variables bringup sets itself: a make_arg naming one would build another
+# architecture, another toolchain, or into another directory (O=/etc) than the record says
+OWN_MAKE_VARS = ("ARCH", "CROSS_COMPILE", "CC", "O", "KBUILD_OUTPUT", "SHELL", "MAKEFLAGS")
 
 
 def _make_arg(v: str) -> str:
@@ -80,6 +104,12 @@ def _make_arg(v: str) -> str:
         raise ValueError("contains a control character")
     if "$" in v or "`" in v:
         raise ValueError("contains '$' or '`': make would expand it (e.g. $(shell ...) runs a command)")
+    bad = sorted(set(v) & set(";|&<>"))
+    if bad:
+        raise ValueError(f"contains {''.join(bad)!r}: the shell of make's recipes would run it (e.g. CC=gcc; reboot)")
+    var = v.partition("=")[0]
+    if var in OWN_MAKE_VARS:
+        raise ValueError(f"sets {var}, which bringup sets itself (use the board's arch, cross_compile or era)")
     return v
 
 
@@ -100,7 +130,9 @@ Prefix = Annotated[
         description="a compiler prefix such as arm-linux-gnueabihf- (no leading '-': make would read an option)",
     ),
 ]
-Argv = Annotated[list[Annotated[str, Field(min_length=1, max_length=4096)]], Field(max_length=256)]
+Argv = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^\x00-\x1f\x7f]*$")]], Field(max_length=256)
+]
 RelPath = Annotated[str, Field(min_length=1, max_length=4096)]
 
 
@@ -116,7 +148,15 @@ def _tree_path(v: str) -> str:
 
 
 TreePath = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_tree_path)]
-Text = Annotated[str, Field(max_length=4096)]
+
+
+def _no_control(v: str) -> str:
+    if _CONTROL.search(v):
+        raise ValueError("contains a control character (a newline, a tab or a terminal escape)")
+    return v
+
+
+Text = Annotated[str, Field(max_length=4096), AfterValidator(_no_control)]
 
 
 def _ipv4_or_empty(v: str) -> str:
@@ -139,13 +179,16 @@ class ArchFile(Strict):
     """configs/arch/<name>.toml"""
 
     description: Text = ""
-    kernel_arch: Annotated[str, Field(pattern=r"^[a-z0-9_]+$", description="ARCH= for the kernel's make")]
+    kernel_arch: Annotated[
+        str, Field(pattern=r"^[a-z0-9_]+$", max_length=64, description="ARCH= for the kernel's make")
+    ]
     srcarch: Annotated[
-        str, Field(pattern=r"^[a-z0-9_]*$", description="directory under arch/ (defaults to kernel_arch)")
+        str,
+        Field(pattern=r"^[a-z0-9_]*$", max_length=64, description="directory under arch/ (defaults to kernel_arch)"),
     ] = ""
     cross_compile: Prefix = Field("", description="default CROSS_COMPILE prefix")
     images: Annotated[
-        dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")], TreePath],
+        dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")], TreePath],
         Field(min_length=1, description="make target -> path of the image in the build tree"),
     ]
     compressed_image: Annotated[str, Field(description="make target whose file is the compressed kernel")]
@@ -153,10 +196,13 @@ class ArchFile(Strict):
         TreePath | Literal[""], Field(description="path of the raw binary image, if the arch makes one")
     ] = ""
     dtbs: bool = False
-    mkimage_arch: Annotated[str, Field(pattern=r"^[a-z0-9_]*$")] = ""
-    toolchain_packages: Annotated[dict[str, str], Field(description="CROSS_COMPILE prefix -> Debian package")] = {}
+    mkimage_arch: Annotated[str, Field(pattern=r"^[a-z0-9_]*$", max_length=64)] = ""
+    toolchain_packages: Annotated[
+        dict[Prefix, Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9+.-]+$", max_length=100)]],
+        Field(description="CROSS_COMPILE prefix -> Debian package"),
+    ] = {}
     debian_arch: Annotated[
-        str, Field(pattern=r"^[a-z0-9]*$", description="Debian architecture of a matching userspace")
+        str, Field(pattern=r"^[a-z0-9]*$", max_length=64, description="Debian architecture of a matching userspace")
     ] = ""
     userspace_cross_compile: Prefix = Field(
         "", description="compiler prefix for static userspace tools (mem_eat, busybox from source)"
@@ -300,7 +346,7 @@ class EraFile(Strict):
         ConfigTarget, Field(description="used, fed default answers, when the tree lacks config_target")
     ] = ""
     steps: Annotated[
-        list[Annotated[str, Field(pattern=r"^(\{image\}|\{dtbs\}|[A-Za-z0-9_.-]+)$")]],
+        list[Annotated[str, Field(pattern=r"^(\{image\}|\{dtbs\}|[A-Za-z0-9_.][A-Za-z0-9_.-]*)$")]],
         Field(min_length=1, max_length=20, description="make targets after configuration; {image} and {dtbs} expand"),
     ]
     fixes: Annotated[
@@ -391,6 +437,12 @@ def load_era(name: str, configs: Path | None = None, file: Path | None = None) -
     where = paths.rel(f)
     d = validate_as(EraFile, load_toml(f), where)
     for i, fix in enumerate(d.fixes):
+        for key, under in (("patch", "configs/era/"), ("fragment", "configs/")):
+            value = getattr(fix, key)
+            if value.startswith(("/", "~")):  # a fix is project data: it lives in the tree
+                raise DataError(
+                    f"{where}: field 'fixes[{i}].{key}': {value!r}: an absolute path; give it relative to {under}"
+                )
         if fix.patch:
             why = check_config_path(fix.patch, f.parent)
             if why:
@@ -415,7 +467,8 @@ class SourceSpec(Strict):
     """Exactly one of debian, url, tarball, path."""
 
     debian: Annotated[
-        str, Field(pattern=r"^[a-z0-9][a-z0-9.+-]+$", description="Debian package, e.g. linux-source-6.1")
+        str,
+        Field(pattern=r"^[a-z0-9][a-z0-9.+-]+$", max_length=100, description="Debian package, e.g. linux-source-6.1"),
     ] = ""
     suite: Literal[tuple(SUITES)] | Literal[""] = Field("", description="Debian suite for 'debian'")  # type: ignore[valid-type]
     url: Annotated[
@@ -501,12 +554,20 @@ class KernelSpec(Strict):
     def _has_config(self) -> KernelSpec:
         if not self.defconfig and not self.config_file:
             raise located("defconfig", "give a defconfig or a config_file")
+        for j, frag in enumerate(self.fragments):
+            if frag in self.fragments[:j]:
+                first = self.fragments.index(frag)
+                raise located(f"fragments[{j}]", f"{frag!r} is listed twice (first as fragments[{first}])")
         return self
 
 
 class ImageSpec(Strict):
     target: Annotated[
-        str, Field(pattern=r"^[A-Za-z0-9_.-]+$", description="make target for the boot image (zImage, bzImage, uImage)")
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$",
+            description="make target for the boot image (zImage, bzImage, uImage)",
+        ),
     ]
     uimage: Annotated[bool, Field(description="wrap the image with mkimage for U-Boot")] = False
     load_address: Address | Literal[""] = ""
@@ -517,6 +578,14 @@ class ImageSpec(Strict):
     ] = ""
 
 
+# QEMU options bringup gives itself (targets/qemu.py): qemu.args repeating one would override what
+# the board file and the records say (-m 4096 against memory_mb = 512), or the console bringup reads
+QEMU_OWN_OPTIONS = (
+    "M", "machine", "cpu", "m", "smp", "display", "monitor", "nodefaults", "serial",
+    "kernel", "initrd", "dtb", "append", "bios",
+)  # fmt: skip
+
+
 class QemuSpec(Strict):
     binary: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+-]+$", max_length=4096)]
     machine: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.,=+-]+$", max_length=256)]
@@ -524,7 +593,7 @@ class QemuSpec(Strict):
     smp: Annotated[int, Field(ge=1, le=64)] = 1
     args: Annotated[Argv, Field(description="extra QEMU arguments")] = []
     net_device: Annotated[
-        str, Field(pattern=r"^[A-Za-z0-9_.,=-]*$", description="QEMU NIC model for user networking")
+        str, Field(pattern=r"^[A-Za-z0-9_.,=-]*$", max_length=256, description="QEMU NIC model for user networking")
     ] = ""
     disk_device: Annotated[
         str,
@@ -536,9 +605,21 @@ class QemuSpec(Strict):
         ),
     ] = ""
 
+    @field_validator("args")
+    @classmethod
+    def _not_own_options(cls, v: list[str]) -> list[str]:
+        for i, arg in enumerate(v):
+            name = arg.lstrip("-").partition("=")[0]
+            if arg.startswith("-") and name in QEMU_OWN_OPTIONS:
+                raise ValueError(
+                    f"@[{i}]@{arg!r}: an option bringup gives QEMU itself (from memory_mb, qemu.machine, "
+                    "qemu.cpu, qemu.smp, the console and the boot files); set those fields instead"
+                )
+        return v
+
 
 class UbootSpec(Strict):
-    binary: Annotated[str, Field(min_length=1, max_length=4096, description="U-Boot image given to QEMU as -bios")]
+    binary: Annotated[Text, Field(min_length=1, max_length=4096, description="U-Boot image given to QEMU as -bios")]
     kernel_addr: Address
     initrd_addr: Address
     fdt_addr: Annotated[
@@ -551,7 +632,9 @@ class UbootSpec(Strict):
             description="fdt address argument of the boot command (used when no dtb is loaded)",
         ),
     ] = "${fdtcontroladdr}"
-    prompt: Annotated[str, Field(min_length=1, max_length=64)] = "=> "
+    prompt: Annotated[
+        str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$", description="U-Boot's prompt")
+    ] = "=> "
     boot_command: Literal["bootm", "bootz", "booti"] = "bootm"
     interrupt: Annotated[
         str,
@@ -599,9 +682,18 @@ class SerialSpec(Strict):
         return v
 
 
+def _host_dir(v: str) -> str:
+    if _CONTROL.search(v):
+        raise ValueError("contains a control character")
+    if v and not v.startswith(("/", "~")):
+        raise ValueError("not an absolute path (it would depend on the directory bringup is started from)")
+    return v
+
+
 class TftpSpec(Strict):
     dir: Annotated[
         str,
+        AfterValidator(_host_dir),
         Field(
             max_length=4096,
             description="the host's TFTP root (tftpd-hpa's directory); "
@@ -675,16 +767,17 @@ class NfsSpec(Strict):
         return self
 
 
-PlaceName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.+-]+$", max_length=200)]
+PlaceName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]*$", max_length=200)]
 
 
 class LabgridSpec(Strict):
     place: Annotated[
         str,
         Field(
-            pattern=r"^[A-Za-z0-9_.+-]*$",
+            pattern=r"^([A-Za-z0-9_.+][A-Za-z0-9_.+-]*)?$",
             max_length=200,
-            description="the labgrid place the board is (or give `places`)",
+            description="the labgrid place the board is (or give `places`; no leading '-': labgrid-client would "
+            "read an option)",
         ),
     ] = ""
     places: Annotated[
@@ -799,8 +892,10 @@ class BoardFile(Strict):
     memory_mb: Annotated[
         int, Field(ge=1, le=1048576, description="RAM given to QEMU; the board's RAM for a real board")
     ] = 256
-    console: Annotated[Cmdline, Field(description="kernel console= argument")] = "ttyS0,115200"
-    earlycon: Annotated[Cmdline, Field(description="kernel earlycon= argument")] = ""
+    console: Annotated[OneArgument, AfterValidator(_console), Field(description="kernel console= argument")] = (
+        "ttyS0,115200"
+    )
+    earlycon: Annotated[OneArgument, Field(description="kernel earlycon= argument")] = ""
     cmdline: Annotated[Cmdline, Field(description="extra kernel command line for every kernel")] = ""
     image: Annotated[ImageSpec, Field(description="what the build produces and how it is loaded")]
     qemu: Annotated[QemuSpec | None, Field(description="how QEMU emulates the board (a QEMU board)")] = None
@@ -916,6 +1011,32 @@ def check_boot_path(board: Board, path: str) -> None:
         )
     if path == "u-boot" and board.uboot is None:
         raise DataError(f"board {board.name}: no [uboot] table, so it cannot boot through U-Boot")
+    if path == "u-boot" and board.serial is not None and board.tftp is not None:
+        tftp = paths.expand_user(board.tftp.dir, "tftp.dir")
+        if not tftp.is_dir():  # the images would go where the TFTP server does not serve them
+            raise DataError(
+                f"{paths.rel(board.file)}: field 'tftp.dir': {board.tftp.dir!r}: no such directory "
+                "(the TFTP server's root, e.g. /srv/tftp of tftpd-hpa)"
+            )
+    if path == "u-boot" and board.uboot is not None and board.qemu is not None:
+        bios = paths.expand_user(board.uboot.binary, "uboot.binary")
+        if not bios.is_file():  # QEMU would stop at its start, after the ramdisk was built
+            raise DataError(
+                f"{paths.rel(board.file)}: field 'uboot.binary': {board.uboot.binary!r}: no such file "
+                "(QEMU loads it as -bios; Debian's u-boot-qemu has the qemu boards' U-Boot)"
+            )
+
+
+def check_root(board: Board, root: str) -> None:
+    """Refuse, in one line and before any work, an NFS root the board's [nfs] cannot serve:
+    an external server's export directory that is not there (found at the first boot before)."""
+    if root == "nfs" and board.nfs.server == "external":
+        base = paths.expand_user(board.nfs.export_dir, "nfs.export_dir")
+        if not base.is_dir():
+            raise DataError(
+                f"{paths.rel(board.file)}: field 'nfs.export_dir': {board.nfs.export_dir!r}: no such directory "
+                "(the directory your NFS server exports)"
+            )
 
 
 def measure_path(board: Board) -> str:
@@ -936,7 +1057,10 @@ def check_config_path(name: str, configs: Path) -> str | None:
     p = paths.expand_user(name, "config file")
     if p.is_absolute():
         return None if p.is_file() else "no such regular file"
-    full = (configs / p).resolve()
+    try:
+        full = (configs / p).resolve()
+    except (RuntimeError, OSError):  # a symlink loop (RuntimeError before Python 3.13)
+        return "a symlink loop"
     if not full.is_relative_to(configs.resolve()):
         return "a relative path must stay inside configs/"
     return None if full.is_file() else "no such file under configs/"

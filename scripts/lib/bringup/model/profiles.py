@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from bringup.model.base import DataError, Strict, load_toml, validate_as
 from bringup.model.board import Cmdline, VersionRange
@@ -24,13 +24,19 @@ from bringup.util import paths
 PROFILE_NAME = r"^[a-z][a-z0-9_-]*$"
 
 
+def _not_blank(v: str) -> str:
+    if not v.strip():
+        raise ValueError("empty or blank: give the arguments to add, or leave the [[args]] entry out")
+    return v
+
+
 class ProfileArgs(Strict):
     """Command-line arguments for the kernels in a version range."""
 
     kernel: Annotated[VersionRange, Field(description="kernel versions they apply to (empty: every kernel)")] = (
         VersionRange()
     )
-    cmdline: Annotated[Cmdline, Field(min_length=1, description="added to the kernel command line")]
+    cmdline: Annotated[Cmdline, AfterValidator(_not_blank), Field(description="added to the kernel command line")]
     why: Annotated[str, Field(max_length=2000, description="what they do, and why this range")] = ""
 
 

@@ -281,12 +281,14 @@ class LogText:
             nonblank += bool(text.strip())
             if nonblank >= HEAD_LINES or len(head) >= HEAD_MAX or total >= HEAD_BYTES:
                 break
-        if total == 0 or not any(line.strip() for line in head):
+        if total == 0:
             raise ParseError(f"{name}: not {what} (empty)")
-        if bad > BINARY_SHARE * total:
+        if bad > BINARY_SHARE * total:  # before 'blank': NUL bytes clean() removes are binary, not blank
             raise ParseError(
                 f"{name}: not {what} (binary data: {100 * bad // total} % of its first {total} bytes are not text)"
             )
+        if not any(line.strip() for line in head):
+            raise ParseError(f"{name}: not {what} (empty)")
         self.html = any(ENTITY_RE.search(line) for line in head)
         if self.html:
             head = [self._unescape(line) for line in head]

@@ -236,7 +236,7 @@ def parse_free(text: str) -> dict | None:
     for i, line in enumerate(lines):
         if line.strip().startswith("Mem:"):
             head = lines[i - 1].split() if i > 0 else []
-            vals = [integer(x) for x in line.split()[1:] if x.isdigit()]
+            vals = [integer(x) for x in line.split()[1:] if x.isascii() and x.isdigit()]  # not "²"
             if len(head) >= len(vals):
                 head = head[: len(vals)]
             row = dict(zip(head, vals, strict=False))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Mapping
@@ -142,12 +143,7 @@ def load(path: Path) -> Any:
             raw = f.read(MAX_RECORD + 1)
     except OSError as e:
         raise RecordError(f"{path}: cannot read the record: {e.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise RecordError(f"{path}: not UTF-8 text (byte {e.start}), so not a record") from None
-    if not text.strip():
-        raise RecordError(f"{path}: empty, not a record (an interrupted copy?)")
+    text = _text(raw, path)
     try:
         data = json.loads(text, parse_int=_int)
     except json.JSONDecodeError as e:
@@ -162,6 +158,19 @@ def load(path: Path) -> Any:
         why = "not a finite number" if isinstance(value, float) else "beyond any value a record holds"
         raise RecordError(f"{path}: field '{field}': {show(value)}: {why}")
     return data
+
+
+def _text(raw: bytes, path: Path) -> str:
+    """A record's bytes as text: UTF-8, not empty, no byte-order mark."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RecordError(f"{path}: not UTF-8 text (byte {e.start}), so not a record") from None
+    if not text.strip():
+        raise RecordError(f"{path}: empty, not a record (an interrupted copy?)")
+    if text.startswith("\ufeff"):
+        raise RecordError(f"{path}: starts with a UTF-8 byte-order mark, which JSON does not allow; save it without")
+    return text
 
 
 MAX_INT = 2**63 - 1  # records hold 64-bit numbers; a reader in another language takes them as they are
@@ -206,10 +215,13 @@ def _version(data: Any, model: type[Record], where: str) -> int:
     if kind != model.KIND:
         raise RecordError(f"{where}: field 'schema': {show(schema)}: not a {model.KIND} record")
     readable = model.readable()
-    if not ver.isdigit() or int(ver) not in readable:
-        newer = ver.isdigit() and int(ver) > model.VERSION
+    number = (
+        re.fullmatch(r"[0-9]{1,9}", ver) is not None
+    )  # ASCII digits; str.isdigit() takes '²', int() not 5000 digits
+    if not number or int(ver) not in readable:
+        newer = number and int(ver) > model.VERSION
         raise RecordError(
-            f"{where}: field 'schema': {show(schema)}: version {ver!r} of {kind} is not readable by this "
+            f"{where}: field 'schema': {show(schema)}: version {show(ver)} of {kind} is not readable by this "
             f"bringup (reads {', '.join(map(str, readable))})" + ("; update bringup" if newer else "")
         )
     return int(ver)
@@ -256,7 +268,10 @@ def artifact(record_file: Path, rel: str, field: str) -> Path:
     """A file a record names by a path relative to its directory, resolved; refused
     (RecordError) when it resolves outside that directory, e.g. through a symlink."""
     base = Path(record_file).parent.resolve()
-    p = (base / rel).resolve()
+    try:
+        p = (base / rel).resolve()
+    except (RuntimeError, OSError):  # a symlink loop (RuntimeError before Python 3.13)
+        raise RecordError(f"{record_file}: field {field!r}: {show(rel)}: a symlink loop") from None
     if not p.is_relative_to(base):
         raise RecordError(f"{record_file}: field {field!r}: {show(rel)}: resolves outside the record's directory")
     return p

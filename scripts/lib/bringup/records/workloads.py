@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from bringup.records.base import Count, Id, Name, Part, Real, Record, RelPath, Sha256, Text, Timestamp, same_fields
+from bringup.records.base import Count, Id, Name, NonNeg, Part, Record, RelPath, Sha256, Text, Timestamp, same_fields
 from bringup.records.boot import HostLoad
 from bringup.records.rootfs import RootfsRef
 
@@ -18,8 +18,8 @@ class WorkloadMetric(Part):
     name: Name
     unit: Name  # one of the units of bringup.model.workload.Unit
     better: Literal["higher", "lower"]
-    value: Real  # the median of `values`
-    values: list[Real]  # one value per round that measured it
+    value: NonNeg  # the median of `values` (every unit is a time or a rate: never negative)
+    values: list[NonNeg]  # one value per round that measured it
     rounds: list[Round]  # the round (boot) of each value
 
 
@@ -35,7 +35,7 @@ class WorkloadResult(Part):
     reason: Text | None  # why not measured (the first failure)
     metrics: list[WorkloadMetric]  # only metrics with values: a failed run is never 0
     failures: list[Failure]  # per round, every value that is missing, and why
-    seconds: list[Real]  # the steps' total elapsed time in the guest, per round that ran them all
+    seconds: list[NonNeg]  # the steps' total elapsed time in the guest, per round that ran them all
 
 
 class WorkloadDisk(Part):

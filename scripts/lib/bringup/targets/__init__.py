@@ -23,6 +23,7 @@ from bringup.model.board import Board
 from bringup.targets.labgrid import LabgridTarget
 from bringup.targets.qemu import QemuTarget
 from bringup.targets.serial import SerialTarget
+from bringup.util import net
 
 __all__ = [
     "BoardPlace",
@@ -79,7 +80,7 @@ class LabPlace:
             yield lambda run_dir: LabgridTarget(b, say=say, place=name, held_by=held, shared=shared)
 
 
-PLACE_RE = re.compile(r"^[A-Za-z0-9_.+-]{1,200}$")
+PLACE_RE = re.compile(r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,199}$")  # no leading -: an option
 
 
 def parse_places(text: str | None, option: str = "--places") -> list[str]:
@@ -88,7 +89,9 @@ def parse_places(text: str | None, option: str = "--places") -> list[str]:
     names = [n.strip() for n in (text or "").split(",") if n.strip()]
     for n in names:
         if not PLACE_RE.match(n):
-            raise BringupError(f"{option} {text}: {n!r} is not a labgrid place name (letters, digits, _ . + -)")
+            raise BringupError(
+                f"{option} {text}: {n!r} is not a labgrid place name (letters, digits, _ . + -; no leading -)"
+            )
     dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if dup is not None:
         raise BringupError(f"{option} {text}: place {dup!r} is listed twice")
@@ -105,5 +108,7 @@ def places(board: Board, names: list[str] | None = None, *, say=print) -> list[P
                 f"(no [labgrid] table in {board.file.name})"
             )
         return [BoardPlace(board, say)]
+    if not board.labgrid.coordinator:
+        net.coordinator_from_env()  # a bad LG_COORDINATOR: refused here, not at the first boot
     names = names or board.labgrid.names()
     return [LabPlace(board, n, shared=len(names) > 1, say=say) for n in names]

@@ -37,7 +37,6 @@ away fails the run (alive()) instead of leaving it to time out.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import signal
 import socket
@@ -51,7 +50,7 @@ from bringup.boot.target import BootSpec, Network, Staging, Target
 from bringup.errors import BringupError
 from bringup.model.board import Board
 from bringup.parse import labgrid as lgparse
-from bringup.util import paths
+from bringup.util import net, paths
 
 POWER_CLASSES = (
     "NetworkPowerPort",
@@ -85,7 +84,7 @@ def client_path(board: Board) -> str:
 
 def coordinator_address(board: Board) -> str:
     assert board.labgrid is not None
-    addr = board.labgrid.coordinator or os.environ.get("LG_COORDINATOR", "")
+    addr = board.labgrid.coordinator or net.coordinator_from_env() or ""
     if not addr:
         raise BringupError(
             f"board {board.name}: no labgrid coordinator: set labgrid.coordinator in {board.file.name} "

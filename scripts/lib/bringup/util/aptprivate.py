@@ -294,11 +294,25 @@ def closure_without(depends: str, roots: list[str], without: tuple[str, ...] | l
     return sorted(p for p in seen if not p.startswith("<"))
 
 
+MIRROR_VARS = ("BRINGUP_DEBIAN_MIRROR", "BRINGUP_DEBIAN_SECURITY_MIRROR")
+
+
+def mirror_from_env(var: str) -> str | None:
+    """A mirror URL from the environment (None when unset), one word of a sources.list line:
+    a space or a newline would add options or lines of its own.  Checked by the CLI at its start."""
+    value = os.environ.get(var)
+    if not value:
+        return None
+    if not re.fullmatch(r"(https?|file)://[^\s\x00-\x1f\x7f\[\]\"]+", value):
+        raise BringupError(f"{var}={value!r}: not a mirror URL (http://, https:// or file://, no spaces)")
+    return value
+
+
 def _mirror(uri: str) -> str:
     if uri == MIRROR:
-        return os.environ.get("BRINGUP_DEBIAN_MIRROR") or uri
+        return mirror_from_env(MIRROR_VARS[0]) or uri
     if uri == SECURITY_MIRROR:
-        return os.environ.get("BRINGUP_DEBIAN_SECURITY_MIRROR") or uri
+        return mirror_from_env(MIRROR_VARS[1]) or uri
     return uri
 
 
