@@ -196,6 +196,24 @@ def test_wrapped_memory_line_is_joined(lines):
     assert m["lines"] == list(range(2, 2 + len(lines)))
 
 
+def test_a_memory_line_a_terminal_cut_inside_a_number_is_joined_without_a_space():
+    """A terminal wraps at its 80th column, inside "72k" (a WRT160N's 2.4.20 console, read by
+    hand: 72k init); a mailer's wrap at a space still joins with one."""
+    m = meminfo.parse_memory(
+        "Memory: 14320k/16384k available (1464k kernel code, 2064k reserved, 108k data, 7\n"
+        "2k init, 0k highmem)\nDentry cache hash table entries: 2048"
+    )
+    assert (m["init_kb"], m["data_kb"], m["highmem_kb"], m["lines"]) == (72, 108, 0, [1, 2])
+    m = meminfo.parse_memory(
+        "Memory: 14320k/16384k available (1464k kernel code, 2064k reserved, 108\nk data, 72k init)"
+    )
+    assert (m["data_kb"], m["init_kb"]) == (108, 72)
+    m = meminfo.parse_memory(
+        "Memory: 14320k/16384k available (1464k kernel code, 2064k reserved, 108k data,\n72k init)"
+    )
+    assert (m["data_kb"], m["init_kb"]) == (108, 72)
+
+
 def test_a_truncated_memory_line_joins_no_kernel_line():
     m = meminfo.parse_memory(
         "Memory: 126304k/131072k available (1684k kernel code, 4768k reserved, 216k data,\n"

@@ -527,6 +527,36 @@ def test_kernel_version_without_a_linux_version_line():
     assert (r["kernel_version"], r["kernel_version_from"]) == ("2.6.26-rc9", "Oops/WARNING header")
 
 
+def test_a_register_dumps_release_in_parentheses():
+    """The release a register dump prints after its taint flags: i386 show_regs (2.6.12,
+    "Not tainted  (2.6.12)"), PowerPC's "TRAP: 0300   Tainted: G      D  (2.6.21-rc7-mm1)"."""
+    rules = load_rules()
+    for line, want in [
+        (b"REGS: c0000000080f70c0 TRAP: 0300   Tainted: G      D  (2.6.21-rc7-mm1)\n", "2.6.21-rc7-mm1"),
+        (b" ESP: 007b:bfd6bab4 EFLAGS: 00000287    Not tainted  (2.6.12)\n", "2.6.12"),
+        (b"EFLAGS: 00010246 CPU: 0 Not tainted (2.6.24-rc3 #1)\n", "2.6.24-rc3"),
+    ]:
+        r = ms.parse_bootlog(b"Oops: Kernel access of bad area, sig: 11 [#1]\n" + line, rules)
+        assert (r["kernel_version"], r["kernel_version_from"]) == (want, "Oops/WARNING header"), line
+
+
+def test_a_terminals_padding_is_not_the_milestones_text():
+    """A capture of a 118-column screen pads every line with spaces (barebox 2012.09 on an
+    OLinuXino): the banner is quoted without them; a prompt keeps its one space."""
+    log = (
+        b"barebox 2012.09.0-00140-g361d5bd-dirty #8 Sat Sep 8 02:33:34 EDT 2012" + b" " * 47 + b"\n"
+        b"Uncompressing Linux... done, booting the kernel." + b" " * 70 + b"\n"
+        b"[    0.000000] Linux version 3.6.0-rc1 (devel@laptop) #16\n"
+        b"[    2.000000] Freeing init memory: 160K\n"
+        b"olinuxino login: " + b" " * 50 + b"\n"
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert r["bootloader"]["text"] == "barebox 2012.09.0-00140-g361d5bd-dirty #8 Sat Sep 8 02:33:34 EDT 2012"
+    assert r["milestones"]["bootloader"]["text"] == r["bootloader"]["text"]
+    assert r["milestones"]["starting_kernel"]["text"] == "Uncompressing Linux... done, booting the kernel."
+    assert r["milestones"]["login"]["text"] == "olinuxino login: "
+
+
 def test_a_panics_end_trailer_is_the_same_panic_not_a_later_fault():
     """3.x+ kernels close a panic with "---[ end Kernel panic - not syncing: <why> ]---":
     one panic, one fault; a second, different panic later is still listed."""

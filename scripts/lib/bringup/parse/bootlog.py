@@ -36,7 +36,11 @@ VERSION_RE = re.compile(r"Linux version (\d+\.\d+[^\s(]*)")
 IMAGE_RE = re.compile(r"^\s*Image Name:\s+Linux-(\d+\.\d+\S*)")  # U-Boot's header of a uImage
 GRUB_LOADING_RE = re.compile(r"^\s*Loading Linux (\d+\.\d+\S*) \.\.\.")  # GRUB 2's echo (the vmlinuz-<release> loaded)
 # the release before the build number, or at the end of a line a mailer cut before "#77"
-TAINT_RE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]{1,40}?) +(\d+\.\d+[^\s]*)(?: #\d+|\s*$)")
+# "Not tainted 2.6.26-rc9 #89" (an Oops header); a register dump's "Not tainted  (2.6.12)"
+# (i386 show_regs) or "TRAP: 0300   Tainted: G      D  (2.6.21-rc7-mm1)" (PowerPC)
+TAINT_RE = re.compile(
+    r"(?:Not tainted|Tainted: [A-Z ]{1,40}?) +(?:\((\d+\.\d+[^\s()]*)(?: #\d+)?\)|(\d+\.\d+[^\s]*)(?: #\d+|\s*$))"
+)
 WARNING_RE = re.compile(r"^WARNING: ")
 # lines only a kernel prints (a dmesg excerpt without its Linux version line, printk times or
 # milestones is still a boot log when several of them are there)
@@ -127,11 +131,15 @@ class BootLog:
         if cut is not None and no_printk:
             t = TAINT_RE.search(f"{cut[1]} {body.strip()}")
             if t:
-                self.taint_version = {"release": t.group(1), "line": cut[0], "from": "Oops/WARNING header"}
+                self.taint_version = {
+                    "release": t.group(1) or t.group(2),
+                    "line": cut[0],
+                    "from": "Oops/WARNING header",
+                }
                 return
         t = TAINT_RE.search(body)
         if t:
-            self.taint_version = {"release": t.group(1), "line": n, "from": "Oops/WARNING header"}
+            self.taint_version = {"release": t.group(1) or t.group(2), "line": n, "from": "Oops/WARNING header"}
         elif "ainted" in body:
             self._taint_cut = (n, body)
 
