@@ -557,6 +557,42 @@ def test_a_terminals_padding_is_not_the_milestones_text():
     assert r["milestones"]["login"]["text"] == "olinuxino login: "
 
 
+def test_barebox_elf_boot_and_devicetree_handoff():
+    """barebox's words: MIPS's ELF boot (2019.01: "Loading ELF '...'", "Starting application
+    at 0x...") and ARM's hand-off with a device tree (2012.09)."""
+    log = (
+        b"barebox 2019.01.0-00526-gdd4b47ab1b #346 Mon Feb 18 08:42:48 CET 2019\n"
+        b"Booting entry 'net'\n"
+        b"Loading ELF '/mnt/tftp/ore-linux-dpt-module'\n"
+        b"Loading devicetree from '/mnt/tftp/ore-oftree-dpt-module'\n"
+        b"Starting application at 0x806e0000, dts 0x83bd6120...\n"
+        b"[    0.000000] Linux version 5.0.0-rc1+ (ptxdist@ptxdist) #644\n"
+    )
+    m = ms.parse_bootlog(log, load_rules())["milestones"]
+    assert (m["kernel_load"]["line"], m["starting_kernel"]["line"]) == (3, 5)
+    log = b"barebox 2012.09.0 #8\nbooting Linux kernel with devicetree\nUncompressing Linux... done\n"
+    assert ms.parse_bootlog(log, load_rules())["milestones"]["starting_kernel"]["line"] == 2
+
+
+def test_quoted_printable_mail_pasted_indented_loses_the_indent_of_its_cut_lines_too():
+    """A whole quoted-printable mail indented (a Markdown block): the rest of a line a soft
+    break cut carries the indent too, and is joined without it."""
+    lines = ["> [=C2=A0=C2=A0=C2=A0 0.000000] Linux version 5.0.0-rc1+ (ptxdist@ptxdist=", ") #644"]
+    lines += ["> [=C2=A0=C2=A0=C2=A0 0.000000] Readback ErrCtl register=3D00000000"]
+    for i in range(6):
+        lines += [f"> [=C2=A0=C2=A0=C2=A0 0.00000{i}] Dentry cache hash table entries: 8192 (or=", "der: 3)"]
+    lines += [
+        "> [=C2=A0=C2=A0=C2=A0 0.000000] Memory: 56624K/65536K available (4883K ke=",
+        "rnel code, 398K rwdata, 960K rodata, 1432K init, 213K bss, 8912K reserved)",
+    ]
+    indented = "\n".join("    " + x for x in lines).encode()
+    r = ms.parse_bootlog(indented, load_rules())
+    assert (r["memory"]["kernel_code_kb"], r["memory"]["line_no"]) == (4883, 16)
+    assert "the rests of its cut lines indented by '    '" in r["text"]["assumed"]
+    r = ms.parse_bootlog("\n".join(lines).encode(), load_rules())
+    assert r["memory"]["kernel_code_kb"] == 4883 and "rests" not in r["text"]["assumed"]
+
+
 def test_a_panics_end_trailer_is_the_same_panic_not_a_later_fault():
     """3.x+ kernels close a panic with "---[ end Kernel panic - not syncing: <why> ]---":
     one panic, one fault; a second, different panic later is still listed."""

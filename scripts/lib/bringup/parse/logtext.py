@@ -47,6 +47,7 @@ from bringup.parse.errors import ParseError, integer
 
 MAX_LINE = 64 * 1024  # longer lines are cut (the rest of the line is read and dropped)
 HEAD_LINES = 200  # non-blank lines read ahead to tell the format
+QP_RESTS_NEEDED = 4  # rests of cut lines needed to tell their own indentation
 HEAD_MAX = 2000  # ... looking at no more lines than this
 HEAD_BYTES = 1 << 20  # ... nor more bytes
 BINARY_SHARE = 0.25  # more non-text than this in the head: not a log
@@ -298,6 +299,10 @@ class LogText:
         # indentation of the lines, not of the rest of a line a soft break cut
         starts = [self._unwrap(x) for i, x in enumerate(head) if not (i and _soft(head[i - 1]))]
         self.qp_indent = _indent(starts) if self.qp else None
+        # and the rest of a cut line indented too (a whole mail pasted as an indented block):
+        # the indent all of those rests share, when there are enough of them to tell
+        rests = [self._unwrap(x) for i, x in enumerate(head) if i and _soft(head[i - 1])] if self.qp else []
+        self.qp_rest_indent = _indent(rests) if len(rests) >= QP_RESTS_NEEDED else None
         self.stats.quoted_lines = 0
         qpi = self.qp_indent or ""
         starts = [x[len(qpi) :] if qpi and x.startswith(qpi) else x for x in map(self._unwrap, head)]
@@ -335,6 +340,8 @@ class LogText:
             words.append(f"indented by {self.indent!r} (taken off)")
         if self.qp_indent:
             words.append(f"its quoted-printable lines indented by {self.qp_indent!r} (taken off)")
+        if self.qp_rest_indent:
+            words.append(f"the rests of its cut lines indented by {self.qp_rest_indent!r} (taken off)")
         for key, what in (
             ("crlf_lines", "CRLF line ends"),
             ("ansi_lines", "lines with ANSI escapes (removed)"),
@@ -373,6 +380,8 @@ class LogText:
             text = self._unwrap(text)
             first = n
             if pending is not None:
+                if self.qp_rest_indent and text.startswith(self.qp_rest_indent):
+                    text = text[len(self.qp_rest_indent) :]
                 first, text = pending[0], pending[1] + text
                 pending = None
             elif self.qp_indent and text.startswith(self.qp_indent):

@@ -71,6 +71,12 @@ def memory_parts(line: str) -> dict | None:
     for name, key in PART_FIELDS.items():
         if name in parts:
             out[key] = parts[name]
+    for name, kb in parts.items():
+        # a screen marks a line it cut with "$" over its last character ("1432K i$" then
+        # "it, 213K bss"): a name cut there is the one known name it begins
+        known = {f for k, f in PART_FIELDS.items() if k.startswith(name)} if f" {name}$" in m.group(5) else set()
+        if name not in PART_FIELDS and len(known) == 1:
+            out.setdefault(known.pop(), kb)
     if "rwdata" in parts:
         fmt = "rwdata-rodata"
     elif "kernel code" in parts:
