@@ -593,6 +593,25 @@ def test_quoted_printable_mail_pasted_indented_loses_the_indent_of_its_cut_lines
     assert r["memory"]["kernel_code_kb"] == 4883 and "rests" not in r["text"]["assumed"]
 
 
+def test_colour_escapes_that_lost_their_esc_byte_are_taken_off():
+    """A mail archive keeps "[0;32m" of an escape without its ESC byte (a LAVA console quoted
+    on dri-devel: "[[0;32m  OK  [0m] Reached target ..."); a coloured shell prompt so
+    mangled is still the shell.  A lone "[5m" in a kernel's words stays."""
+    log = (
+        b"[    0.000000] Linux version 6.18.0 (a@b) #1 SMP\n"
+        b"[    2.000000] Freeing unused kernel memory: 1024K\n"
+        b"[    2.100000] fsck: done [5m]\n"
+        b"[[0;32m  OK  [0m] Reached target [0;1;39mmulti-user.target[0m - Multi-User System.\n"
+        b"[01;32mroot@rock5b[00m:[01;34m~[00m# "
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert r["milestones"]["shell"]["text"] == "root@rock5b:~# " and r["complete"]
+    assert r["text"]["bare_ansi_lines"] == 2
+    assert "2 lines with colour escapes that lost their ESC byte (removed)" in r["text"]["assumed"]
+    r = ms.parse_bootlog(log.replace(b"[01;32mroot@rock5b[00m:[01;34m~[00m# ", b"ok"), load_rules())
+    assert r["text"]["bare_ansi_lines"] == 1
+
+
 def test_a_panics_end_trailer_is_the_same_panic_not_a_later_fault():
     """3.x+ kernels close a panic with "---[ end Kernel panic - not syncing: <why> ]---":
     one panic, one fault; a second, different panic later is still listed."""

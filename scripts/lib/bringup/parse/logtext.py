@@ -55,6 +55,9 @@ BINARY_SHARE = 0.25  # more non-text than this in the head: not a log
 ANSI_RE = re.compile(
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-9A-Za-z]|[ -/]*[0-~])|\x9b[0-?]*[ -/]*[@-~]"
 )
+# a colour escape whose ESC byte was lost (a mail archive, a copy from a web page): "[0;32m",
+# "[0;1;39m", "[0m"; taken off when unmistakable: with a ';', a reset, or two on a line
+BARE_SGR_RE = re.compile(r"\[(?:\d{1,3};)*\d{0,3}m")
 CTRL_RE = re.compile(r"[\x00-\x07\x0b-\x1f\x7f]")  # what is left after escapes and backspaces (tab kept)
 BS_RE = re.compile(r"[^\x08]\x08")
 QUOTE_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
@@ -168,6 +171,7 @@ class TextStats:
     quoted_lines: int = 0
     cr_lines: int = 0  # 1 when CR alone ends the lines
     qp_joins: int = 0  # quoted-printable soft line breaks joined
+    bare_ansi_lines: int = 0  # lines with colour escapes that had lost their ESC byte
 
 
 def _physical_lines(f: BinaryIO, stats: TextStats) -> Iterator[bytes]:
@@ -243,6 +247,8 @@ def clean(raw: bytes, stats: TextStats) -> str:
     if "\x1b" in s or "\x9b" in s:
         s, k = ANSI_RE.subn("", s)
         stats.ansi_lines += k > 0
+    if "m" in s and "[" in s:
+        s = _bare_sgr(s, stats)
     if "\x08" in s:
         for _ in range(len(s)):
             s, k = BS_RE.subn("", s, count=1)
@@ -252,6 +258,15 @@ def clean(raw: bytes, stats: TextStats) -> str:
     if CTRL_RE.search(s):
         s, k = CTRL_RE.subn("", s)
         stats.control_chars += k
+    return s
+
+
+def _bare_sgr(s: str, stats: TextStats) -> str:
+    """A line without the colour escapes that lost their ESC byte ("[[0;32m  OK  [0m] ...")."""
+    found = BARE_SGR_RE.findall(s)
+    if found and (len(found) >= 2 or any(";" in f or f in ("[0m", "[m") for f in found)):
+        stats.bare_ansi_lines += 1
+        return BARE_SGR_RE.sub("", s)
     return s
 
 
@@ -345,6 +360,7 @@ class LogText:
         for key, what in (
             ("crlf_lines", "CRLF line ends"),
             ("ansi_lines", "lines with ANSI escapes (removed)"),
+            ("bare_ansi_lines", "lines with colour escapes that lost their ESC byte (removed)"),
             ("non_utf8_lines", "lines with bytes that are not UTF-8 (shown as U+FFFD)"),
             ("level_prefixes", "'<N>' printk level prefixes (taken off)"),
             ("split_lines", "lines split where a '<N>' level began a new message"),
