@@ -475,7 +475,7 @@ def test_a_log_copied_from_a_web_page():
     log = b"&lt;6&gt;[    0.0] Linux version 5.10.0 (a@b) #1\n&lt;0&gt;[    1.0] Kernel panic - not syncing: VFS\n"
     r = ms.parse_bootlog(log, load_rules())
     assert r["kernel_version"] == "5.10.0" and r["fault"]["kind"] == "panic" and r["fault"]["line"] == 2
-    assert "2 lines with HTML entities (decoded" in r["text"]["assumed"]
+    assert "2 lines with HTML entities or tags (decoded" in r["text"]["assumed"]
 
 
 def test_a_mail_with_a_little_quoted_log_in_much_prose():
@@ -610,6 +610,33 @@ def test_colour_escapes_that_lost_their_esc_byte_are_taken_off():
     assert "2 lines with colour escapes that lost their ESC byte (removed)" in r["text"]["assumed"]
     r = ms.parse_bootlog(log.replace(b"[01;32mroot@rock5b[00m:[01;34m~[00m# ", b"ok"), load_rules())
     assert r["text"]["bare_ansi_lines"] == 1
+
+
+def test_a_systemd_console_as_html_source_with_the_release_in_etc_issue():
+    """systemd alone (a container's console: no kernel line) pasted as a web page's source
+    (systemd.io: `<span style="color:green">OK</span>`): a boot log all the same, its tags
+    taken off, the release read from /etc/issue's "Kernel \\r on an \\m"."""
+    log = (
+        b'<pre style="color:white; background-color:black">\n'
+        b'Welcome to <span style="color:blue">Fedora 20 (Heisenbug)</span>!\n'
+        b'[  <span style="color:green">OK</span>  ] Reached target Remote File Systems.\n'
+        b'[  <span style="color:green">OK</span>  ] Listening on Journal Socket.\n'
+        b'[  <span style="color:green">OK</span>  ] Started Journal Service.\n'
+        b"Kernel 3.9.2-200.fc18.x86_64 on an x86_64 (console)\n"
+        b"fedora login:\n</pre>\n"
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert (r["kernel_version"], r["kernel_version_from"], r["kernel_version_line"]) == (
+        "3.9.2-200.fc18.x86_64",
+        "/etc/issue",
+        6,
+    )
+    assert r["milestones"]["login"]["line"] == 7 and r["complete"]
+    assert r["text"]["html_lines"] == 6
+    r = ms.parse_bootlog(log.split(b"Kernel 3.9")[0], load_rules())  # three status lines: still a boot
+    assert r["kernel_version"] is None and r["lines"] == 5
+    log = b"[    0.5] Kernel command line: console=ttyS0\n[    0.9] Kernel panic - not syncing: VFS\n"
+    assert ms.parse_bootlog(log, load_rules())["kernel_version"] is None
 
 
 def test_a_panics_end_trailer_is_the_same_panic_not_a_later_fault():

@@ -5,7 +5,8 @@ the milestone scanner of a live boot) and keeps, in bounded memory:
 
   - the kernel release of the `Linux version` line (or, without one, of an Oops
     or WARNING header: `Not tainted 2.6.26-rc9 #89`, or of U-Boot's `Image Name:
-    Linux-3.0.8`, or of GRUB's `Loading Linux 5.5.0-2-arm64 ...`);
+    Linux-3.0.8`, or of GRUB's `Loading Linux 5.5.0-2-arm64 ...`, or of the
+    getty's /etc/issue: `Kernel 3.9.2-200.fc18.x86_64 on an x86_64 (console)`);
   - the bootloader (banner, prompt or load command; configs/milestones.toml);
   - the `Memory:` line(s) as kB fields (parse/meminfo.py: every wording since 2.2)
     and the sizes of the `Freeing ... memory` lines;
@@ -34,6 +35,7 @@ from bringup.parse.milestones import PRINTK_RE, Rules, Scan
 
 VERSION_RE = re.compile(r"Linux version (\d+\.\d+[^\s(]*)")
 IMAGE_RE = re.compile(r"^\s*Image Name:\s+Linux-(\d+\.\d+\S*)")  # U-Boot's header of a uImage
+ISSUE_RE = re.compile(r"^\s*Kernel (\d+\.\d+\S*) on an? \S+")  # /etc/issue's "Kernel \r on an \m" (agetty)
 GRUB_LOADING_RE = re.compile(r"^\s*Loading Linux (\d+\.\d+\S*) \.\.\.")  # GRUB 2's echo (the vmlinuz-<release> loaded)
 # the release before the build number, or at the end of a line a mailer cut before "#77"
 # "Not tainted 2.6.26-rc9 #89" (an Oops header); a register dump's "Not tainted  (2.6.12)"
@@ -48,7 +50,9 @@ KERNEL_LINE_RE = re.compile(
     r"^\s*(?:ide\d+ at 0x|hd[a-z]: |sd[a-z]: |NET: Registered protocol family|TCP: Hash tables configured|"
     r"IP: routing cache|md: |serio: |input: |EISA: |PCI: |ACPI: |RAMDISK|loop: loaded|Floppy drive|"
     r"Serial driver|Real Time Clock Driver|VFS: |Calibrating delay|Dentry cache hash|Inode.cache hash|"
-    r"Console: colour|Uniform Multi-Platform E-IDE|scsi\d* ?: |usbcore: |Freeing )"
+    r"Console: colour|Uniform Multi-Platform E-IDE|scsi\d* ?: |usbcore: |Freeing |"
+    # and init's: systemd's status lines (a container's console has no kernel line)
+    r"\[\s*OK\s*\] (?:Reached target|Started|Listening on|Mounted|Created slice|Finished) )"
 )
 KERNEL_LINES_NEEDED = 3
 
@@ -110,7 +114,7 @@ class BootLog:
             self.kernel_lines += 1
         if (self.version is None or self.version["from"] == "prom_init") and "Linux version" in body:
             self._version(n, body)
-        if self.image_version is None and ("Image Name:" in body or "Loading Linux" in body):
+        if self.image_version is None and ("Image Name:" in body or "Loading Linux" in body or "Kernel " in body):
             self._image_version(n, body)
         if self.taint_version is None and ("ainted" in body or self._taint_cut is not None):
             self._taint(n, body, body is text)
@@ -145,7 +149,11 @@ class BootLog:
 
     def _image_version(self, n: int, body: str) -> None:
         """The release of the image a bootloader loads: U-Boot's uImage name, GRUB's message."""
-        for rx, source in ((IMAGE_RE, "U-Boot image name"), (GRUB_LOADING_RE, "GRUB's Loading Linux")):
+        for rx, source in (
+            (IMAGE_RE, "U-Boot image name"),
+            (GRUB_LOADING_RE, "GRUB's Loading Linux"),
+            (ISSUE_RE, "/etc/issue"),
+        ):
             i = rx.match(body)
             if i:
                 self.image_version = {"release": i.group(1), "line": n, "from": source}

@@ -61,6 +61,8 @@ BARE_SGR_RE = re.compile(r"\[(?:\d{1,3};)*\d{0,3}m")
 CTRL_RE = re.compile(r"[\x00-\x07\x0b-\x1f\x7f]")  # what is left after escapes and backspaces (tab kept)
 BS_RE = re.compile(r"[^\x08]\x08")
 QUOTE_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
+# the inline formatting tags of a log pasted as a web page's source (`<pre>`, a colour's `<span>`)
+TAG_RE = re.compile(r"</?(?:span|font|pre|code|tt|kbd|samp|b|i|u|em|strong)(?:\s[^<>]*)?>", re.IGNORECASE)
 ENTITY_RE = re.compile(r"&(?:lt|gt|amp|quot|apos|nbsp|#\d{1,5}|#x[0-9a-fA-F]{1,4});")  # a log copied from a web page
 LEVEL_RE = re.compile(r"^<(\d{1,3})>")
 MID_LEVEL_RE = re.compile(r"(?<=\S)<[0-7]>(?=\S)")
@@ -303,7 +305,7 @@ class LogText:
             raise ParseError(
                 f"{name}: not {what} (binary data: {100 * bad // total} % of its first {total} bytes are not text)"
             )
-        self.html = any(ENTITY_RE.search(line) for line in head)
+        self.html = any(ENTITY_RE.search(line) or TAG_RE.search(line) for line in head)
         if self.html:
             head = [self._unescape(line) for line in head]
         self._head = head
@@ -326,9 +328,13 @@ class LogText:
         self._t0: float | None = None
 
     def _unescape(self, s: str) -> str:
+        tagged = "<" in s and TAG_RE.search(s) is not None
+        if tagged:
+            s = TAG_RE.sub("", s)
         if "&" in s and ENTITY_RE.search(s):
             self.stats.html_lines += 1
             return html.unescape(s).replace("\xa0", " ")
+        self.stats.html_lines += tagged
         return s
 
     def _unwrap(self, s: str) -> str:
@@ -365,7 +371,7 @@ class LogText:
             ("level_prefixes", "'<N>' printk level prefixes (taken off)"),
             ("split_lines", "lines split where a '<N>' level began a new message"),
             ("control_chars", "control bytes (removed)"),
-            ("html_lines", "lines with HTML entities (decoded: a copy from a web page)"),
+            ("html_lines", "lines with HTML entities or tags (decoded, tags taken off: a copy from a web page)"),
         ):
             if st[key]:
                 words.append(f"{st[key]} {what}")
