@@ -40,7 +40,7 @@ def test_every_initcall_sample_has_values_and_a_source():
     assert files == [s for s in SAMPLES if s.startswith("initcalls/")]
     sources = (REAL / "SOURCES.md").read_text()
     assert all(f"`{s}`" in sources for s in SAMPLES)
-    assert {EXPECTED[s]["format"] for s in SAMPLES} == {"ran_for", "msecs", "usecs"}
+    assert {EXPECTED[s]["format"] for s in SAMPLES} == {"old", "ran_for", "msecs", "usecs"}
 
 
 @pytest.mark.parametrize("name", SAMPLES)
@@ -90,6 +90,40 @@ def test_before_2_6_25_results_have_no_duration_and_error_codes_are_kept():
     )
     assert res["format"] == "old" and res["count"] == 2 and res["timed"] == 0 and res["total_us"] == 0
     assert [(e["fn"], e["us"], e["rc"]) for e in res["initcalls"]] == [("ipc_init", None, 0), ("foo_probe", None, -19)]
+
+
+def test_2_6_12_printed_only_calling_lines_each_ends_the_one_before():
+    """2.6.12 printed "Calling initcall ..." and no result (unless one failed): the initcalls
+    ran one after another, so only the last one called may still be running."""
+    res = feed(
+        [
+            "Calling initcall 0xc03fe890: reboot_init+0x0/0x10()",
+            "Calling initcall 0xc0405d00: helper_init+0x0/0x30()",
+            "NET: Registered protocol family 16",
+            "Calling initcall 0xc0405ea0: audit_init+0x0/0x90()",
+        ]
+    )
+    assert res["format"] == "old" and res["calling"] == 3 and res["count"] == 0
+    assert [(u["fn"], u["line"]) for u in res["unfinished"]] == [("audit_init", 4)]
+
+
+def test_ppc64_dot_symbols_name_the_function():
+    """64-bit PowerPC (ELFv1) prints an entry point's dot symbol: the function is the name
+    without the dot; the symbol stays as printed."""
+    res = feed(
+        [
+            "Calling initcall 0xc0000000006ea1d0: .tcp_congestion_default+0x0/0x18()",
+            "initcall 0xc0000000006ea1d0: .tcp_congestion_default+0x0/0x18() returned 0.",
+            "initcall 0xc0000000006ea1d0 ran for 2 msecs: .tcp_congestion_default+0x0/0x18()",
+        ]
+    )
+    (e,) = res["initcalls"]
+    assert (e["fn"], e["symbol"], e["us"], e["call_line"]) == (
+        "tcp_congestion_default",
+        ".tcp_congestion_default+0x0/0x18",
+        2000,
+        1,
+    )
 
 
 def test_printk_caller_ids_and_failed_initcalls():
@@ -165,6 +199,7 @@ def test_a_line_that_only_names_an_initcall_is_not_one():
             "ucsi_acpi_platform_driver_init() take around 60 seconds.",
             "probe of 0000:01:05.0 returned 0 after 902266 usecs",
             "PM: calling pci_pm_suspend @ 10711, parent: 0000:00:00.0",
+            "calling upnp_main",  # a vendor's userspace (WRT160N firmware)
         ]
     )
     assert res["count"] == 0 and res["calling"] == 0

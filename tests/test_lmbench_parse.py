@@ -331,3 +331,35 @@ def test_local_section_title_without_its_asterisks():
 def test_a_markdown_table_under_no_lmbench_title_is_not_a_summary():
     text = "## Boards\n| board | MHz |\n|---|---|\n| a | 800 |\n"
     assert lp.parse_any(text)["results"] == []
+
+
+def test_a_pasted_command_line_names_the_pairs_after_it():
+    """A shell transcript: each `bw_mem SIZE OP` (bw_file_rd, bw_mmap_rd) echoed before its one
+    untitled pair says what the pair measures, named as bringup's runner names the same
+    command; -P N > 1 (N copies at once) is another measurement; a command line a mailer
+    wrapped before its size still names the pair."""
+    text = "\n".join(
+        [
+            "$ taskset -c 2 /usr/lib/lmbench/bin/x86_64-linux-gnu/bw_mem 256M rd",
+            "256.00 14924.50",
+            "root@Tony:~/lmbench/bin/arm-linux# ./bw_mem 1M cp  ",
+            "1.00 191.86",
+            "$ /usr/lib/lmbench/bin/x86_64-linux-gnu/bw_mem -W2 -N4 -P2 256m rd",
+            "268.44 26896.42",
+            "$ taskset -c 0   /usr/lib/lmbench/bin/x86_64-linux-gnu/bw_mem -W2 -N4 ",
+            "-P1  512K wr",
+            "0.512000 42357.43",
+            "./bw_file_rd 1M io_only sample.txt",
+            "1.00 2101.10",
+        ]
+    )
+    res = lp.parse_any(text)
+    (rs,) = res["results"]
+    got = {b: [(m["name"], m["value"], m["line"]) for m in v["metrics"]] for b, v in rs["benchmarks"].items()}
+    assert got == {
+        "bw_mem_rd": [("bw_mem_rd 256M", 14924.5, 2), ("bw_mem_rd -P2 256M", 26896.42, 6)],
+        "bw_mem_cp": [("bw_mem_cp 1M", 191.86, 4)],
+        "bw_mem_wr": [("bw_mem_wr 500K", 42357.43, 9)],
+        "bw_file_rd": [("read bandwidth 1M", 2101.1, 11)],
+    }
+    assert all(m["unit"] == "MB/s" for v in rs["benchmarks"].values() for m in v["metrics"])

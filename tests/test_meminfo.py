@@ -196,6 +196,36 @@ def test_wrapped_memory_line_is_joined(lines):
     assert m["lines"] == list(range(2, 2 + len(lines)))
 
 
+def test_a_memory_line_a_terminal_cut_inside_a_number_is_joined_without_a_space():
+    """A terminal wraps at its 80th column, inside "72k" (a WRT160N's 2.4.20 console, read by
+    hand: 72k init); a mailer's wrap at a space still joins with one."""
+    m = meminfo.parse_memory(
+        "Memory: 14320k/16384k available (1464k kernel code, 2064k reserved, 108k data, 7\n"
+        "2k init, 0k highmem)\nDentry cache hash table entries: 2048"
+    )
+    assert (m["init_kb"], m["data_kb"], m["highmem_kb"], m["lines"]) == (72, 108, 0, [1, 2])
+    m = meminfo.parse_memory(
+        "Memory: 14320k/16384k available (1464k kernel code, 2064k reserved, 108\nk data, 72k init)"
+    )
+    assert (m["data_kb"], m["init_kb"]) == (108, 72)
+    m = meminfo.parse_memory(
+        "Memory: 14320k/16384k available (1464k kernel code, 2064k reserved, 108k data,\n72k init)"
+    )
+    assert (m["data_kb"], m["init_kb"]) == (108, 72)
+
+
+def test_a_part_name_a_screen_cut_with_a_dollar_is_the_one_it_begins():
+    """A screen marks a line it cut with "$" over its last character: "1432K i$" then "it, ..."
+    (barebox 2019.01 on an AR9330, read by hand: 1432K init, as its Freeing line says)."""
+    m = meminfo.parse_memory(
+        "Memory: 56624K/65536K available (4883K kernel code, 398K rwdata, 960K rodata, 1432K i$\n"
+        "it, 213K bss, 8912K reserved, 0K cma-reserved)"
+    )
+    assert (m["init_kb"], m["bss_kb"], m["kernel_code_kb"], m["reserved_kb"]) == (1432, 213, 4883, 8912)
+    m = meminfo.parse_memory("Memory: 56624K/65536K available (4883K kernel code, 398K r$\nta, 960K rodata)")
+    assert m.get("rwdata_kb") is None and m["rodata_kb"] == 960  # "r": rwdata, rodata or reserved
+
+
 def test_a_truncated_memory_line_joins_no_kernel_line():
     m = meminfo.parse_memory(
         "Memory: 126304k/131072k available (1684k kernel code, 4768k reserved, 216k data,\n"

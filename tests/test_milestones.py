@@ -475,7 +475,7 @@ def test_a_log_copied_from_a_web_page():
     log = b"&lt;6&gt;[    0.0] Linux version 5.10.0 (a@b) #1\n&lt;0&gt;[    1.0] Kernel panic - not syncing: VFS\n"
     r = ms.parse_bootlog(log, load_rules())
     assert r["kernel_version"] == "5.10.0" and r["fault"]["kind"] == "panic" and r["fault"]["line"] == 2
-    assert "2 lines with HTML entities (decoded" in r["text"]["assumed"]
+    assert "2 lines with HTML entities or tags (decoded" in r["text"]["assumed"]
 
 
 def test_a_mail_with_a_little_quoted_log_in_much_prose():
@@ -525,6 +525,118 @@ def test_kernel_version_without_a_linux_version_line():
     )
     r = ms.parse_bootlog(b"[    1.8] Pid: 1, comm: swapper Not tainted 2.6.26-rc9 #89\n", rules)
     assert (r["kernel_version"], r["kernel_version_from"]) == ("2.6.26-rc9", "Oops/WARNING header")
+
+
+def test_a_register_dumps_release_in_parentheses():
+    """The release a register dump prints after its taint flags: i386 show_regs (2.6.12,
+    "Not tainted  (2.6.12)"), PowerPC's "TRAP: 0300   Tainted: G      D  (2.6.21-rc7-mm1)"."""
+    rules = load_rules()
+    for line, want in [
+        (b"REGS: c0000000080f70c0 TRAP: 0300   Tainted: G      D  (2.6.21-rc7-mm1)\n", "2.6.21-rc7-mm1"),
+        (b" ESP: 007b:bfd6bab4 EFLAGS: 00000287    Not tainted  (2.6.12)\n", "2.6.12"),
+        (b"EFLAGS: 00010246 CPU: 0 Not tainted (2.6.24-rc3 #1)\n", "2.6.24-rc3"),
+    ]:
+        r = ms.parse_bootlog(b"Oops: Kernel access of bad area, sig: 11 [#1]\n" + line, rules)
+        assert (r["kernel_version"], r["kernel_version_from"]) == (want, "Oops/WARNING header"), line
+
+
+def test_a_terminals_padding_is_not_the_milestones_text():
+    """A capture of a 118-column screen pads every line with spaces (barebox 2012.09 on an
+    OLinuXino): the banner is quoted without them; a prompt keeps its one space."""
+    log = (
+        b"barebox 2012.09.0-00140-g361d5bd-dirty #8 Sat Sep 8 02:33:34 EDT 2012" + b" " * 47 + b"\n"
+        b"Uncompressing Linux... done, booting the kernel." + b" " * 70 + b"\n"
+        b"[    0.000000] Linux version 3.6.0-rc1 (devel@laptop) #16\n"
+        b"[    2.000000] Freeing init memory: 160K\n"
+        b"olinuxino login: " + b" " * 50 + b"\n"
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert r["bootloader"]["text"] == "barebox 2012.09.0-00140-g361d5bd-dirty #8 Sat Sep 8 02:33:34 EDT 2012"
+    assert r["milestones"]["bootloader"]["text"] == r["bootloader"]["text"]
+    assert r["milestones"]["starting_kernel"]["text"] == "Uncompressing Linux... done, booting the kernel."
+    assert r["milestones"]["login"]["text"] == "olinuxino login: "
+
+
+def test_barebox_elf_boot_and_devicetree_handoff():
+    """barebox's words: MIPS's ELF boot (2019.01: "Loading ELF '...'", "Starting application
+    at 0x...") and ARM's hand-off with a device tree (2012.09)."""
+    log = (
+        b"barebox 2019.01.0-00526-gdd4b47ab1b #346 Mon Feb 18 08:42:48 CET 2019\n"
+        b"Booting entry 'net'\n"
+        b"Loading ELF '/mnt/tftp/ore-linux-dpt-module'\n"
+        b"Loading devicetree from '/mnt/tftp/ore-oftree-dpt-module'\n"
+        b"Starting application at 0x806e0000, dts 0x83bd6120...\n"
+        b"[    0.000000] Linux version 5.0.0-rc1+ (ptxdist@ptxdist) #644\n"
+    )
+    m = ms.parse_bootlog(log, load_rules())["milestones"]
+    assert (m["kernel_load"]["line"], m["starting_kernel"]["line"]) == (3, 5)
+    log = b"barebox 2012.09.0 #8\nbooting Linux kernel with devicetree\nUncompressing Linux... done\n"
+    assert ms.parse_bootlog(log, load_rules())["milestones"]["starting_kernel"]["line"] == 2
+
+
+def test_quoted_printable_mail_pasted_indented_loses_the_indent_of_its_cut_lines_too():
+    """A whole quoted-printable mail indented (a Markdown block): the rest of a line a soft
+    break cut carries the indent too, and is joined without it."""
+    lines = ["> [=C2=A0=C2=A0=C2=A0 0.000000] Linux version 5.0.0-rc1+ (ptxdist@ptxdist=", ") #644"]
+    lines += ["> [=C2=A0=C2=A0=C2=A0 0.000000] Readback ErrCtl register=3D00000000"]
+    for i in range(6):
+        lines += [f"> [=C2=A0=C2=A0=C2=A0 0.00000{i}] Dentry cache hash table entries: 8192 (or=", "der: 3)"]
+    lines += [
+        "> [=C2=A0=C2=A0=C2=A0 0.000000] Memory: 56624K/65536K available (4883K ke=",
+        "rnel code, 398K rwdata, 960K rodata, 1432K init, 213K bss, 8912K reserved)",
+    ]
+    indented = "\n".join("    " + x for x in lines).encode()
+    r = ms.parse_bootlog(indented, load_rules())
+    assert (r["memory"]["kernel_code_kb"], r["memory"]["line_no"]) == (4883, 16)
+    assert "the rests of its cut lines indented by '    '" in r["text"]["assumed"]
+    r = ms.parse_bootlog("\n".join(lines).encode(), load_rules())
+    assert r["memory"]["kernel_code_kb"] == 4883 and "rests" not in r["text"]["assumed"]
+
+
+def test_colour_escapes_that_lost_their_esc_byte_are_taken_off():
+    """A mail archive keeps "[0;32m" of an escape without its ESC byte (a LAVA console quoted
+    on dri-devel: "[[0;32m  OK  [0m] Reached target ..."); a coloured shell prompt so
+    mangled is still the shell.  A lone "[5m" in a kernel's words stays."""
+    log = (
+        b"[    0.000000] Linux version 6.18.0 (a@b) #1 SMP\n"
+        b"[    2.000000] Freeing unused kernel memory: 1024K\n"
+        b"[    2.100000] fsck: done [5m]\n"
+        b"[[0;32m  OK  [0m] Reached target [0;1;39mmulti-user.target[0m - Multi-User System.\n"
+        b"[01;32mroot@rock5b[00m:[01;34m~[00m# "
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert r["milestones"]["shell"]["text"] == "root@rock5b:~# " and r["complete"]
+    assert r["text"]["bare_ansi_lines"] == 2
+    assert "2 lines with colour escapes that lost their ESC byte (removed)" in r["text"]["assumed"]
+    r = ms.parse_bootlog(log.replace(b"[01;32mroot@rock5b[00m:[01;34m~[00m# ", b"ok"), load_rules())
+    assert r["text"]["bare_ansi_lines"] == 1
+
+
+def test_a_systemd_console_as_html_source_with_the_release_in_etc_issue():
+    """systemd alone (a container's console: no kernel line) pasted as a web page's source
+    (systemd.io: `<span style="color:green">OK</span>`): a boot log all the same, its tags
+    taken off, the release read from /etc/issue's "Kernel \\r on an \\m"."""
+    log = (
+        b'<pre style="color:white; background-color:black">\n'
+        b'Welcome to <span style="color:blue">Fedora 20 (Heisenbug)</span>!\n'
+        b'[  <span style="color:green">OK</span>  ] Reached target Remote File Systems.\n'
+        b'[  <span style="color:green">OK</span>  ] Listening on Journal Socket.\n'
+        b'[  <span style="color:green">OK</span>  ] Started Journal Service.\n'
+        b"Kernel 3.9.2-200.fc18.x86_64 on an x86_64 (console)\n"
+        b"fedora login:\n</pre>\n"
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert (r["kernel_version"], r["kernel_version_from"], r["kernel_version_line"]) == (
+        "3.9.2-200.fc18.x86_64",
+        "/etc/issue",
+        6,
+    )
+    assert r["milestones"]["login"]["line"] == 7 and r["complete"]
+    assert r["text"]["html_lines"] == 6
+    r = ms.parse_bootlog(log.split(b"Kernel 3.9")[0], load_rules())  # three status lines: still a boot
+    assert r["kernel_version"] is None and r["lines"] == 5
+    log = b"[    0.5] Kernel command line: console=ttyS0\n[    0.9] Kernel panic - not syncing: VFS\n"
+    assert ms.parse_bootlog(log, load_rules())["kernel_version"] is None
 
 
 def test_a_panics_end_trailer_is_the_same_panic_not_a_later_fault():

@@ -5,7 +5,8 @@ the milestone scanner of a live boot) and keeps, in bounded memory:
 
   - the kernel release of the `Linux version` line (or, without one, of an Oops
     or WARNING header: `Not tainted 2.6.26-rc9 #89`, or of U-Boot's `Image Name:
-    Linux-3.0.8`, or of GRUB's `Loading Linux 5.5.0-2-arm64 ...`);
+    Linux-3.0.8`, or of GRUB's `Loading Linux 5.5.0-2-arm64 ...`, or of the
+    getty's /etc/issue: `Kernel 3.9.2-200.fc18.x86_64 on an x86_64 (console)`);
   - the bootloader (banner, prompt or load command; configs/milestones.toml);
   - the `Memory:` line(s) as kB fields (parse/meminfo.py: every wording since 2.2)
     and the sizes of the `Freeing ... memory` lines;
@@ -34,9 +35,14 @@ from bringup.parse.milestones import PRINTK_RE, Rules, Scan
 
 VERSION_RE = re.compile(r"Linux version (\d+\.\d+[^\s(]*)")
 IMAGE_RE = re.compile(r"^\s*Image Name:\s+Linux-(\d+\.\d+\S*)")  # U-Boot's header of a uImage
+ISSUE_RE = re.compile(r"^\s*Kernel (\d+\.\d+\S*) on an? \S+")  # /etc/issue's "Kernel \r on an \m" (agetty)
 GRUB_LOADING_RE = re.compile(r"^\s*Loading Linux (\d+\.\d+\S*) \.\.\.")  # GRUB 2's echo (the vmlinuz-<release> loaded)
 # the release before the build number, or at the end of a line a mailer cut before "#77"
-TAINT_RE = re.compile(r"(?:Not tainted|Tainted: [A-Z ]{1,40}?) +(\d+\.\d+[^\s]*)(?: #\d+|\s*$)")
+# "Not tainted 2.6.26-rc9 #89" (an Oops header); a register dump's "Not tainted  (2.6.12)"
+# (i386 show_regs) or "TRAP: 0300   Tainted: G      D  (2.6.21-rc7-mm1)" (PowerPC)
+TAINT_RE = re.compile(
+    r"(?:Not tainted|Tainted: [A-Z ]{1,40}?) +(?:\((\d+\.\d+[^\s()]*)(?: #\d+)?\)|(\d+\.\d+[^\s]*)(?: #\d+|\s*$))"
+)
 WARNING_RE = re.compile(r"^WARNING: ")
 # lines only a kernel prints (a dmesg excerpt without its Linux version line, printk times or
 # milestones is still a boot log when several of them are there)
@@ -44,7 +50,9 @@ KERNEL_LINE_RE = re.compile(
     r"^\s*(?:ide\d+ at 0x|hd[a-z]: |sd[a-z]: |NET: Registered protocol family|TCP: Hash tables configured|"
     r"IP: routing cache|md: |serio: |input: |EISA: |PCI: |ACPI: |RAMDISK|loop: loaded|Floppy drive|"
     r"Serial driver|Real Time Clock Driver|VFS: |Calibrating delay|Dentry cache hash|Inode.cache hash|"
-    r"Console: colour|Uniform Multi-Platform E-IDE|scsi\d* ?: |usbcore: |Freeing )"
+    r"Console: colour|Uniform Multi-Platform E-IDE|scsi\d* ?: |usbcore: |Freeing |"
+    # and init's: systemd's status lines (a container's console has no kernel line)
+    r"\[\s*OK\s*\] (?:Reached target|Started|Listening on|Mounted|Created slice|Finished) )"
 )
 KERNEL_LINES_NEEDED = 3
 
@@ -106,7 +114,7 @@ class BootLog:
             self.kernel_lines += 1
         if (self.version is None or self.version["from"] == "prom_init") and "Linux version" in body:
             self._version(n, body)
-        if self.image_version is None and ("Image Name:" in body or "Loading Linux" in body):
+        if self.image_version is None and ("Image Name:" in body or "Loading Linux" in body or "Kernel " in body):
             self._image_version(n, body)
         if self.taint_version is None and ("ainted" in body or self._taint_cut is not None):
             self._taint(n, body, body is text)
@@ -127,17 +135,25 @@ class BootLog:
         if cut is not None and no_printk:
             t = TAINT_RE.search(f"{cut[1]} {body.strip()}")
             if t:
-                self.taint_version = {"release": t.group(1), "line": cut[0], "from": "Oops/WARNING header"}
+                self.taint_version = {
+                    "release": t.group(1) or t.group(2),
+                    "line": cut[0],
+                    "from": "Oops/WARNING header",
+                }
                 return
         t = TAINT_RE.search(body)
         if t:
-            self.taint_version = {"release": t.group(1), "line": n, "from": "Oops/WARNING header"}
+            self.taint_version = {"release": t.group(1) or t.group(2), "line": n, "from": "Oops/WARNING header"}
         elif "ainted" in body:
             self._taint_cut = (n, body)
 
     def _image_version(self, n: int, body: str) -> None:
         """The release of the image a bootloader loads: U-Boot's uImage name, GRUB's message."""
-        for rx, source in ((IMAGE_RE, "U-Boot image name"), (GRUB_LOADING_RE, "GRUB's Loading Linux")):
+        for rx, source in (
+            (IMAGE_RE, "U-Boot image name"),
+            (GRUB_LOADING_RE, "GRUB's Loading Linux"),
+            (ISSUE_RE, "/etc/issue"),
+        ):
             i = rx.match(body)
             if i:
                 self.image_version = {"release": i.group(1), "line": n, "from": source}

@@ -74,7 +74,10 @@ MAP_LINE = re.compile(r"^([0-9a-fA-F]{4,16})\s+([A-Za-z])\s+(\S+)")
 
 
 def _fn(sym: str) -> str:
-    return sym.split("+", 1)[0]
+    """The function of a symbol as printed: without its offset, and without the dot of
+    a 64-bit PowerPC (ELFv1) entry point (`.tcp_congestion_default+0x0/0x18`)."""
+    fn = sym.split("+", 1)[0]
+    return fn[1:] if fn.startswith(".") and len(fn) > 1 else fn
 
 
 class InitcallScan:
@@ -107,14 +110,18 @@ class InitcallScan:
 
     def _line(self, n: int, host: float | None, pk: float | None, body: str) -> bool:
         c = CALL_NEW.match(body)
-        if c and c.group("rest") and c.group("rest").strip() and c.group("pid") is None and "+0x" not in c.group("sym"):
-            c = None  # "calling foo to ...": a sentence
+        if c and c.group("pid") is None and "+0x" not in c.group("sym") and not c.group("sym").startswith("0x"):
+            c = None  # "calling foo to ...", a program's "calling upnp_main": the kernel prints an offset or a pid
         if c:
             self._call(c.group("sym"), n, host, pk, c.group("pid"))
             return True
         c = CALL_OLD.match(body)
         if c:
-            self._call(c.group("addr"), n, host, pk, None, name=c.group("sym"))
+            # this era ran initcalls one after another (none in parallel before 2.6.28), and
+            # 2.6.12 printed no result unless one failed: a 'Calling' line ends the one before
+            for k in [k for k, v in self._open.items() if v.get("old")]:
+                self._open.pop(k)
+            self._call(c.group("addr"), n, host, pk, None, name=c.group("sym"), old=True)
             self._format("old")
             return True
         r = RET_NEW.match(body)
@@ -156,11 +163,20 @@ class InitcallScan:
     def _format(self, kind: str) -> None:
         self.formats[kind] = self.formats.get(kind, 0) + 1
 
-    def _call(self, key: str, n: int, host: float | None, pk: float | None, pid: str | None, name=None) -> None:
+    def _call(
+        self, key: str, n: int, host: float | None, pk: float | None, pid: str | None, name=None, old: bool = False
+    ) -> None:
         self.counts["calling"] += 1
         if len(self._open) >= MAX_OPEN:
             self._open.pop(next(iter(self._open)))
-        self._open[key] = {"line": n, "host": host, "pk": pk, "pid": integer(pid) if pid else None, "name": name}
+        self._open[key] = {
+            "line": n,
+            "host": host,
+            "pk": pk,
+            "pid": integer(pid) if pid else None,
+            "name": name,
+            "old": old,
+        }
 
     def _done(self, key, mod, name, us, rc, n, host, pk, printed=None) -> None:
         call = self._open.pop(key, None) or {}

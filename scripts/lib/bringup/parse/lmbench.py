@@ -42,6 +42,19 @@ STRIDE_HEAD = re.compile(r'^"?stride=(\d+)')
 QUOTED = re.compile(r'^"(.+)$')
 PAIR = re.compile(r"^(-?[0-9.]+)\s+(-?[0-9.]+)(?:\s+(MB/sec))?\s*$")
 FS_ROW = re.compile(r"^(\d+k)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
+# a tool's command line echoed before its pairs (a shell transcript: "$ ./bw_mem -P 2 64m rd",
+# "numactl --membind=0 bw_mem 512m fwr"): what the pairs measure
+COMMAND = re.compile(
+    r"(?:^|[\s/$#>;])(bw_mem|bw_file_rd|bw_mmap_rd)((?:\s+-[A-Za-z]\s*\d+)*)\s+\S+\s+"
+    r"(rdwr|rd|wr|frd|fwr|fcp|cp|bzero|bcopy|io_only|mmap_only|open2close)\b"
+)
+BW_MEM_OPS = ("rd", "wr", "rdwr", "frd", "fwr", "fcp", "cp", "bzero", "bcopy")
+COMMAND_BLOCK = {
+    ("bw_file_rd", "io_only"): "read bandwidth",
+    ("bw_file_rd", "open2close"): "read open2close bandwidth",
+    ("bw_mmap_rd", "mmap_only"): "Mmap read bandwidth",
+    ("bw_mmap_rd", "open2close"): "Mmap read open2close bandwidth",
+}
 TITLE = re.compile(r"^[A-Za-z][A-Za-z0-9 /_.,'()+-]{2,60}$")  # a plain block title (lmbench 3 raw output)
 BEGIN = re.compile(r"^@@@ BEGIN (\S+) @@@\s*$")
 END = re.compile(r"^@@@ END (\S+) rc=(-?\d+) @@@\s*$")
@@ -120,6 +133,8 @@ BENCHES = [
     (r"^Memory partial read/write bandwidth ", "bw_mem_rdwr", "Memory"),
     (r"^Memory bzero bandwidth ", "bw_mem_bzero", "Memory"),
     (r"^mem read stride=", "lat_mem_rd", "Memory latencies"),
+    # a pasted `bw_mem SIZE OP`: named as bringup's runner names the same command
+    *((rf"^bw_mem_{op} ", f"bw_mem_{op}", "Memory") for op in BW_MEM_OPS),
 ]
 BENCH_RES = [(re.compile(rx), bench, group) for rx, bench, group in BENCHES]
 GROUPS = {bench: group for _, bench, group in BENCHES}
@@ -187,9 +202,35 @@ def parse_text(text: str, source: str = "", first_line: int | None = None) -> li
             block = m.group(1).strip().strip('"')
             ctx_size = stride = None
             continue
-        if first_line is not None and not source and TITLE.match(line) and _pair_follows(lines, i):
-            block, ctx_size, stride = line, None, None
+        title = None if source else _title(lines, i, first_line is not None)
+        if title is not None:
+            block, ctx_size, stride = title, None, None
     return out
+
+
+def _title(lines: list[str], i: int, plain: bool) -> str | None:
+    """The title line i gives the pairs after it: a tool's echoed command line, or (plain:
+    lmbench 3's raw output) a plain title line followed by a pair."""
+    line = lines[i].strip()
+    title = _command_block(line) if "bw_" in line else None
+    if title is None and "bw_" in line and i + 1 < len(lines):  # a command line a mailer wrapped
+        title = _command_block(f"{line} {lines[i + 1].strip()}")
+    if title is None and plain and TITLE.match(line) and _pair_follows(lines, i):
+        title = line
+    return title
+
+
+def _command_block(line: str) -> str | None:
+    """The title of the pairs a tool's echoed command line gives (`bw_mem 64m rd`: bw_mem_rd)."""
+    m = COMMAND.search(line)
+    if m is None:
+        return None
+    tool, op = m.group(1), m.group(3)
+    title = (f"bw_mem_{op}" if op in BW_MEM_OPS else None) if tool == "bw_mem" else COMMAND_BLOCK.get((tool, op))
+    p = re.search(r"-P\s*(\d+)", m.group(2))
+    if title is not None and p and integer(p.group(1)) > 1:  # P copies at once: their sum, another measurement
+        title = f"{title} -P{integer(p.group(1))}"
+    return title
 
 
 def _pair_follows(lines: list[str], i: int) -> bool:

@@ -47,6 +47,7 @@ from bringup.parse.errors import ParseError, integer
 
 MAX_LINE = 64 * 1024  # longer lines are cut (the rest of the line is read and dropped)
 HEAD_LINES = 200  # non-blank lines read ahead to tell the format
+QP_RESTS_NEEDED = 4  # rests of cut lines needed to tell their own indentation
 HEAD_MAX = 2000  # ... looking at no more lines than this
 HEAD_BYTES = 1 << 20  # ... nor more bytes
 BINARY_SHARE = 0.25  # more non-text than this in the head: not a log
@@ -54,9 +55,14 @@ BINARY_SHARE = 0.25  # more non-text than this in the head: not a log
 ANSI_RE = re.compile(
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-9A-Za-z]|[ -/]*[0-~])|\x9b[0-?]*[ -/]*[@-~]"
 )
+# a colour escape whose ESC byte was lost (a mail archive, a copy from a web page): "[0;32m",
+# "[0;1;39m", "[0m"; taken off when unmistakable: with a ';', a reset, or two on a line
+BARE_SGR_RE = re.compile(r"\[(?:\d{1,3};)*\d{0,3}m")
 CTRL_RE = re.compile(r"[\x00-\x07\x0b-\x1f\x7f]")  # what is left after escapes and backspaces (tab kept)
 BS_RE = re.compile(r"[^\x08]\x08")
 QUOTE_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
+# the inline formatting tags of a log pasted as a web page's source (`<pre>`, a colour's `<span>`)
+TAG_RE = re.compile(r"</?(?:span|font|pre|code|tt|kbd|samp|b|i|u|em|strong)(?:\s[^<>]*)?>", re.IGNORECASE)
 ENTITY_RE = re.compile(r"&(?:lt|gt|amp|quot|apos|nbsp|#\d{1,5}|#x[0-9a-fA-F]{1,4});")  # a log copied from a web page
 LEVEL_RE = re.compile(r"^<(\d{1,3})>")
 MID_LEVEL_RE = re.compile(r"(?<=\S)<[0-7]>(?=\S)")
@@ -167,6 +173,7 @@ class TextStats:
     quoted_lines: int = 0
     cr_lines: int = 0  # 1 when CR alone ends the lines
     qp_joins: int = 0  # quoted-printable soft line breaks joined
+    bare_ansi_lines: int = 0  # lines with colour escapes that had lost their ESC byte
 
 
 def _physical_lines(f: BinaryIO, stats: TextStats) -> Iterator[bytes]:
@@ -242,6 +249,8 @@ def clean(raw: bytes, stats: TextStats) -> str:
     if "\x1b" in s or "\x9b" in s:
         s, k = ANSI_RE.subn("", s)
         stats.ansi_lines += k > 0
+    if "m" in s and "[" in s:
+        s = _bare_sgr(s, stats)
     if "\x08" in s:
         for _ in range(len(s)):
             s, k = BS_RE.subn("", s, count=1)
@@ -251,6 +260,15 @@ def clean(raw: bytes, stats: TextStats) -> str:
     if CTRL_RE.search(s):
         s, k = CTRL_RE.subn("", s)
         stats.control_chars += k
+    return s
+
+
+def _bare_sgr(s: str, stats: TextStats) -> str:
+    """A line without the colour escapes that lost their ESC byte ("[[0;32m  OK  [0m] ...")."""
+    found = BARE_SGR_RE.findall(s)
+    if found and (len(found) >= 2 or any(";" in f or f in ("[0m", "[m") for f in found)):
+        stats.bare_ansi_lines += 1
+        return BARE_SGR_RE.sub("", s)
     return s
 
 
@@ -289,7 +307,7 @@ class LogText:
             )
         if not any(line.strip() for line in head):
             raise ParseError(f"{name}: not {what} (empty)")
-        self.html = any(ENTITY_RE.search(line) for line in head)
+        self.html = any(ENTITY_RE.search(line) or TAG_RE.search(line) for line in head)
         if self.html:
             head = [self._unescape(line) for line in head]
         self._head = head
@@ -300,6 +318,10 @@ class LogText:
         # indentation of the lines, not of the rest of a line a soft break cut
         starts = [self._unwrap(x) for i, x in enumerate(head) if not (i and _soft(head[i - 1]))]
         self.qp_indent = _indent(starts) if self.qp else None
+        # and the rest of a cut line indented too (a whole mail pasted as an indented block):
+        # the indent all of those rests share, when there are enough of them to tell
+        rests = [self._unwrap(x) for i, x in enumerate(head) if i and _soft(head[i - 1])] if self.qp else []
+        self.qp_rest_indent = _indent(rests) if len(rests) >= QP_RESTS_NEEDED else None
         self.stats.quoted_lines = 0
         qpi = self.qp_indent or ""
         starts = [x[len(qpi) :] if qpi and x.startswith(qpi) else x for x in map(self._unwrap, head)]
@@ -308,9 +330,13 @@ class LogText:
         self._t0: float | None = None
 
     def _unescape(self, s: str) -> str:
+        tagged = "<" in s and TAG_RE.search(s) is not None
+        if tagged:
+            s = TAG_RE.sub("", s)
         if "&" in s and ENTITY_RE.search(s):
             self.stats.html_lines += 1
             return html.unescape(s).replace("\xa0", " ")
+        self.stats.html_lines += tagged
         return s
 
     def _unwrap(self, s: str) -> str:
@@ -337,14 +363,17 @@ class LogText:
             words.append(f"indented by {self.indent!r} (taken off)")
         if self.qp_indent:
             words.append(f"its quoted-printable lines indented by {self.qp_indent!r} (taken off)")
+        if self.qp_rest_indent:
+            words.append(f"the rests of its cut lines indented by {self.qp_rest_indent!r} (taken off)")
         for key, what in (
             ("crlf_lines", "CRLF line ends"),
             ("ansi_lines", "lines with ANSI escapes (removed)"),
+            ("bare_ansi_lines", "lines with colour escapes that lost their ESC byte (removed)"),
             ("non_utf8_lines", "lines with bytes that are not UTF-8 (shown as U+FFFD)"),
             ("level_prefixes", "'<N>' printk level prefixes (taken off)"),
             ("split_lines", "lines split where a '<N>' level began a new message"),
             ("control_chars", "control bytes (removed)"),
-            ("html_lines", "lines with HTML entities (decoded: a copy from a web page)"),
+            ("html_lines", "lines with HTML entities or tags (decoded, tags taken off: a copy from a web page)"),
         ):
             if st[key]:
                 words.append(f"{st[key]} {what}")
@@ -375,6 +404,8 @@ class LogText:
             text = self._unwrap(text)
             first = n
             if pending is not None:
+                if self.qp_rest_indent and text.startswith(self.qp_rest_indent):
+                    text = text[len(self.qp_rest_indent) :]
                 first, text = pending[0], pending[1] + text
                 pending = None
             elif self.qp_indent and text.startswith(self.qp_indent):

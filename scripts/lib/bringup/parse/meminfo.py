@@ -15,6 +15,7 @@ from bringup.parse.errors import integer
 MEMORY_RE = re.compile(
     r"Memory(?: available)?: *(\d+) ?([kKM])B?(?:/(\d+) ?([kKM])B?)? (?:available|usable|RAM)\b(.*)$"
 )
+CUT_NUMBER_RE = re.compile(r"\d|[kKM]B?\b")  # the rest of a number a terminal's wrap cut
 MEMORY_HEAD_RE = re.compile(r"Memory: *\d+ ?[kKM]B?(?:/(?:\d+ ?[kKM]?B?)?)?\s*$")  # wrapped before "available"
 TOTAL_RE = re.compile(r"Memory: *((?:\d+MB\s*)+)= *(\d+)MB total")  # ARM: "Memory: 64MB = 64MB total"
 PART_RE = re.compile(r"(\d+) ?([kKM])B? ([a-z][a-z-]*(?: code)?)")
@@ -70,6 +71,12 @@ def memory_parts(line: str) -> dict | None:
     for name, key in PART_FIELDS.items():
         if name in parts:
             out[key] = parts[name]
+    for name, kb in parts.items():
+        # a screen marks a line it cut with "$" over its last character ("1432K i$" then
+        # "it, 213K bss"): a name cut there is the one known name it begins
+        known = {f for k, f in PART_FIELDS.items() if k.startswith(name)} if f" {name}$" in m.group(5) else set()
+        if name not in PART_FIELDS and len(known) == 1:
+            out.setdefault(known.pop(), kb)
     if "rwdata" in parts:
         fmt = "rwdata-rodata"
     elif "kernel code" in parts:
@@ -116,7 +123,10 @@ class MemoryLines:
         if not (body.strip() and CONTINUATION_RE.fullmatch(body)):
             self._finish()
             return False
-        text = f"{text} {body.strip()}"
+        # a terminal wraps at its last column, inside a number ("... 108k data, 7" then
+        # "2k init, 0k highmem)"); a mailer wraps at a space, never inside "72k"
+        cut = text[-1:].isdigit() and CUT_NUMBER_RE.match(body.strip()) is not None
+        text = f"{text}{'' if cut else ' '}{body.strip()}"
         self._pending = (pn, [*lines, n], text)
         closed = ")" in body or ("available" in text and "(" not in text)
         if closed or len(lines) >= self.MAX_CONTINUATION:

@@ -109,6 +109,15 @@ def printk_time(text: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
+def _tidy(text: str) -> str:
+    """A line as quoted: without the spaces a terminal padded it with (a capture of a
+    118-column screen), but with the one space after a prompt (`login: `, `# `)."""
+    t = text.rstrip()
+    if t != text and t[-1:] in (":", "#", "$", ">", "%") and text[len(t)] == " ":
+        return t + " "
+    return t
+
+
 @dataclass
 class Found:
     name: str
@@ -156,7 +165,7 @@ class Scan:
         if not self.kernel_started and self.prompt is None:
             who = next((w for w, rx in self.rules.prompts if rx.search(body)), None)
             if who is not None:
-                self.prompt = (who, n, text)
+                self.prompt = (who, n, _tidy(text))
         started = self.kernel_started
         if not started:
             self.handoff.update(w for w, rx in self.rules.next_stages if rx.search(body))
@@ -175,7 +184,7 @@ class Scan:
                 self.fault = {
                     "kind": kind,
                     "line": n,
-                    "text": text,
+                    "text": _tidy(text),
                     "message": f"kernel {kind}" if kind != "bug" else "kernel BUG",
                 }
 
@@ -209,7 +218,7 @@ class Scan:
                 self.reset = {
                     "kind": "reset",
                     "line": n,
-                    "text": text,
+                    "text": _tidy(text),
                     "message": f"unexpected reset: {m.label} {again}",
                 }
                 if self.fault is None:
@@ -220,7 +229,7 @@ class Scan:
         if m.phase != "before_kernel":
             self.kernel_started = True
         if m.name not in self.found:
-            self.found[m.name] = Found(m.name, host, pk, n, text)
+            self.found[m.name] = Found(m.name, host, pk, n, _tidy(text))
             if who:
                 self.variants[m.name] = who
         return True
