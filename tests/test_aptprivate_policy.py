@@ -3,6 +3,9 @@ reads the whole package lists, about half a second), asked again only after an u
 
 import subprocess
 
+import pytest
+
+from bringup.errors import BringupError
 from bringup.util import aptprivate
 from bringup.util.aptprivate import PrivateApt, policy_candidates
 
@@ -71,3 +74,39 @@ def test_one_policy_call_answers_many_packages_and_is_remembered(tmp_path, monke
     assert calls[0] == ["libc6:armhf", "libc6:amd64", "john:armhf", "nosuchpkg:armhf", "libtirpc-common:armhf"]
     assert len(calls) == 3  # the batch, then the two it did not name, each alone
     assert apt.candidate("john:armhf") == "1.9.0-2" and len(calls) == 3, "asked before: no apt-cache call"
+
+
+def test_packages_not_here_are_fetched_by_one_apt_get_call(tmp_path, monkeypatch):
+    calls = []
+    versions = {"libc6:armhf": "2.36-9+deb12u14", "john:armhf": "1.9.0-2", "libtirpc-common": "1.3.3+ds-1"}
+
+    def run(argv, cwd=None, **kw):
+        calls.append(argv)
+        if argv[:2] == ["apt-cache", "policy"]:
+            out = "".join(f"{p}:\n  Candidate: {versions[p]}\n" for p in argv[2:] if p in versions)
+            return subprocess.CompletedProcess(argv, 0, out, "")
+        assert argv[:3] == ["apt-get", "-q", "download"]
+        for spec in argv[3:]:  # what apt-get download writes: name_version_arch.deb
+            pkg, version = spec.split("=")
+            name, _, arch = pkg.partition(":")
+            (cwd / f"{name}_{version.replace(':', '%3a')}_{arch or 'all'}.deb").write_bytes(b"!<arch>\n")
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(aptprivate.subprocess, "run", run)
+    monkeypatch.setattr(PrivateApt, "update", lambda self, max_age_s=0: None)
+    apt = PrivateApt(tmp_path, "bookworm", architectures=("amd64", "armhf"))
+    apt._write_config()
+    (apt.dir / "debs" / "john_1.9.0-2_armhf.deb").write_bytes(b"!<arch>\n")  # already here
+    got = apt.download_many(list(versions))
+    assert {p: f.name for p, f in got.items()} == {
+        "libc6:armhf": "libc6_2.36-9+deb12u14_armhf.deb",
+        "john:armhf": "john_1.9.0-2_armhf.deb",
+        "libtirpc-common": "libtirpc-common_1.3.3+ds-1_all.deb",
+    }
+    downloads = [c for c in calls if c[0] == "apt-get"]
+    assert downloads == [["apt-get", "-q", "download", "libc6:armhf=2.36-9+deb12u14", "libtirpc-common=1.3.3+ds-1"]]
+    assert [c for c in calls if c[0] == "apt-cache"] == [["apt-cache", "policy", *versions]]
+    apt.download_many(list(versions))
+    assert len([c for c in calls if c[0] == "apt-get"]) == 1, "all here: no apt-get call"
+    with pytest.raises(BringupError, match="'nosuchpkg:armhf' not found in suite bookworm"):
+        apt.download_many(["john:armhf", "nosuchpkg:armhf"])

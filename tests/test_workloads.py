@@ -703,8 +703,8 @@ def test_the_ramdisk_closure_leaves_out_only_what_the_workload_file_says(monkeyp
                 return closure_without(fio_deps, pkgs, without)
             return [*pkgs, "libc6:armhf"]
 
-        def download(self, p):
-            raise FileNotFoundError(p)  # stop before reading .debs: the closure is what is tested
+        def download_many(self, ps):
+            raise FileNotFoundError(ps[0])  # stop before reading .debs: the closure is what is tested
 
     monkeypatch.setattr(mw, "PrivateApt", FakeApt)
     wls = wm.load_all(["openssl", "sysbench", "fio"])
@@ -960,3 +960,20 @@ def test_john_reads_a_rate_below_100_with_its_decimal():
     text = capture("john-bcrypt-decimal-guest-armhf.txt")
     assert wp.metric(text, metric_of(wl, "bcrypt").regex) == 42.0
     assert wp.metric(text, metric_of(wl, "md5crypt").regex) == 42.0  # the same reading for every format
+
+
+def test_generated_pictures_and_clips_are_the_pixel_formula_byte_for_byte():
+    """The vectorized generators give exactly the bytes of _pixel, one pixel at a time
+    (the inputs, and so the workloads' numbers, stay the same on every host and version)."""
+    side = 24
+    want = bytearray()
+    for y in range(side):
+        for x in range(side):
+            want += bytes(((x * 255 // side) & 255, (y * 255 // side) & 255, mw._pixel(x, y, 0, 7)))
+    assert mw.image_ppm(3 * side * side, 7) == f"P6\n{side} {side}\n255\n".encode() + bytes(want)
+    w, h = mw.VIDEO_W, mw.VIDEO_H
+    clip = mw.video_y4m(3 * w * h * 3 // 2, 11)
+    frames = clip.split(b"FRAME\n")[1:]
+    assert len(frames) == 3
+    for t, f in enumerate(frames):
+        assert f[: w * h] == bytes(mw._pixel(x, y, t, 11) for y in range(h) for x in range(w))

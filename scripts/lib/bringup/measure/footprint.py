@@ -119,9 +119,9 @@ def lmbench_entries(arch: str, cache: Path, say=print) -> tuple[list[cpio.Entry]
         p for p in apt.depends_closure([f"libc6:{arch}", f"libtirpc3:{arch}"]) if p.endswith(f":{arch}") or ":" not in p
     ]
     libs_arch = [pkg if ":" in pkg else f"{pkg}:{arch}" if pkg != "libtirpc-common" else pkg for pkg in libs]
-    apt.candidates(libs_arch)  # one apt-cache call for all
+    debs = apt.download_many(libs_arch)  # one apt-cache call and one apt-get call for all
     for pkg in libs_arch:
-        entries += deb_entries(apt.download(pkg))
+        entries += deb_entries(debs[pkg])
     return entries, {"lmbench": f"debian {rootfs.USERSPACE_SUITE} lmbench:{arch} {version}", "libraries": libs}
 
 

@@ -20,6 +20,8 @@ import hashlib
 import statistics
 from pathlib import Path
 
+import numpy as np
+
 from bringup import records, targets
 from bringup.boot import rounds
 from bringup.build import diskimage, rootfs
@@ -95,14 +97,19 @@ def _pixel(x: int, y: int, t: int, seed: int) -> int:
     return (x + y + 3 * t + grain) & 255
 
 
+def _plane(w: int, h: int, t: int, seed: int) -> np.ndarray:
+    """_pixel over a w x h picture at time t, as uint8 rows (the same numbers, vectorized)."""
+    y, x = np.mgrid[0:h, 0:w].astype(np.int64)
+    grain = ((x * 7919 + y * 104729 + t * 1299709 + seed * 15485863) % 251) // 8
+    return ((x + y + 3 * t + grain) & 255).astype(np.uint8)
+
+
 def image_ppm(n: int, seed: int) -> bytes:
     """A binary PPM (P6) of about n bytes: a square, side a multiple of 8."""
     side = max(8, int((n / 3) ** 0.5) // 8 * 8)
-    rows = bytearray()
-    for y in range(side):
-        for x in range(side):
-            rows += bytes(((x * 255 // side) & 255, (y * 255 // side) & 255, _pixel(x, y, 0, seed)))
-    return f"P6\n{side} {side}\n255\n".encode() + bytes(rows)
+    y, x = np.mgrid[0:side, 0:side].astype(np.int64)
+    rgb = np.stack([(x * 255 // side) & 255, (y * 255 // side) & 255, _plane(side, side, 0, seed)], axis=-1)
+    return f"P6\n{side} {side}\n255\n".encode() + rgb.astype(np.uint8).tobytes()
 
 
 VIDEO_W, VIDEO_H = 176, 144  # QCIF: a short clip of any length stays small
@@ -117,7 +124,7 @@ def video_y4m(n: int, seed: int) -> bytes:
     u = bytes((x * 2 + y) & 255 for y in range(h // 2) for x in range(w // 2))
     v = bytes((x + y * 2 + 128) & 255 for y in range(h // 2) for x in range(w // 2))
     for t in range(frames):
-        out += b"FRAME\n" + bytes(_pixel(x, y, t, seed) for y in range(h) for x in range(w)) + u + v
+        out += b"FRAME\n" + _plane(w, h, t, seed).tobytes() + u + v
     return bytes(out)
 
 
@@ -175,9 +182,9 @@ def payload(
     if wanted:
         closure = _closure(apt, arch, wanted)
         say(f"  workload packages for {arch}: {len(closure)} with their libraries")
-        apt.candidates(closure)
+        debs = apt.download_many(closure)
         for p in closure:
-            deb = apt.download(p)
+            deb = debs[p]
             versions[p.split(":")[0]] = deb.name.split("_")[1].replace("%3a", ":")
             entries += deb_entries(deb)
     for a in APPLETS:

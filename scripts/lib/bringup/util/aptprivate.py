@@ -196,16 +196,40 @@ APT::Sandbox::User "root";
                 f"apt: package {package!r} not found in suite {self.suite} ({' '.join(self.components)})"
             )
         dest = self.dir / "debs"
-        pkgname = package.split(":")[0]
-        arch = package.split(":")[1] if ":" in package else None
-        for f in dest.glob(f"{pkgname}_*.deb"):
-            if _deb_matches(f.name, pkgname, version, arch):
-                return f
+        here = self._here(package, version)
+        if here is not None:
+            return here
         self._run(["apt-get", "-q", "download", f"{package}={version}"], cwd=dest, what=f"apt-get download {package}")
-        for f in dest.glob(f"{pkgname}_*.deb"):
-            if _deb_matches(f.name, pkgname, version, arch):
+        here = self._here(package, version)
+        if here is None:
+            raise BringupError(f"apt: downloaded {package} but no .deb appeared in {dest}")
+        return here
+
+    def download_many(self, packages: list[str]) -> dict[str, Path]:
+        """download() of every package, those not here yet fetched by one apt-get call."""
+        versions = self.candidates(packages)
+        unknown = [p for p, v in versions.items() if v is None]
+        if unknown:
+            raise BringupError(
+                f"apt: package {unknown[0]!r} not found in suite {self.suite} ({' '.join(self.components)})"
+            )
+        dest = self.dir / "debs"
+        fetch = [p for p in dict.fromkeys(packages) if self._here(p, str(versions[p])) is None]
+        if len(fetch) > 1:
+            self._run(
+                ["apt-get", "-q", "download", *(f"{p}={versions[p]}" for p in fetch)],
+                cwd=dest,
+                what=f"apt-get download of {len(fetch)} packages ({fetch[0]} ...)",
+            )
+        return {p: self.download(p) for p in packages}
+
+    def _here(self, package: str, version: str) -> Path | None:
+        """The .deb of that package and version in the download directory, if there."""
+        pkgname, _, arch = package.partition(":")
+        for f in (self.dir / "debs").glob(f"{pkgname}_*.deb"):
+            if _deb_matches(f.name, pkgname, version, arch or None):
                 return f
-        raise BringupError(f"apt: downloaded {package} but no .deb appeared in {dest}")
+        return None
 
     def depends_closure(self, packages: list[str], without: tuple[str, ...] | list[str] = ()) -> list[str]:
         """Packages (with :arch) that the given ones need, resolved by apt.
