@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bringup import records
+from bringup.build.sources import sha256_file
 from bringup.errors import BringupError
 from bringup.model.board import Board
 from bringup.util import cpio, debs, paths
@@ -282,14 +283,6 @@ def _unchanged(recf: Path, out: Path, archive_digest: str, key: str) -> records.
     if old.archive_sha256 != archive_digest or old.inputs_key != key:
         return None
     return old if old.bytes == out.stat().st_size and sha256_file(out) == old.sha256 else None
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _dedupe(entries: list[cpio.Entry]) -> list[cpio.Entry]:
