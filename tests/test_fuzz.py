@@ -7,7 +7,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bringup.errors import BringupError
@@ -174,6 +174,13 @@ log_lines = st.one_of(st.sampled_from(REAL_LINES), st.text(max_size=120))
 
 @SETTINGS
 @given(lines=st.lists(log_lines, max_size=60), crlf=st.booleans())
+@example(  # found by the CI profile: a last line a quoted-printable soft break joins still counts
+    lines=[
+        "> [=C2=A0=C2=A0=C2=A0 0.000000]=C2=A0=C2=A0 node=C2=A0=C2=A0 0: [mem 0x00=",
+        "> [=C2=A0=C2=A0=C2=A0 0.000000] Kernel command line:=C2=A0=C2=A0 ip=3Ddhc=",
+    ],
+    crlf=False,
+)
 def test_bootlog_parser_takes_any_log(lines, crlf):
     data = ("\r\n" if crlf else "\n").join(lines).encode("utf-8", errors="replace")
     try:
@@ -284,6 +291,10 @@ TRANSFORMS = {
 
 @SETTINGS
 @given(lines=st.lists(st.sampled_from(REAL_LINES), min_size=1, max_size=40), how=st.sampled_from(sorted(TRANSFORMS)))
+@example(  # found by the CI profile: an indented copy of a log with a mail-quoted line is still indented
+    lines=["[   0.071612  0.071612] U-Boot 2023.01+dfsg-2+deb12u3 (Jun 22 2026 - 08:38:07 +0000)", "> > => printenv"],
+    how="indent",
+)
 def test_text_as_it_reaches_people_gives_the_same_values(lines, how):
     """Real log lines, and the same lines quoted, indented, coloured or with <N>
     prefixes (all of them, as a mailer or a terminal does): the same values."""

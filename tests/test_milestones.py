@@ -588,6 +588,11 @@ def test_quoted_printable_mail_pasted_indented_loses_the_indent_of_its_cut_lines
     indented = "\n".join("    " + x for x in lines).encode()
     r = ms.parse_bootlog(indented, load_rules())
     assert (r["memory"]["kernel_code_kb"], r["memory"]["line_no"]) == (4883, 16)
+    # every line indented, the quoted ones before their '>': the whole text's indent
+    assert "indented by '    ' (taken off)" in r["text"]["assumed"]
+    rests = [x if x.startswith(">") else "    " + x for x in lines]  # only the rests of cut lines indented
+    r = ms.parse_bootlog("\n".join(rests).encode(), load_rules())
+    assert r["memory"]["kernel_code_kb"] == 4883
     assert "the rests of its cut lines indented by '    '" in r["text"]["assumed"]
     r = ms.parse_bootlog("\n".join(lines).encode(), load_rules())
     assert r["memory"]["kernel_code_kb"] == 4883 and "rests" not in r["text"]["assumed"]

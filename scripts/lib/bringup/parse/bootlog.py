@@ -247,6 +247,7 @@ def parse_bootlog(data: bytes | BinaryIO, rules: Rules, name: str = "input") -> 
     for n, host, line in text.lines():
         with numbers(name, line, n):
             log.feed(n, host, line)
+    log.lines = max(log.lines, text.physical_lines)  # a last line joined to the one before still counts
     if not log.recognised():
         raise ParseError(f"{name}: not a boot log (no kernel, bootloader or init line in its {log.lines} lines)")
     mem = log.memory.avail or log.memory._pending  # the Memory: line's numbers are read at the end

@@ -311,6 +311,7 @@ class LogText:
         if self.html:
             head = [self._unescape(line) for line in head]
         self._head = head
+        self.physical_lines = 0
         soft = sum(1 for line in head if line.endswith("=") and not line.endswith("=="))
         self.qp = soft >= 2 and any(QP_MARK_RE.search(line) for line in head)
         self.indent = _indent(head)
@@ -393,11 +394,13 @@ class LogText:
 
     def lines(self) -> Iterator[tuple[int, float | None, str]]:
         """(physical line number, host time, text); a quoted-printable line cut by a soft
-        break ('=' at its end) is joined with the next and numbered as its first line."""
+        break ('=' at its end) is joined with the next and numbered as its first line.
+        `physical_lines` counts the lines read so far (joined ones too)."""
         n = 0
         pending: tuple[int, str] | None = None
         for text in self._texts():
             n += 1
+            self.physical_lines = n
             if not self.qp:
                 yield from self._split(n, *self._line(text))
                 continue
@@ -467,10 +470,21 @@ def _soft(line: str) -> bool:
     return line.endswith("=") and not line.endswith("==")
 
 
+def _unquoted_for_indent(s: str) -> str:
+    """A line as its indentation counts: a mail-quoted line ('> text') by the text after
+    the quote, a quote indented with the rest of the text ('    > text', an indented
+    copy of a quoted log) by the whitespace before it."""
+    m = QUOTE_RE.match(s)
+    if m is None:
+        return s
+    lead = s[: len(s) - len(s.lstrip(" \t"))]
+    return lead + ">" if lead else s[m.end() :]
+
+
 def _indent(head: list[str]) -> str | None:
     """The indentation 90 % of the (unquoted) non-blank lines share, if any (two levels:
     a tab before a Markdown block's four spaces)."""
-    lines = [QUOTE_RE.sub("", s, count=1) for s in head]
+    lines = [_unquoted_for_indent(s) for s in head]
     lines = [s for s in lines if s.strip()]
     found = ""
     for _ in range(2):
