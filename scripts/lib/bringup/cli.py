@@ -518,6 +518,7 @@ def _places_arg(s) -> None:
     """--places (make's PLACES=): the labgrid places a step's boots go to."""
     s.add_argument(
         "--places",
+        type=_names,
         metavar="A,B",
         help="labgrid places to use instead of the board file's place/places (make PLACES=a,b); with "
         "several, boot-timing spreads whole rounds over them in parallel, one worker per place "
@@ -556,6 +557,13 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"bringup: error: {message} (see {self.prog} --help)\n")
+
+
+def _names(s: str) -> str:
+    """An argparse type: A,B with at least one name (',,' or '' is a mistake, not the default)."""
+    if not any(n.strip() for n in s.split(",")):
+        raise argparse.ArgumentTypeError(f"{paths.show(s, 40)} names nothing (give A,B)")
+    return s
 
 
 def _count(lo: int, hi: int):
@@ -685,6 +693,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--workloads",
         "-w",
+        type=_names,
         metavar="A,B",
         help="the workloads to run (default: the default set of configs/workloads/; all: every one)",
     )
@@ -722,6 +731,7 @@ def build_parser() -> argparse.ArgumentParser:
     _places_arg(s)
     s.add_argument(
         "--workloads",
+        type=_names,
         metavar="A,B|none",
         help="the application workloads of the workloads step (default: the default set of configs/workloads/; "
         "all: every one; none: no step)",
