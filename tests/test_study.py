@@ -2,6 +2,8 @@
 never by building anything (the ramdisk is judged by its records and the key of
 its inputs)."""
 
+import re
+
 import pytest
 
 import recordfactory as rf
@@ -233,3 +235,34 @@ def test_a_bad_profile_lmbench_set_or_mode_is_refused_before_anything_is_built(t
     with pytest.raises(DataError, match=r"initcalls\.toml: field 'study_runs'"):
         study.run(board, tmp_path, tmp_path, say=lambda s: None, workloads=[])
     assert calls == []
+
+
+def test_the_study_says_where_the_time_went_step_by_step():
+    """make all ends with one line: each step's wall time, 'up to date' for a skipped one, the total."""
+    now = [100.0]
+    clock = study.StepClock(clock=lambda: now[0])
+    with clock.step("build-all"):
+        now[0] += 314
+    clock.skipped("boot-timing")
+    with pytest.raises(RuntimeError), clock.step("footprint-report"):  # a failing step still counts its time
+        now[0] += 162
+        raise RuntimeError("boot failed")
+    with clock.step("report"):
+        now[0] += 4.6
+    assert clock.line() == (
+        "Time: build-all 5m14s, boot-timing up to date, footprint-report 2m42s, report 0m04s; total 8m00s"
+    )
+
+
+def test_the_study_ends_with_its_time_line(tmp_path, board, monkeypatch):
+    monkeypatch.setattr(study.build, "build_all", lambda *a, **kw: None)
+    monkeypatch.setattr(study, "boot_fresh", lambda *a, **kw: None)
+    monkeypatch.setattr(study, "footprint_fresh", lambda *a, **kw: None)
+    monkeypatch.setattr(study.report, "write", lambda *a, **kw: "the report")
+    said: list[str] = []
+    assert study.run(board, tmp_path, tmp_path, say=said.append, workloads=[]) == "the report"
+    assert re.fullmatch(
+        r"Time: build-all 0m0\ds, boot-timing up to date, initcalls up to date, footprint-report up to date, "
+        r"report 0m0\ds; total 0m0\ds",
+        said[-1],
+    ), said[-1]

@@ -21,10 +21,16 @@ Every decision reads records only; a record that does not read is redone.
   a workload's steps, FORCE=1); skipped altogether with WORKLOADS=none;
 - report: always rewritten (it takes a few seconds).
 force=True runs every step.
+
+At the end a line says where the time went, step by step (wall time; "up to date"
+for a step skipped), so a study's cost is read off its own output.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -37,14 +43,40 @@ from bringup.measure import footprint
 from bringup.measure import workloads as appworkloads
 from bringup.model.benchset import load_set
 from bringup.model.board import Board, check_boot_path, check_root
-from bringup.model.profiles import study_profiles
+from bringup.model.profiles import Profile, study_profiles
 from bringup.model.workload import Mode
 from bringup.model.workload import load_all as load_workloads
 from bringup.records import BootTiming, Build, Footprint, Lmbench, Rootfs, RootfsRef, Workloads
 from bringup.report import page as report
 from bringup.util import paths
+from bringup.util.progress import fmt_duration
 
 R = TypeVar("R", bound=records.Record)
+
+
+class StepClock:
+    """The wall time of each step of a study, said in one line at the end:
+    `Time: build-all 5m14s, boot-timing 0m35s, ..., report 0m04s; total 16m28s`."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.start = clock()
+        self.steps: list[tuple[str, float | None]] = []
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        t = self.clock()
+        try:
+            yield
+        finally:
+            self.steps.append((name, self.clock() - t))
+
+    def skipped(self, name: str) -> None:
+        self.steps.append((name, None))
+
+    def line(self) -> str:
+        parts = [f"{n} {fmt_duration(s)}" if s is not None else f"{n} up to date" for n, s in self.steps]
+        return f"Time: {', '.join(parts)}; total {fmt_duration(self.clock() - self.start)}"
 
 
 def _read(f: Path, model: type[R]) -> tuple[R | None, str | None]:
@@ -185,94 +217,109 @@ def run(
         load_set()  # a bad configs/lmbench.toml: refused here, not after the builds
     profiles = study_profiles()  # a bad boot profile (configs/profiles/): refused here, not after the builds
     steps = 4 if workloads == [] else 5
+    clock = StepClock()
     say(f"== [1/{steps}] build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
-    build.build_all(board, logs, cache, force=force, jobs=jobs, say=say)
+    with clock.step("build-all"):
+        build.build_all(board, logs, cache, force=force, jobs=jobs, say=say)
 
     why = "FORCE" if force else boot_fresh(board, logs, cache, runs, path, root, say)
     if why is None:
         say(f"== [2/{steps}] boot-timing ({root} root): up to date, skipped")
+        clock.skipped("boot-timing")
     else:
         say(f"== [2/{steps}] boot-timing {board.name}: {runs} runs per kernel, {path}, {root} root ({why})")
-        rd = rootfs.build(board, logs, cache, say=say)
-        summary = boottiming.boot_timing(
-            board,
-            logs,
-            Path(logs) / board.name / "rootfs" / rd.file,
-            None,
-            places=where,
-            runs=runs,
-            path=path,
-            root=root,
-            say=say,
-            rootfs_ref=rd.ref(),
-            guard=guard,
-        )
-        failed = sum(k["failed"] for k in summary["kernels"].values())
-        if failed:
-            written = Path(logs) / board.name / records.boot_timing_name(root, failed=True)
-            raise BootFailed(f"{failed} boot run(s) failed; see {paths.rel(written)}")
+        with clock.step("boot-timing"):
+            _boot_timing(board, logs, cache, where, runs, path, root, say, guard)
 
     for prof in profiles:  # e.g. initcalls: a few boots with initcall_debug, for "Boot time explained"
         n = prof.spec.study_runs or 1
         why = "FORCE" if force else boot_fresh(board, logs, cache, n, path, root, say, profile=prof.name)
         if why is None:
             say(f"== [2/{steps}] boot-timing, profile {prof.name}: up to date, skipped")
+            clock.skipped(prof.name)
             continue
         say(f"== [2/{steps}] boot-timing {board.name}, profile {prof.name}: {n} runs per kernel ({why})")
-        rd = rootfs.build(board, logs, cache, say=say)
-        summary = boottiming.boot_timing(
-            board,
-            logs,
-            Path(logs) / board.name / "rootfs" / rd.file,
-            None,
-            places=where,
-            runs=n,
-            path=path,
-            root=root,
-            say=say,
-            rootfs_ref=rd.ref(),
-            guard=guard,
-            profile=prof,
-        )
-        failed = sum(k["failed"] for k in summary["kernels"].values())
-        if failed:
-            written = Path(logs) / board.name / records.boot_timing_name(root, failed=True, profile=prof.name)
-            raise BootFailed(f"{failed} boot run(s) of profile {prof.name} failed; see {paths.rel(written)}")
+        with clock.step(prof.name):
+            _boot_timing(board, logs, cache, where, n, path, root, say, guard, prof)
 
     why = "FORCE" if force else footprint_fresh(board, logs, lmbench, lmbench_runs)
     if why is None:
         say(f"== [3/{steps}] footprint-report: up to date, skipped")
+        clock.skipped("footprint-report")
     else:
         say(f"== [3/{steps}] footprint-report {board.name}: lmbench {lmbench} ({why})")
-        footprint.footprint(
-            board,
-            logs,
-            cache,
-            mode=lmbench,
-            lmbench_source=lmbench_source,
-            lmbench_runs=lmbench_runs,
-            say=say,
-            guard=guard,
-            places=places,
-        )
+        with clock.step("footprint-report"):
+            footprint.footprint(
+                board,
+                logs,
+                cache,
+                mode=lmbench,
+                lmbench_source=lmbench_source,
+                lmbench_runs=lmbench_runs,
+                say=say,
+                guard=guard,
+                places=places,
+            )
 
     if workloads != []:
         names = workloads or None
         why = "FORCE" if force else workloads_fresh(board, logs, names, workload_mode, workload_runs)
         if why is None:
             say(f"== [4/{steps}] workloads: up to date, skipped")
+            clock.skipped("workloads")
         else:
             say(f"== [4/{steps}] workloads {board.name}: {workload_runs} rounds, {workload_mode} ({why})")
-            appworkloads.workloads(
-                board,
-                logs,
-                cache,
-                names=names,
-                mode=workload_mode,
-                runs=workload_runs,
-                guard=guard,
-                say=say,
-            )
+            with clock.step("workloads"):
+                appworkloads.workloads(
+                    board,
+                    logs,
+                    cache,
+                    names=names,
+                    mode=workload_mode,
+                    runs=workload_runs,
+                    guard=guard,
+                    say=say,
+                )
 
     say(f"== [{steps}/{steps}] report {board.name}")
-    return report.write(board, logs, say=say)
+    with clock.step("report"):
+        rep = report.write(board, logs, say=say)
+    say(clock.line())
+    return rep
+
+
+def _boot_timing(
+    board: Board,
+    logs: Path,
+    cache: Path,
+    where: list[targets.Place],
+    runs: int,
+    path: str,
+    root: str,
+    say: Callable[[str], object],
+    guard: bool,
+    prof: Profile | None = None,
+) -> None:
+    """One boot-timing step of the study (prof: a boot profile such as initcalls), failing
+    with the record of the failed runs named."""
+    rd = rootfs.build(board, logs, cache, say=say)
+    summary = boottiming.boot_timing(
+        board,
+        logs,
+        Path(logs) / board.name / "rootfs" / rd.file,
+        None,
+        places=where,
+        runs=runs,
+        path=path,
+        root=root,
+        say=say,
+        rootfs_ref=rd.ref(),
+        guard=guard,
+        profile=prof,
+    )
+    failed = sum(k["failed"] for k in summary["kernels"].values())
+    if failed:
+        name = "timing" if prof is None else prof.name
+        written = Path(logs) / board.name / records.boot_timing_name(root, failed=True, profile=name)
+        of = "" if prof is None else f" of profile {prof.name}"
+        raise BootFailed(f"{failed} boot run(s){of} failed; see {paths.rel(written)}")
