@@ -274,6 +274,7 @@ CHECKED_LMBENCH = {
     "description",
     "untitled_pairs",
     "untitled_pair_count",
+    "pipe_tables",  # Markdown pipe tables: wrapped by a mailer too (test_lmbench_variant_gives_the_same_values)
 }
 WORDS_ONLY = {"notes", "initcall_format", "segfault_line"}  # a description, or noise that is no value
 
@@ -724,7 +725,8 @@ LMBENCH_VARIANTS["mail"] = lambda e: wrapped(76, prefix=b"> ", sep=b"\r\n")
 @pytest.mark.parametrize("name", LMBENCH)
 @pytest.mark.parametrize("variant", list(LMBENCH_VARIANTS))
 def test_lmbench_variant_gives_the_same_values(name, variant):
-    if variant in ("wrapped-72", "mail") and EXPECTED[name].get("table_width", 0) > 80:
+    wide = EXPECTED[name].get("table_width", 0) > 80 and not EXPECTED[name].get("pipe_tables")  # pipes: joined
+    if variant in ("wrapped-72", "mail") and wide:
         pytest.skip("rows wider than 80 columns wrapped by a mailer are not joined back (docs/formats.md)")
     out, mapl = LMBENCH_VARIANTS[variant]({})((REAL / name).read_bytes())
     res = lmbench.parse_lmbench(out)
