@@ -745,3 +745,21 @@ def test_a_simulators_info_prefix_is_taken_off():
     assert r["format"] == "sim-level" and r["kernel_version"] == "5.0.9"
     assert r["bootloader"]["text"].startswith("U-Boot 2019.10-00004")
     assert r["milestones"]["freeing_init"]["printk_s"] == 2.1
+
+
+def test_mips_die_header_names_its_source_line_anywhere_in_a_line():
+    """MIPS 2.6's die(): "<message> in <file>::<function>, line N[#k]:", glued to the bus
+    error's message and an init script's output when they shared the line; a user program's
+    bus error alone ("Data bus error, epc == ...") is no kernel fault."""
+    log = (
+        b"YAMON> load\n"
+        b"YAMON> go . ip=dhcp\n"
+        b"Linux version 2.6.12-rc1 (a@b) (gcc version 3.4.1) #1 Mon Apr 4 15:21:59 EDT 2005\n"
+        b"Data bus error, epc == 2ab0c860, ra == 2ab0cce4\n"
+        b"Bringing up loopback interface:  Data bus error, epc == 80228860, ra == 80177ce4"
+        b"Oops in arch/mips/kernel/traps.c::do_be, line 336[#1]:\n"
+        b"CoreHi interrupt in arch/mips/mips-boards/malta/malta_int.c::corehi_irqdispatch, line 180[#2]:\n"
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert (r["fault"]["kind"], r["fault"]["line"]) == ("oops", 5)
+    assert r["milestones"]["kernel_load"]["line"] == 1 and r["bootloader"]["name"] == "YAMON"
