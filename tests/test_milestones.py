@@ -280,6 +280,9 @@ def scan_lines(*lines):
         ("reading /zImage", "kernel_load", "U-Boot"),
         ("## Booting kernel from Legacy Image at 82000000 ...", "kernel_load", "U-Boot"),
         ("## Booting image at 21000000 ...", "kernel_load", "U-Boot"),  # U-Boot 1.x bootm
+        ("### JFFS2 loading 'uImage' to 0x80800000", "kernel_load", "U-Boot"),  # U-Boot 1.x fsload
+        ("### SQUASHFS loading 'image/uImage' to 0x80800000", "kernel_load", "U-Boot"),  # a vendor's fsload
+        ("YAMON> load", "kernel_load", "YAMON"),  # the environment's file
         ("TFTP from server 192.168.3.1; our IP address is 192.168.3.80", "kernel_load", "U-Boot"),
         ("RedBoot> fis load -l vmlinux.bin.l7", "kernel_load", "RedBoot"),
         ("YAMON> load -r tftp://10.145.2.248/zImage.srec", "kernel_load", "YAMON"),
@@ -403,7 +406,9 @@ def test_login_prompts_of_any_shape(line, found):
     assert ("login" in scan_lines(line).found) is found
 
 
-@pytest.mark.parametrize("line", ["root@Dji-Pro:~#", "/ # ", "~ # ", "# ", "$ ", "sh-4.4# ", "[root@host ~]# "])
+@pytest.mark.parametrize(
+    "line", ["root@Dji-Pro:~#", "root@(none):/# ", "/ # ", "~ # ", "# ", "$ ", "sh-4.4# ", "[root@host ~]# "]
+)
 def test_a_shell_prompt_after_the_kernel(line):
     assert "shell" in scan_lines("Linux version 6.1.0 (a@b) #1", line).found
     assert "shell" not in scan_lines(line).found, "before the kernel it is a bootloader's"
