@@ -275,6 +275,7 @@ def scan_lines(*lines):
         ("   [Linux-bzImage, setup=0x1c00, size=0x2e3ad8]", "kernel_load", "GRUB"),
         ("SILO Version 1.4.14", "bootloader", "SILO"),
         ("EFI stub: Booting Linux Kernel...", "starting_kernel", ""),
+        ("Uncompressing", "starting_kernel", ""),  # "Uncompressing Linux.......done." wrapped by a mailer
         ("Booting Linux via __start() @ 0x0000000000400000 ...", "starting_kernel", ""),
         ("=> tftpboot 0x42000000 uImage", "kernel_load", "U-Boot"),
         ("reading /zImage", "kernel_load", "U-Boot"),

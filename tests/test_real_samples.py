@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import tomllib
 from collections.abc import Callable
@@ -693,8 +694,10 @@ def test_variant_gives_the_same_values(name, variant):
     assert n >= (6 if whole else 4)  # wrapping cuts initcall lines: their timings are not compared
     if variant in WORDS:  # a quoted log indented: the indent goes with the quote marks
         word = "mail-quoted" if e.get("mail_quoted") else WORDS[variant]
-        if e.get("indented") and variant in ("indented", "tab-indented"):
-            word = "indented by '        '" if variant == "indented" else "indented by '\\t    '"  # its own indent too
+        if e.get("indented") and variant in ("indented", "tab-indented"):  # its own indent too
+            own = os.path.commonprefix([x[: len(x) - len(x.lstrip())] for x in physical_lines(data) if x.strip()])
+            first = b"    " if variant == "indented" else b"\t"
+            word = f"indented by {(first + own).decode()!r}"
         assert word in res["text"]["assumed"], res["text"]["assumed"]
     if variant == "grabserial" and e["linux_version_line"]:  # host times are the stamps
         assert res["milestones"]["linux_version"]["host_s"] == pytest.approx(e["linux_version_line"] * 0.01)
