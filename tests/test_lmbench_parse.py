@@ -395,3 +395,31 @@ def test_pipe_table_wrapped_by_a_mailer_is_joined_back():
     assert two["benchmarks"]["lat_proc_fork"]["metrics"][0]["value"] == 830
     assert "lat_proc_shell" not in three["benchmarks"]
     assert three["benchmarks"]["lat_proc_exec"]["metrics"][0]["value"] == 2850
+
+
+def test_a_diff_of_two_outputs_is_two_result_sets():
+    """`diff old new` of two raw outputs: the '<' lines are the first set, the '>' lines the
+    second (a second run: no header names either); one changed line is enough with its hunk
+    header; a line without '<' right after one (a mailer's wrap) stays on the old side."""
+    text = (
+        "3c3\n"
+        "< Simple syscall: 0.30 microseconds\n"
+        "---\n"
+        "> Simple syscall: 0.35 microseconds\n"
+        "7a8,9\n"
+        "> Pipe latency: 12.5 microseconds\n"
+        "9d10\n"
+        "< Process fork+exit: 300.5\n"
+        "microseconds\n"
+    )
+    res = lp.parse_any(text)
+    assert (res["format"], res["sides"]) == ("diff", ["raw", "raw"])
+    old, new = res["results"]
+    assert (old["run"], new["run"]) == (1, 2)
+    assert old["benchmarks"]["lat_syscall_null"]["metrics"][0]["value"] == 0.30
+    assert new["benchmarks"]["lat_syscall_null"]["metrics"][0]["value"] == 0.35
+    assert "lat_pipe" not in old["benchmarks"] and new["benchmarks"]["lat_pipe"]["metrics"][0]["line"] == 6
+    assert "lat_proc_fork" not in new["benchmarks"]
+    # quoted by a mail around it, the '>' lines keep one '>': still the new side
+    quoted = lp.parse_lmbench(("".join(f"> {line}\n" for line in text.splitlines())).encode())
+    assert quoted["results"][1]["benchmarks"]["lat_syscall_null"]["metrics"][0]["value"] == 0.35

@@ -286,7 +286,8 @@ CHECKED_LMBENCH = {
     "description",
     "untitled_pairs",
     "untitled_pair_count",
-    "pipe_tables",  # Markdown pipe tables: wrapped by a mailer too (test_lmbench_variant_gives_the_same_values)
+    "pipe_tables",
+    "header_lines",  # Markdown pipe tables: wrapped by a mailer too (test_lmbench_variant_gives_the_same_values)
 }
 WORDS_ONLY = {"notes", "initcall_format", "segfault_line"}  # a description, or noise that is no value
 
@@ -362,6 +363,11 @@ def check_lmbench(res: dict, e: dict, c: Checker) -> int:
         c.eq([rs["host"]], e["hosts"], "host")
         c.eq([rs["os"]], e["oses"], "OS")
         c.eq(rs["params"].get("mhz"), e.get("mhz"), "MHz")  # none without a [MHZ: ...] line
+    if e["format"] == "diff":  # two outputs compared: the old side's sets, then the new side's
+        c.eq(res["lmbench_version"], e["lmbench_version"], "lmbench version")
+        c.eq([r["host"] for r in res["results"]], e["hosts"], "hosts")
+        c.eq([r["os"] for r in res["results"]], e["oses"], "OSes")
+        c.eq([r["line"] for r in res["results"]], [c.mapl(n) for n in e["header_lines"]], "header lines")
     for x in e["metrics"]:
         x = {**x, "line": c.mapl(x["line"])}
         sets = [
