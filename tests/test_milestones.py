@@ -274,6 +274,9 @@ def scan_lines(*lines):
         ("kernel (hd0,1)/boot/calgary/bzImage root=/dev/sda2 console=ttyS1,19200", "kernel_load", "GRUB"),
         ("   [Linux-bzImage, setup=0x1c00, size=0x2e3ad8]", "kernel_load", "GRUB"),
         ("SILO Version 1.4.14", "bootloader", "SILO"),
+        ("ELILO boot: Uncompressing Linux... done", "kernel_load", "ELILO"),
+        ("ELILO boot: Uncompressing Linux... done", "starting_kernel", "ELILO"),
+        ("EFI version 1.10 [14.60] Build flags: EFI64 Running on Intel(R) Itanium", "first_stage", "UEFI"),
         ("EFI stub: Booting Linux Kernel...", "starting_kernel", ""),
         ("Uncompressing", "starting_kernel", ""),  # "Uncompressing Linux.......done." wrapped by a mailer
         ("Booting Linux via __start() @ 0x0000000000400000 ...", "starting_kernel", ""),
