@@ -275,6 +275,8 @@ def scan_lines(*lines):
         ("   [Linux-bzImage, setup=0x1c00, size=0x2e3ad8]", "kernel_load", "GRUB"),
         ("SILO Version 1.4.14", "bootloader", "SILO"),
         ("ELILO boot: Uncompressing Linux... done", "kernel_load", "ELILO"),
+        ("blob version 2.0.5-pre3 for Intel HCDDBBVA0 (Mainstone)", "bootloader", "blob"),
+        ("Loading kernel from flash ......... done", "kernel_load", "blob"),
         ("ELILO boot: Uncompressing Linux... done", "starting_kernel", "ELILO"),
         ("EFI version 1.10 [14.60] Build flags: EFI64 Running on Intel(R) Itanium", "first_stage", "UEFI"),
         ("EFI stub: Booting Linux Kernel...", "starting_kernel", ""),
