@@ -26,6 +26,9 @@ def check(res: dict, e: dict, mapl=lambda n: n) -> None:
     assert res["count"] == e["count"]
     assert res["total_us"] == e["total_us"]
     assert len(res["unfinished"]) == e["unfinished"]
+    if "problems" in e:  # initcalls that left preemption or interrupts wrong
+        got = [(p["line"], p["symbol"], p["why"]) for p in res["problems"]]
+        assert got == [(mapl(x["line"]), x["symbol"], x["why"]) for x in e["problems"]]
     by_line = {x["line"]: x for x in res["initcalls"]}
     for ex in e["examples"]:
         got = by_line[mapl(ex["line"])]
@@ -267,10 +270,16 @@ def test_initcalls_that_left_preemption_or_interrupts_wrong_are_listed():
             "initcall at 0xc0220000: foo_init+0x0/0x40(): returned with preemption imbalance",
             "[    1.000000] initcall bar_init+0x0/0x10 returned with disabled interrupts",
             "initcall at 0xc0220100: baz_init+0x0/0x40(): returned with error code -12",
+            "error in initcall at 0xc0391ad0: returned with preemption imbalance",  # 2.5-2.6.1x, no initcall_debug
+            "[    6.0] initcall snd_init+0x0/0x18 [snd] returned with preemption imbalance ",  # WARN's, a module's
         ]
     )
-    assert res["error"] == 3
+    assert res["error"] == 5
     assert [(p["line"], p["symbol"], p["why"]) for p in res["problems"]] == [
         (1, "foo_init+0x0/0x40", "preemption imbalance"),
         (2, "bar_init+0x0/0x10", "disabled interrupts"),
+        (4, "0xc0391ad0", "preemption imbalance"),
+        (5, "snd_init+0x0/0x18", "preemption imbalance"),
     ]
+    one = parse_initcalls(b"error in initcall at 0xc0391ad0: returned with preemption imbalance\n")
+    assert (one["count"], one["error"], one["format"]) == (0, 1, "old")  # a log with only that line is no error

@@ -15,9 +15,11 @@ each initcall (init/main.c, do_one_initcall and its helpers).  The wording chang
   2.6.28 - today   "calling  ipc_init+0x0/0x28 @ 1"                                 (@ pid)
                    "initcall ipc_init+0x0/0x28 returned 0 after 1872 usecs"
                    a module's: "initcall azx_driver_init+0x0/0xfca [snd_hda_intel] returned 0 after 4811 usecs"
-  any era          an initcall that left preemption or interrupts wrong: "initcall at 0x...: fn():
-                   returned with preemption imbalance", since 2.6.28 "initcall fn+0x0/0x10 returned
-                   with disabled interrupts" (counted as `error`, with the reason)
+  any era          an initcall that left preemption or interrupts wrong, printed with or without
+                   initcall_debug: "error in initcall at 0xc038da00: returned with preemption
+                   imbalance" (2.5-2.6.1x), "initcall at 0x...: fn(): returned with preemption
+                   imbalance", since 2.6.28 "initcall fn+0x0/0x10 returned with disabled
+                   interrupts" (a WARNING's first line; counted as `error`, listed in `problems`)
 
 Since 2.6.28 the lines are KERN_DEBUG: the console shows them only with `loglevel=8`
 (or `debug`, `ignore_loglevel`).  A kernel built without CONFIG_KALLSYMS prints the
@@ -66,9 +68,11 @@ RET_ADDR = re.compile(
 # without CONFIG_KALLSYMS the name after "msecs: " is left out
 RAN_FOR = re.compile(rf"^initcall (?P<addr>0x[0-9a-fA-F]+) ran for (?P<n>\d+) msecs(?::(?:\s+{_SYM})?)?(?:\s.*)?$")
 # an initcall that failed (2.6.0-2.6.27: "initcall at 0x...: fn(): returned with error code -19") or
-# left preemption or interrupts wrong (every era; since 2.6.28 "initcall fn+0x0/0x10 returned with ...")
+# left preemption or interrupts wrong (every era, initcall_debug or not: 2.5-2.6.1x "error in initcall
+# at 0xc038da00: returned with preemption imbalance", since 2.6.28 "initcall fn+0x0/0x10 returned with ...")
+_SYM2 = _SYM.replace("(?P<sym>", "(?P<sym2>")  # the same, a second group of one pattern
 ERR_OLD = re.compile(
-    rf"^initcall (?:at (?P<addr>0x[0-9a-fA-F]+)(?::\s+{_SYM})?:?|{_SYM.replace('sym>', 'sym2>')}{_MOD}) returned with "
+    rf"^(?:error in )?initcall (?:at (?P<addr>0x[0-9a-fA-F]+)(?::\s+{_SYM})?:?|{_SYM2}{_MOD}):? returned with "
     r"(?:error code (?P<rc>-?\d+)|(?P<why>(?:(?:preemption imbalance|disabled interrupts) ?){1,2}))"
 )
 # the start of an initcall line that a mailer cut in two: joined with the next line
@@ -187,6 +191,7 @@ class InitcallScan:
         r = ERR_OLD.match(body)
         if r:
             self.counts["error"] += 1
+            self._format("old" if r.group("addr") else "usecs")  # an address: 2.6.0-2.6.27; a symbol: 2.6.28-
             if r.group("why"):
                 self.problems.append(
                     {
@@ -344,7 +349,7 @@ def parse_initcalls(data: bytes | BinaryIO, name: str = "input") -> dict:
             scan.feed(n, host, line)
         lines = n
     res = scan.result()
-    if not res["count"] and not res["calling"]:
+    if not res["count"] and not res["calling"] and not res["error"]:
         raise ParseError(
             f"{name}: no initcall_debug lines in its {lines} lines (boot with 'initcall_debug', "
             "and 'loglevel=8' on 2.6.28 and later kernels)"
