@@ -743,6 +743,18 @@ def test_renode_log_file_of_a_linux_boot():
     )
 
 
+def test_a_renode_peripheral_path_before_every_line_is_taken_off():
+    log = (
+        b"sysbus.uart0: U-Boot 2019.10 (Nov 27 2019 - 22:15:13 -0800)\n"
+        b"sysbus.uart0: Starting kernel ...\n"
+        b"sysbus.uart0: [    0.000000] Linux version 5.0.9 (a@b) (gcc version 8.3.0) #1\n"
+        b"sysbus.uart0: [    2.100000] Freeing unused kernel memory: 104K\n"
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert (r["format"], r["bootloader"]["name"], r["kernel_version"]) == ("renode", "U-Boot", "5.0.9")
+    assert r["milestones"]["freeing_init"]["printk_s"] == 2.1 and r["milestones"]["starting_kernel"]["line"] == 2
+
+
 def test_a_simulators_info_prefix_is_taken_off():
     """sbt running a SpinalHDL SoC simulation prints "[info] " before every line of the UART."""
     log = (

@@ -26,7 +26,8 @@ Line prefixes (`stamps`), one per log:
                      `ts '%F %.T'`, a capture script, LAVA's logs with a UTC offset and two
                      spaces): `10:11:12.345678 text`, `2021-02-02 16:17:29.081000+00:00  text`
   renode             Renode's log of a UART: `12:34:56.7890 [INFO] uart0: [host: 0.38s (+0.38s)|virt:
-                     0.5ms (+0.5ms)] text` (the time of day and the machine's name optional), 1.x's
+                     0.5ms (+0.5ms)] text` (the time of day and the machine's name optional), a
+                     peripheral's path without a level (`sysbus.uart0: text`), 1.x's
                      `[DEBUG] cpu.uart: [+0.22s host +0s virt 0s virt from start] text`; host time =
                      the time of day, else the analyzer's host clock; the emulator's own lines
                      (`[WARNING] sysbus: ...`) keep their `name: text`
@@ -133,7 +134,10 @@ STAMPS.insert(  # before host-clock-bare: a Renode log file's lines begin with t
     [name for name, _ in STAMPS].index("host-clock"),
     (
         "renode",
-        re.compile(rf"^(?:\([\w.-]+\) )?(?:(\d\d):(\d\d):(\d\d)\.(\d+) )?\[(?:{RENODE_LEVELS})\] ([\w./:-]+?): ?(.*)$"),
+        re.compile(
+            rf"^(?:\([\w.-]+\) )?(?:(\d\d):(\d\d):(\d\d)\.(\d+) )?"
+            rf"(?:\[(?:{RENODE_LEVELS})\] ([\w./:-]+?)|(sysbus\.[\w.]+)): ?(.*)$"
+        ),
     ),
 )
 STAMPS.append(("sim-level", re.compile(r"^\[(?:info|warn|error|debug|success)\] ?(.*)$")))
@@ -497,11 +501,13 @@ class LogText:
 
     def _renode(self, m: re.Match) -> tuple[float | None, str]:
         """A Renode log line: a UART's text with its host time, or the emulator's own line."""
-        hh, mm, ss, frac, name, rest = m.groups()
+        hh, mm, ss, frac, name, bare, rest = m.groups()
         clock = _seconds(2000, 1, 1, int(hh), int(mm), int(ss), frac) if hh else None
         u, old = RENODE_UART_RE.match(rest), RENODE_OLD_RE.match(rest)
         if u is None and old is None:
-            text = f"{name}: {rest}"  # the emulator's own message, never a console line
+            # a peripheral's path without a level ("sysbus.uart0: text"): the UART's words; with a
+            # level and no analyzer clocks, the emulator's own message, never a console line
+            text = rest if bare else f"{name}: {rest}"
             host = clock
         else:
             text = (u or old).group(3)  # type: ignore[union-attr]
