@@ -276,6 +276,8 @@ def scan_lines(*lines):
         ("SILO Version 1.4.14", "bootloader", "SILO"),
         ("ELILO boot: Uncompressing Linux... done", "kernel_load", "ELILO"),
         ("blob version 2.0.5-pre3 for Intel HCDDBBVA0 (Mainstone)", "bootloader", "blob"),
+        ("OpenBoot 3.2.30, 3840 MB memory installed, Serial #9039287.", "bootloader", "Open Firmware"),
+        ("{6} ok boot net:dhcp -p root=/dev/nfs", "kernel_load", "Open Firmware"),
         ("Loading kernel from flash ......... done", "kernel_load", "blob"),
         ("ELILO boot: Uncompressing Linux... done", "starting_kernel", "ELILO"),
         ("EFI version 1.10 [14.60] Build flags: EFI64 Running on Intel(R) Itanium", "first_stage", "UEFI"),

@@ -312,7 +312,7 @@ def test_real_samples_cover_the_eras_and_architectures():
     versions = {EXPECTED[n]["kernel_version"][:3] for n in BOOTLOGS if EXPECTED[n]["kernel_version"]}
     archs = {EXPECTED[n]["arch"] for n in BOOTLOGS}
     assert {"2.2", "2.4", "2.6", "3.0", "4.9", "5.1", "6.8"} <= versions
-    assert {"arm", "mips", "powerpc", "x86", "sh", "alpha", "riscv", "ia64"} <= archs
+    assert {"arm", "mips", "powerpc", "x86", "sh", "alpha", "riscv", "ia64", "sparc"} <= archs
     versions = {EXPECTED[n]["lmbench_version"] for n in LMBENCH if EXPECTED[n]["format"] == "summary"}
     assert {"1.0", "1.9", "2.0", "3.0"} <= versions
 
