@@ -26,6 +26,9 @@ def check(res: dict, e: dict, mapl=lambda n: n) -> None:
     assert res["count"] == e["count"]
     assert res["total_us"] == e["total_us"]
     assert len(res["unfinished"]) == e["unfinished"]
+    if "problems" in e:  # initcalls that left preemption or interrupts wrong
+        got = [(p["line"], p["symbol"], p["why"]) for p in res["problems"]]
+        assert got == [(mapl(x["line"]), x["symbol"], x["why"]) for x in e["problems"]]
     by_line = {x["line"]: x for x in res["initcalls"]}
     for ex in e["examples"]:
         got = by_line[mapl(ex["line"])]
@@ -232,3 +235,51 @@ def test_cli_table_json_and_map(tmp_path):
     assert p.returncode == 2 and p.stderr.strip() == "bringup: error: --map: only for 'parse initcalls'"
     p = run_cli("parse", "initcalls", str(tmp_path / "missing.log"))
     assert p.returncode != 0 and len(p.stderr.strip().splitlines()) == 1 and "missing.log" in p.stderr
+
+
+def test_mm_trees_print_an_address_and_a_name_with_the_time():
+    """-mm and vendor 2.6.2x trees: "initcall 0x...: fn() returned N after N msecs", the
+    'Calling initcall 0x...' line before it; keyed by the address, named by the function."""
+    res = feed(
+        [
+            "[    0.210000] Calling initcall 0xc0123456: ipc_init+0x0/0x28()",
+            "[    0.213000] initcall 0xc0123456: ipc_init+0x0/0x28() returned 0 after 3 msecs",
+            "[    0.213100] Calling initcall 0xc0123500: foo_init+0x0/0x40()",
+            "[    0.225200] initcall 0xc0123500: foo_init+0x0/0x40() returned -19 after 12 msecs",
+        ]
+    )
+    assert res["format"] == "addr_after" and res["count"] == 2 and res["total_us"] == 15000
+    got = [(e["fn"], e["address"], e["us"], e["rc"], e["start_s"], e["call_line"]) for e in res["initcalls"]]
+    assert got == [("ipc_init", "0xc0123456", 3000, 0, 0.21, 1), ("foo_init", "0xc0123500", 12000, -19, 0.2131, 3)]
+    assert res["unfinished"] == []
+
+
+def test_without_kallsyms_the_ran_for_line_has_no_name():
+    """2.6.25 without CONFIG_KALLSYMS: "Calling initcall 0x...", "initcall 0x... returned 0.",
+    "initcall 0x... ran for 4 msecs: " (the name left out, a space at the end)."""
+    res = feed(
+        ["Calling initcall 0xc0123456", "initcall 0xc0123456 returned 0.", "initcall 0xc0123456 ran for 4 msecs: "]
+    )
+    (e,) = res["initcalls"]
+    assert (e["fn"], e["us"], e["rc"], res["format"], res["ran_for"]) == ("0xc0123456", 4000, 0, "ran_for", 1)
+
+
+def test_initcalls_that_left_preemption_or_interrupts_wrong_are_listed():
+    res = feed(
+        [
+            "initcall at 0xc0220000: foo_init+0x0/0x40(): returned with preemption imbalance",
+            "[    1.000000] initcall bar_init+0x0/0x10 returned with disabled interrupts",
+            "initcall at 0xc0220100: baz_init+0x0/0x40(): returned with error code -12",
+            "error in initcall at 0xc0391ad0: returned with preemption imbalance",  # 2.5-2.6.1x, no initcall_debug
+            "[    6.0] initcall snd_init+0x0/0x18 [snd] returned with preemption imbalance ",  # WARN's, a module's
+        ]
+    )
+    assert res["error"] == 5
+    assert [(p["line"], p["symbol"], p["why"]) for p in res["problems"]] == [
+        (1, "foo_init+0x0/0x40", "preemption imbalance"),
+        (2, "bar_init+0x0/0x10", "disabled interrupts"),
+        (4, "0xc0391ad0", "preemption imbalance"),
+        (5, "snd_init+0x0/0x18", "preemption imbalance"),
+    ]
+    one = parse_initcalls(b"error in initcall at 0xc0391ad0: returned with preemption imbalance\n")
+    assert (one["count"], one["error"], one["format"]) == (0, 1, "old")  # a log with only that line is no error

@@ -363,3 +363,63 @@ def test_a_pasted_command_line_names_the_pairs_after_it():
         "bw_file_rd": [("read bandwidth 1M", 2101.1, 11)],
     }
     assert all(m["unit"] == "MB/s" for v in rs["benchmarks"].values() for m in v["metrics"])
+
+
+def test_pipe_table_wrapped_by_a_mailer_is_joined_back():
+    """A Markdown pipe table a mailer wrapped at 72 columns: the header over two lines before
+    its rule, a spaced rule cut in two, a row cut inside 'Linux 2.6.25' and one cut right
+    after a '|'; each row is numbered as its first line.  A row with fewer cells than the
+    header is complete when what follows is a row or prose (even with a '|' in it)."""
+    text = (
+        "## Processor, Processes - Times in Microseconds (Smaller is Better)\n"  # 1
+        "| Host | OS | Mhz | null call | null I/O | stat | open clos | slct TCP\n"  # 2
+        "| sig inst | sig hndl | fork proc | exec proc | sh proc |\n"  # 3
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"  # 4: a rule cut ...
+        "--- |\n"  # 5
+        "| larsa | Linux\n"  # 6
+        "2.6.25 | 897 | 0.31 | 0.52 | 4.1 | 5.82 | 8.1 | 1.0 | 4.3 | 822 | 2811 | 11.K |\n"  # 7
+        "| larsa | Linux 2.6.25 | 897 | 0.32 | 0.53 | 4.2 | 5.90 | 8.2 |\n"  # 8
+        "1.1 | 4.4 | 830 | 2830 | 11.K |\n"  # 9
+        "| larsa | Linux 2.6.25 | 897 | 0.33 | 0.54 | 4.3 | 5.95 | 8.3 | 1.2 | 4.5 | 840 | 2850 |\n"  # 10
+        "and the same with the patch applied | as you can see\n"  # 11
+    )
+    one, two, three = lp.parse_any(text)["results"]
+    assert [(r["os"], r["run"], r["line"]) for r in (one, two, three)] == [
+        ("Linux 2.6.25", 1, 6),
+        ("Linux 2.6.25", 2, 8),
+        ("Linux 2.6.25", 3, 10),
+    ]
+    sh = [r["benchmarks"]["lat_proc_shell"]["metrics"][0] for r in (one, two)]
+    assert [(m["value"], m["line"]) for m in sh] == [(11000.0, 6), (11000.0, 8)]
+    assert two["benchmarks"]["lat_sig_install"]["metrics"][0]["value"] == 1.1
+    assert two["benchmarks"]["lat_proc_fork"]["metrics"][0]["value"] == 830
+    assert "lat_proc_shell" not in three["benchmarks"]
+    assert three["benchmarks"]["lat_proc_exec"]["metrics"][0]["value"] == 2850
+
+
+def test_a_diff_of_two_outputs_is_two_result_sets():
+    """`diff old new` of two raw outputs: the '<' lines are the first set, the '>' lines the
+    second (a second run: no header names either); one changed line is enough with its hunk
+    header; a line without '<' right after one (a mailer's wrap) stays on the old side."""
+    text = (
+        "3c3\n"
+        "< Simple syscall: 0.30 microseconds\n"
+        "---\n"
+        "> Simple syscall: 0.35 microseconds\n"
+        "7a8,9\n"
+        "> Pipe latency: 12.5 microseconds\n"
+        "9d10\n"
+        "< Process fork+exit: 300.5\n"
+        "microseconds\n"
+    )
+    res = lp.parse_any(text)
+    assert (res["format"], res["sides"]) == ("diff", ["raw", "raw"])
+    old, new = res["results"]
+    assert (old["run"], new["run"]) == (1, 2)
+    assert old["benchmarks"]["lat_syscall_null"]["metrics"][0]["value"] == 0.30
+    assert new["benchmarks"]["lat_syscall_null"]["metrics"][0]["value"] == 0.35
+    assert "lat_pipe" not in old["benchmarks"] and new["benchmarks"]["lat_pipe"]["metrics"][0]["line"] == 6
+    assert "lat_proc_fork" not in new["benchmarks"]
+    # quoted by a mail around it, the '>' lines keep one '>': still the new side
+    quoted = lp.parse_lmbench(("".join(f"> {line}\n" for line in text.splitlines())).encode())
+    assert quoted["results"][1]["benchmarks"]["lat_syscall_null"]["metrics"][0]["value"] == 0.35

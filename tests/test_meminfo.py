@@ -226,6 +226,18 @@ def test_a_part_name_a_screen_cut_with_a_dollar_is_the_one_it_begins():
     assert m.get("rwdata_kb") is None and m["rodata_kb"] == 960  # "r": rwdata, rodata or reserved
 
 
+def test_a_part_name_cut_at_the_end_of_a_screen_line_is_the_one_it_begins():
+    """minicom's saved screen cuts a line at column 80 and leaves the line's last character
+    there: "2512k reserv)" (an SH4 LANDISK, read by hand: 2512k reserved); an unknown last
+    name that begins no known one, or several, fills nothing."""
+    m = meminfo.parse_memory("Memory: 62976k/63024k available (1423k kernel code, 2512k reserv)")
+    assert (m["available_kb"], m["kernel_code_kb"], m["reserved_kb"], m["data_kb"]) == (62976, 1423, 2512, None)
+    m = meminfo.parse_memory("Memory: 62976k/63024k available (1423k kernel code, 2512k foo)")
+    assert m["reserved_kb"] is None and m["parts_kb"]["foo"] == 2512
+    m = meminfo.parse_memory("Memory: 62976k/63024k available (1423k kernel code, 2512k r)")
+    assert (m["reserved_kb"], m.get("rwdata_kb"), m.get("rodata_kb")) == (None, None, None)
+
+
 def test_a_truncated_memory_line_joins_no_kernel_line():
     m = meminfo.parse_memory(
         "Memory: 126304k/131072k available (1684k kernel code, 4768k reserved, 216k data,\n"

@@ -274,12 +274,23 @@ def scan_lines(*lines):
         ("kernel (hd0,1)/boot/calgary/bzImage root=/dev/sda2 console=ttyS1,19200", "kernel_load", "GRUB"),
         ("   [Linux-bzImage, setup=0x1c00, size=0x2e3ad8]", "kernel_load", "GRUB"),
         ("SILO Version 1.4.14", "bootloader", "SILO"),
+        ("ELILO boot: Uncompressing Linux... done", "kernel_load", "ELILO"),
+        ("blob version 2.0.5-pre3 for Intel HCDDBBVA0 (Mainstone)", "bootloader", "blob"),
+        ("OpenBoot 3.2.30, 3840 MB memory installed, Serial #9039287.", "bootloader", "Open Firmware"),
+        ("{6} ok boot net:dhcp -p root=/dev/nfs", "kernel_load", "Open Firmware"),
+        ("Loading kernel from flash ......... done", "kernel_load", "blob"),
+        ("ELILO boot: Uncompressing Linux... done", "starting_kernel", "ELILO"),
+        ("EFI version 1.10 [14.60] Build flags: EFI64 Running on Intel(R) Itanium", "first_stage", "UEFI"),
         ("EFI stub: Booting Linux Kernel...", "starting_kernel", ""),
+        ("Uncompressing", "starting_kernel", ""),  # "Uncompressing Linux.......done." wrapped by a mailer
         ("Booting Linux via __start() @ 0x0000000000400000 ...", "starting_kernel", ""),
         ("=> tftpboot 0x42000000 uImage", "kernel_load", "U-Boot"),
         ("reading /zImage", "kernel_load", "U-Boot"),
         ("## Booting kernel from Legacy Image at 82000000 ...", "kernel_load", "U-Boot"),
         ("## Booting image at 21000000 ...", "kernel_load", "U-Boot"),  # U-Boot 1.x bootm
+        ("### JFFS2 loading 'uImage' to 0x80800000", "kernel_load", "U-Boot"),  # U-Boot 1.x fsload
+        ("### SQUASHFS loading 'image/uImage' to 0x80800000", "kernel_load", "U-Boot"),  # a vendor's fsload
+        ("YAMON> load", "kernel_load", "YAMON"),  # the environment's file
         ("TFTP from server 192.168.3.1; our IP address is 192.168.3.80", "kernel_load", "U-Boot"),
         ("RedBoot> fis load -l vmlinux.bin.l7", "kernel_load", "RedBoot"),
         ("YAMON> load -r tftp://10.145.2.248/zImage.srec", "kernel_load", "YAMON"),
@@ -403,7 +414,9 @@ def test_login_prompts_of_any_shape(line, found):
     assert ("login" in scan_lines(line).found) is found
 
 
-@pytest.mark.parametrize("line", ["root@Dji-Pro:~#", "/ # ", "~ # ", "# ", "$ ", "sh-4.4# ", "[root@host ~]# "])
+@pytest.mark.parametrize(
+    "line", ["root@Dji-Pro:~#", "root@(none):/# ", "/ # ", "~ # ", "# ", "$ ", "sh-4.4# ", "[root@host ~]# "]
+)
 def test_a_shell_prompt_after_the_kernel(line):
     assert "shell" in scan_lines("Linux version 6.1.0 (a@b) #1", line).found
     assert "shell" not in scan_lines(line).found, "before the kernel it is a bootloader's"
@@ -663,3 +676,115 @@ def test_a_panics_end_trailer_is_the_same_panic_not_a_later_fault():
     )
     r = ms.parse_bootlog(oops_first.encode(), load_rules())
     assert r["fault"]["kind"] == "oops" and [f["line"] for f in r["later_faults"]] == [4]  # no panic line before it
+
+
+# Renode's log of nRF52840 firmware, as a README publishes it (lines copied verbatim from a
+# public Zephyr workshop repository, apps/10-renode/README.md, "Expected outcome")
+RENODE_ZEPHYR = b"""Starting emulation...
+[INFO] nrf52840: Machine started.
+[WARNING] sysbus: [cpu: 0x4E8E] (tag: 'FICR') ReadDoubleWord from non existing peripheral at 0x10000130, \
+returning 0x00000000.
+[WARNING] uart0: Unhandled write to offset 0x50C. Unhandled bits: [0, 3-31] when writing value 0x6. Tags: \
+PIN (0x6), PORT (0x0), RESERVED (0x0), CONNECT (0x0).
+[INFO] uart0: [host: 0.38s (+0.38s)|virt: 0.5ms (+0.5ms)] *** Booting Zephyr OS build v4.4.0 ***
+[INFO] uart0: [host: 0.38s (+1.64ms)|virt:    0.5ms (+0s)] Hello from the Zephyr testing workshop!
+[INFO] uart0: [host:   1.3s (+0.91s)|virt:       1s (+1s)] uart:~$ tick 1, led0 on
+[INFO] uart0: [host:      2.3s (+1s)|virt:       2s (+1s)] tick 2, led0 off
+"""
+
+
+def test_renode_uart_lines_are_the_console_with_the_analyzers_host_time():
+    import io
+
+    from bringup.parse.logtext import LogText
+
+    t = LogText(io.BytesIO(RENODE_ZEPHYR))
+    lines = list(t.lines())
+    assert t.stamps == "renode"
+    assert lines[4] == (5, 0.0, "*** Booting Zephyr OS build v4.4.0 ***")
+    assert lines[6] == (7, 0.92, "uart:~$ tick 1, led0 on")  # 1.3 s - 0.38 s
+    assert lines[7] == (8, 1.92, "tick 2, led0 off")
+    assert lines[1] == (2, None, "nrf52840: Machine started.")  # the emulator's own line keeps its name
+    assert lines[0] == (1, None, "Starting emulation...")
+
+
+def test_renode_log_file_of_a_linux_boot():
+    """Renode's log file: the time of day before the level (the host time), the machine's name
+    before the UART's, the monitor's prompt glued to a line; Renode 1.x's analyzer stamps
+    ("[+0.22s host +0s virt 0s virt from start]") are steps of the host time."""
+    log = (
+        b"12:00:00.1000 [INFO] litex: Machine started.\n"
+        b"(litex) 12:00:00.5000 [INFO] litex/uart: [host: 0.38s (+0.38s)|virt: 0.5ms (+0.5ms)] "
+        b"U-Boot 2019.10 (Nov 27 2019 - 22:15:13 -0800)\n"
+        b"12:00:00.6000 [INFO] litex/uart: [host: 0.48s (+0.1s)|virt: 0.6ms (+0.1ms)] Starting kernel ...\n"
+        b"12:00:01.5000 [INFO] litex/uart: [host: 1.38s (+0.9s)|virt: 1ms (+0.4ms)] "
+        b"[    0.000000] Linux version 5.0.0 (a@b) (gcc version 8.3.0) #1 Mon\n"
+        b"12:00:02.5000 [INFO] litex/uart: [host: 2.38s (+1s)|virt: 2s (+1s)] "
+        b"[    1.000000] Freeing unused kernel memory: 104K\n"
+        b"12:00:03.5000 [INFO] litex/uart: [host: 3.38s (+1s)|virt: 3s (+1s)] buildroot login:\n"
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert r["format"] == "renode" and r["bootloader"]["name"] == "U-Boot"
+    m = r["milestones"]
+    assert (m["bootloader"]["line"], m["bootloader"]["host_s"]) == (2, 0.4)
+    assert (m["linux_version"]["host_s"], m["linux_version"]["printk_s"]) == (1.4, 0.0)
+    assert (m["freeing_init"]["host_s"], m["login"]["host_s"], r["complete"]) == (2.4, 3.4, True)
+    old = (
+        b"[INFO] machine-0: Machine started.\n"
+        b"[DEBUG] cpu.uartSemihosting: [+0.22s host +0s virt 0s virt from start] U-Boot 2019.10 (Nov 27 2019)\n"
+        b"[DEBUG] cpu.uartSemihosting: [+2.5ms host +0s virt 0.1s] [    0.000000] Linux version 5.0.0 (a@b) #1\n"
+        b"[DEBUG] cpu.uartSemihosting: [+1.5s host +1s virt 1.1s] [    1.000000] Freeing unused kernel memory: 104K\n"
+    )
+    m = ms.parse_bootlog(old, load_rules())["milestones"]
+    mixed = ms.parse_bootlog(b"03:27:32.4340 " + old, load_rules())["milestones"]  # a clock on one line only
+    assert mixed["linux_version"]["line"] == 3 and mixed["linux_version"]["host_s"] is None
+    assert (m["bootloader"]["host_s"], m["linux_version"]["host_s"], m["freeing_init"]["host_s"]) == (
+        0.0,
+        0.0025,
+        1.5025,
+    )
+
+
+def test_a_renode_peripheral_path_before_every_line_is_taken_off():
+    log = (
+        b"sysbus.uart0: U-Boot 2019.10 (Nov 27 2019 - 22:15:13 -0800)\n"
+        b"sysbus.uart0: Starting kernel ...\n"
+        b"sysbus.uart0: [    0.000000] Linux version 5.0.9 (a@b) (gcc version 8.3.0) #1\n"
+        b"sysbus.uart0: [    2.100000] Freeing unused kernel memory: 104K\n"
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert (r["format"], r["bootloader"]["name"], r["kernel_version"]) == ("renode", "U-Boot", "5.0.9")
+    assert r["milestones"]["freeing_init"]["printk_s"] == 2.1 and r["milestones"]["starting_kernel"]["line"] == 2
+
+
+def test_a_simulators_info_prefix_is_taken_off():
+    """sbt running a SpinalHDL SoC simulation prints "[info] " before every line of the UART."""
+    log = (
+        b"[info] *** VexRiscv BIOS ***\n"
+        b"[info] U-Boot 2019.10-00004-g7b85f84abb-dirty (Nov 27 2019 - 22:15:13 -0800)\n"
+        b"[info] Starting kernel ...\n"
+        b"[info] [    0.000000] Linux version 5.0.9 (a@b) (gcc version 8.3.0 (Buildroot 2019.05)) #1\n"
+        b"[info] [    2.100000] Freeing unused kernel memory: 104K\n"
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert r["format"] == "sim-level" and r["kernel_version"] == "5.0.9"
+    assert r["bootloader"]["text"].startswith("U-Boot 2019.10-00004")
+    assert r["milestones"]["freeing_init"]["printk_s"] == 2.1
+
+
+def test_mips_die_header_names_its_source_line_anywhere_in_a_line():
+    """MIPS 2.6's die(): "<message> in <file>::<function>, line N[#k]:", glued to the bus
+    error's message and an init script's output when they shared the line; a user program's
+    bus error alone ("Data bus error, epc == ...") is no kernel fault."""
+    log = (
+        b"YAMON> load\n"
+        b"YAMON> go . ip=dhcp\n"
+        b"Linux version 2.6.12-rc1 (a@b) (gcc version 3.4.1) #1 Mon Apr 4 15:21:59 EDT 2005\n"
+        b"Data bus error, epc == 2ab0c860, ra == 2ab0cce4\n"
+        b"Bringing up loopback interface:  Data bus error, epc == 80228860, ra == 80177ce4"
+        b"Oops in arch/mips/kernel/traps.c::do_be, line 336[#1]:\n"
+        b"CoreHi interrupt in arch/mips/mips-boards/malta/malta_int.c::corehi_irqdispatch, line 180[#2]:\n"
+    )
+    r = ms.parse_bootlog(log, load_rules())
+    assert (r["fault"]["kind"], r["fault"]["line"]) == ("oops", 5)
+    assert r["milestones"]["kernel_load"]["line"] == 1 and r["bootloader"]["name"] == "YAMON"

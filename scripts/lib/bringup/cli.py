@@ -438,6 +438,8 @@ def _initcall_table(res: dict, top: int) -> str:
     ]
     if res["unfinished"]:
         out.append("still running where the log ends: " + ", ".join(u["fn"] for u in res["unfinished"][:10]))
+    if res.get("problems"):
+        out.append("left wrong: " + ", ".join(f"{p['symbol']} ({p['why']})" for p in res["problems"][:10]))
     timed = sorted((e for e in res["initcalls"] if e["us"] is not None), key=lambda e: -e["us"])[:top]
     if timed:
         out += ["", f"{'ms':>10}  {'start s':>10}  {'level':<8}  initcall"]

@@ -7,11 +7,19 @@ each initcall (init/main.c, do_one_initcall and its helpers).  The wording chang
                    "initcall 0xc0123456: ipc_init+0x0/0x28() returned 0."         (no time)
                    "initcall at 0xc0123456: ipc_init+0x0/0x28(): returned with error code -19"
   2.6.25           also "initcall 0xc0123456 ran for 3 msecs: ipc_init+0x0/0x28()"
+                   (without CONFIG_KALLSYMS the name is left out: "... ran for 3 msecs: ")
+  -mm, vendor      "initcall 0xc0123456: ipc_init+0x0/0x28() returned 0 after 3 msecs" (an
+  2.6.2x trees     address and a name, with the time)
   2.6.26 - 2.6.27  "calling  ipc_init+0x0/0x28"
                    "initcall ipc_init+0x0/0x28 returned 0 after 3 msecs"
   2.6.28 - today   "calling  ipc_init+0x0/0x28 @ 1"                                 (@ pid)
                    "initcall ipc_init+0x0/0x28 returned 0 after 1872 usecs"
                    a module's: "initcall azx_driver_init+0x0/0xfca [snd_hda_intel] returned 0 after 4811 usecs"
+  any era          an initcall that left preemption or interrupts wrong, printed with or without
+                   initcall_debug: "error in initcall at 0xc038da00: returned with preemption
+                   imbalance" (2.5-2.6.1x), "initcall at 0x...: fn(): returned with preemption
+                   imbalance", since 2.6.28 "initcall fn+0x0/0x10 returned with disabled
+                   interrupts" (a WARNING's first line; counted as `error`, listed in `problems`)
 
 Since 2.6.28 the lines are KERN_DEBUG: the console shows them only with `loglevel=8`
 (or `debug`, `ignore_loglevel`).  A kernel built without CONFIG_KALLSYMS prints the
@@ -52,19 +60,34 @@ RET_NEW = re.compile(
     rf"^initcall\s+{_SYM}{_MOD}\s+returned\s+(?P<rc>-?\d+)\s+after\s+(?P<n>\d+)\s+(?P<unit>usecs|msecs)\b"
 )
 RET_OLD = re.compile(rf"^initcall (?P<addr>0x[0-9a-fA-F]+)(?::\s+{_SYM})?\s+returned (?P<rc>-?\d+)\.(?:\s.*)?$")
-RAN_FOR = re.compile(rf"^initcall (?P<addr>0x[0-9a-fA-F]+) ran for (?P<n>\d+) msecs(?::\s+{_SYM})?(?:\s.*)?$")
-ERR_OLD = re.compile(rf"^initcall at (?P<addr>0x[0-9a-fA-F]+)(?::\s+{_SYM})?:? returned with error code (?P<rc>-?\d+)")
+# an address and a name, with the time (-mm and vendor 2.6.2x trees): keyed by the address
+RET_ADDR = re.compile(
+    rf"^initcall (?P<addr>0x[0-9a-fA-F]+):\s+{_SYM}{_MOD}\s+returned\s+(?P<rc>-?\d+)\s+after\s+(?P<n>\d+)\s+"
+    r"(?P<unit>usecs|msecs)\b"
+)
+# without CONFIG_KALLSYMS the name after "msecs: " is left out
+RAN_FOR = re.compile(rf"^initcall (?P<addr>0x[0-9a-fA-F]+) ran for (?P<n>\d+) msecs(?::(?:\s+{_SYM})?)?(?:\s.*)?$")
+# an initcall that failed (2.6.0-2.6.27: "initcall at 0x...: fn(): returned with error code -19") or
+# left preemption or interrupts wrong (every era, initcall_debug or not: 2.5-2.6.1x "error in initcall
+# at 0xc038da00: returned with preemption imbalance", since 2.6.28 "initcall fn+0x0/0x10 returned with ...")
+_SYM2 = _SYM.replace("(?P<sym>", "(?P<sym2>")  # the same, a second group of one pattern
+ERR_OLD = re.compile(
+    rf"^(?:error in )?initcall (?:at (?P<addr>0x[0-9a-fA-F]+)(?::\s+{_SYM})?:?|{_SYM2}{_MOD}):? returned with "
+    r"(?:error code (?P<rc>-?\d+)|(?P<why>(?:(?:preemption imbalance|disabled interrupts) ?){1,2}))"
+)
 # the start of an initcall line that a mailer cut in two: joined with the next line
 UNFINISHED = re.compile(r"^(?:initcall\s+\S+(?:\s+\S+){0,4}|calling\s+\S+(?:\s+\[[\w.-]+\])?\s+@=?)\s*$")
 
 FORMATS = {
     "old": "2.6.0-2.6.25: 'Calling initcall 0x...: fn()' / 'initcall 0x...: fn() returned N.' (no times before 2.6.25)",
     "ran_for": "2.6.25: 'initcall 0x... ran for N msecs: fn()'",
+    "addr_after": "-mm and vendor 2.6.2x: 'initcall 0x...: fn() returned N after N msecs'",
     "msecs": "2.6.26-2.6.27: 'calling  fn' / 'initcall fn returned N after N msecs'",
     "usecs": "2.6.28 and later: 'calling  fn @ pid' / 'initcall fn returned N after N usecs'",
 }
 MAX_INITCALLS = 20_000
 MAX_OPEN = 10_000
+MAX_PROBLEMS = 50
 
 LEVELS = ("early", "pure", "core", "postcore", "arch", "subsys", "fs", "rootfs", "device", "late")
 _LEVEL_OF = dict(zip(("early", "0", "1", "2", "3", "4", "5", "rootfs", "6", "7"), LEVELS, strict=True))
@@ -89,6 +112,7 @@ class InitcallScan:
         self.total_us = 0
         self.formats: dict[str, int] = {}
         self.counts = {"calling": 0, "returned": 0, "ran_for": 0, "error": 0}
+        self.problems: list[dict] = []  # "returned with preemption imbalance / disabled interrupts"
         self._open: dict[str, dict] = {}  # a 'calling' line waiting for its result, by symbol
         self._pending: dict[str, dict] = {}  # 2.6.2x: 'returned N.' waiting for 'ran for'
         self._held: tuple[int, float | None, str, float | None] | None = None  # a wrapped line's first half
@@ -124,6 +148,10 @@ class InitcallScan:
             self._call(c.group("addr"), n, host, pk, None, name=c.group("sym"), old=True)
             self._format("old")
             return True
+        return self._result(n, host, pk, body)
+
+    def _result(self, n: int, host: float | None, pk: float | None, body: str) -> bool:
+        """A line that ends an initcall (of any era), or says it failed."""
         r = RET_NEW.match(body)
         if r:
             us = integer(r.group("n")) * (1000 if r.group("unit") == "msecs" else 1)
@@ -131,6 +159,15 @@ class InitcallScan:
             self.counts["returned"] += 1
             sym, printed = r.group("sym"), f"{r.group('n')} {r.group('unit')}"
             self._done(sym, r.group("mod"), None, us, integer(r.group("rc")), n, host, pk, printed)
+            return True
+        r = RET_ADDR.match(body)
+        if r:
+            us = integer(r.group("n")) * (1000 if r.group("unit") == "msecs" else 1)
+            self._format("addr_after")
+            self.counts["returned"] += 1
+            printed = f"{r.group('n')} {r.group('unit')}"
+            addr, rc = r.group("addr"), integer(r.group("rc"))
+            self._done(addr, r.group("mod"), r.group("sym"), us, rc, n, host, pk, printed)
             return True
         r = RET_OLD.match(body)
         if r:
@@ -154,8 +191,18 @@ class InitcallScan:
         r = ERR_OLD.match(body)
         if r:
             self.counts["error"] += 1
-            p = self._pending.get(r.group("addr"))
-            if p is not None:
+            self._format("old" if r.group("addr") else "usecs")  # an address: 2.6.0-2.6.27; a symbol: 2.6.28-
+            if r.group("why"):
+                self.problems.append(
+                    {
+                        "line": n,
+                        "symbol": r.group("sym") or r.group("sym2") or r.group("addr"),
+                        "why": r.group("why").strip(),
+                    }
+                )
+                del self.problems[:-MAX_PROBLEMS]
+            p = self._pending.get(r.group("addr") or "")
+            if p is not None and r.group("rc") is not None:
                 p["rc"] = integer(r.group("rc"))
             return True
         return False
@@ -227,8 +274,9 @@ class InitcallScan:
     def result(self) -> dict:
         self.finish()
         fmt = max(self.formats, key=lambda k: self.formats[k]) if self.formats else None
-        if self.formats.get("ran_for"):
-            fmt = "ran_for"
+        for timed in ("addr_after", "ran_for"):  # the wording with times, whatever 'Calling' lines say
+            if self.formats.get(timed):
+                fmt = timed
         unfinished = [
             {"symbol": k, "fn": _fn(v["name"] or k), "line": v["line"], "start_s": v["pk"]}
             for k, v in self._open.items()
@@ -242,6 +290,7 @@ class InitcallScan:
             "total_us": self.total_us,
             "dropped": self.dropped,
             "unfinished": unfinished[:50],
+            "problems": self.problems,
             "initcalls": self.entries,
         }
 
@@ -300,7 +349,7 @@ def parse_initcalls(data: bytes | BinaryIO, name: str = "input") -> dict:
             scan.feed(n, host, line)
         lines = n
     res = scan.result()
-    if not res["count"] and not res["calling"]:
+    if not res["count"] and not res["calling"] and not res["error"]:
         raise ParseError(
             f"{name}: no initcall_debug lines in its {lines} lines (boot with 'initcall_debug', "
             "and 'loglevel=8' on 2.6.28 and later kernels)"

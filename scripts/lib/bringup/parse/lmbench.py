@@ -5,7 +5,9 @@ Reads, in every published shape:
   - lmbench's summary tables of lmbench 1.x, 2.x, 3.x (parse/lmbench_summary.py);
   - lmbench's results files (`[lmbench3.0 results for ...]`: the tools' outputs one
     after the other with quoted block titles);
-  - the tools' raw outputs, as pasted in mails.
+  - the tools' raw outputs, as pasted in mails;
+  - a `diff` of two of them (a results file before and after a change): the `<` side
+    and the `>` side (which reaches parse_any unquoted, as a mail quote) are two sets.
 
 Outputs of the tools:
   "Simple syscall: 0.1241 microseconds"          labeled value, in microseconds, usecs,
@@ -63,6 +65,10 @@ RESULTS_HEAD = re.compile(r"^\[lmbench([0-9.]+) results for (.*)\]$")
 VERSION_HEAD = re.compile(r"^\[LMBENCH[_ ]VER(?:SION)?: (?:lmbench-?)?(.*?)\s*\]$")
 MHZ_HEAD = re.compile(r"^\[MHZ: (\d+(?:\.\d+)?) MHz")
 MAX_LINES = 2_000_000
+# `diff` between two outputs: its hunk headers ("86,107c86,107") and separators ("---")
+DIFF_MARK = re.compile(r"^(?:\d+(?:,\d+)?[acd]\d+(?:,\d+)?|---)$")
+DIFF_NEW = re.compile(r"^\s*> ?")
+DIFF_OLD_LINES = 3  # '<' lines needed to take a text for a diff
 
 UNITS = {
     "microseconds": "us",
@@ -422,6 +428,9 @@ def parse_any(text: str) -> dict:
         for v in benchmarks.values():
             v.pop("text", None)
         return {"format": "runner", "lmbench_version": None, "results": [_one_set(benchmarks)]}
+    sides = _diff_sides(lines)
+    if sides is not None:
+        return _diff(*sides)
     summary = parse_summary([line.expandtabs() for line in lines])
     if summary is not None:
         return summary
@@ -440,9 +449,62 @@ def parse_any(text: str) -> dict:
         return {
             "format": "results-file",
             "lmbench_version": version or m.group(1),
-            "results": [_one_set(_grouped(metrics), host=host, line=1, os=os_, params=params)],
+            "results": [_one_set(_grouped(metrics), host=host, line=_first_line(lines), os=os_, params=params)],
         }
     return {"format": "raw", "lmbench_version": version, "results": [_one_set(_grouped(metrics))] if metrics else []}
+
+
+def _diff_sides(lines: list[str]) -> tuple[list[str], list[str]] | None:
+    """A `diff` of two lmbench outputs: its old side (the '<' lines, and the lines a mailer
+    wrapped off them) and its new side (the other lines: its '>' lines, usually taken off as
+    a mail quote already), each as long as the text so that line numbers stay; None when the
+    text is no diff (a '<' line and a hunk header, or a few '<' lines and '---', are needed)."""
+    old = sum(1 for line in lines if line.startswith("<"))
+    marks = [line.strip() for line in lines if DIFF_MARK.match(line.strip())]
+    if not old or not marks or (old < DIFF_OLD_LINES and all(m == "---" for m in marks)):
+        return None
+    a: list[str] = []
+    b: list[str] = []
+    after_old = False
+    for line in lines:
+        text = line.strip()
+        if DIFF_MARK.match(text):
+            a.append("")
+            b.append("")
+            after_old = False
+        elif line.startswith("<"):
+            a.append(line[2:] if line.startswith("< ") else line[1:])
+            b.append("")
+            after_old = True
+        elif after_old and text:  # the rest of an old line a mailer wrapped
+            a.append(line)
+            b.append("")
+        else:
+            a.append("")
+            b.append(DIFF_NEW.sub("", line, count=1))  # a '>' left by a quote around the diff
+            after_old = False
+    return a, b
+
+
+def _diff(a: list[str], b: list[str]) -> dict:
+    """Both sides of a diff, each parsed as a text of its own: the old side's sets, then the
+    new side's (a second run of a host and OS the old side has too)."""
+    old, new = parse_any("\n".join(a)), parse_any("\n".join(b))
+    seen = {(r["host"], r["os"]) for r in old["results"]}
+    for r in new["results"]:
+        if (r["host"], r["os"]) in seen:
+            r["run"] += max(x["run"] for x in old["results"] if (x["host"], x["os"]) == (r["host"], r["os"]))
+    return {
+        "format": "diff",
+        "lmbench_version": old["lmbench_version"] or new["lmbench_version"],
+        "sides": [old["format"], new["format"]],
+        "results": old["results"] + new["results"],
+    }
+
+
+def _first_line(lines: list[str]) -> int:
+    """The number of the first non-blank line (a results file's header)."""
+    return next((i for i, line in enumerate(lines, 1) if line.strip()), 1)
 
 
 def _results_head(lines: list[str]) -> str:

@@ -24,7 +24,11 @@ their own name.
 A summary converted to Markdown keeps the tables as pipe tables (`| Host | OS |
 Mhz | null call | ...`, a `|---|---|` line under the header, the section title a
 `## Processor, Processes ...` heading above, `*Local*` turned into `Local`): the
-cells are the columns.
+cells are the columns.  A mailer that wrapped such a table (its lines are wider than
+72-80 columns) cut the header and the rows at a space: a header continued on the
+next lines before its `|---|` rule is joined, and so is a row continued on the next
+lines (a piece that does not end with `|`, or fewer cells than the header's that the
+next line completes).
 """
 
 from __future__ import annotations
@@ -353,28 +357,69 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in inner.split("|")]
 
 
+# the piece of a pipe-table rule a mailer wrapped ("|------|---" then "-----|-----|")
+PIPE_RULE_PIECE_RE = re.compile(r"^\s*[-|: ]*-{3,}[-|: ]*$")
+HEAD_PIECES = 3  # a header wrapped over at most this many lines
+
+
+def _pipe_header(lines: list[str], i: int) -> tuple[str, int] | None:
+    """The header of a Markdown pipe table at lines[i] (`| Host | OS | ...` over
+    `|---|---|`; the outer pipes are optional), joined when a mailer wrapped it, and
+    the index of its rule; None when lines[i] begins no pipe table."""
+    if "|" not in lines[i] or PIPE_RULE_PIECE_RE.match(lines[i]):
+        return None
+    head = lines[i]
+    for j in range(i + 1, min(i + 1 + HEAD_PIECES, len(lines))):
+        if PIPE_RULE_RE.match(lines[j]):
+            return head, j
+        if not lines[j].strip() or PIPE_RULE_PIECE_RE.match(lines[j]) or lines[j].lstrip().startswith("#"):
+            return None
+        head = f"{head.rstrip()} {lines[j].strip()}"
+    return None
+
+
 def _pipe_table(lines: list[str], i: int) -> bool:
-    """Whether lines[i] is the header of a Markdown pipe table (`| Host | OS | ...`
-    over `|---|---|`; the outer pipes are optional)."""
-    return "|" in lines[i] and i + 1 < len(lines) and bool(PIPE_RULE_RE.match(lines[i + 1]))
+    """Whether lines[i] is the header of a Markdown pipe table."""
+    return _pipe_header(lines, i) is not None
+
+
+def _pipe_rows(lines: list[str], k: int, width: int, outer: bool) -> tuple[list[tuple[int, list[str]]], int]:
+    """The rows of a pipe table from lines[k] on, each with the index of its first line; a
+    row a mailer wrapped is joined: a piece that does not end with its outer `|`, or one
+    with fewer cells than the header's (`width`) that the next line's cells complete;
+    and the index of the table's last line."""
+    rows: list[tuple[int, list[str]]] = []
+    while k < len(lines) and PIPE_RULE_PIECE_RE.match(lines[k]):
+        k += 1  # the rest of a wrapped rule
+    while k < len(lines) and "|" in lines[k] and lines[k].strip():
+        start, line = k, lines[k]
+        k += 1
+        while k < len(lines) and lines[k].strip() and not lines[k].lstrip().startswith("#"):
+            nxt, have, more = lines[k].strip(), len(_cells(line)), _cells(lines[k])
+            cut = outer and not line.rstrip().endswith("|")  # the row's closing pipe is still to come
+            fits = "|" in nxt and have < width and have + len(more) <= width + 1
+            if not (cut or fits) or not all(not c or _is_value(c) for c in more[1:]):
+                break  # a complete row, or prose after the table
+            line = f"{line.rstrip()} {nxt.strip()}"
+            k += 1
+        rows.append((start, _cells(line)))
+    return rows, k - 1
 
 
 def _read_pipe(lines: list[str], h: int, sets: dict) -> int:
     """A pipe table from its header at lines[h]: its title is the heading or line above
-    it; returns the index of its last row."""
+    it; returns the index of its last line."""
     title = next((lines[j] for j in range(h - 1, max(-1, h - 4), -1) if lines[j].strip()), "")
     title = title.strip().lstrip("#").strip().strip("*").strip()
     kind = _section(title)[0]
-    if kind == "other":
+    found = _pipe_header(lines, h)
+    if kind == "other" or found is None:
         return h  # a table under no lmbench section title: not the summary's
-    heads = _cells(lines[h])
+    head, rule = found
+    heads = _cells(head)
     first = 2 if len(heads) > 1 and heads[1].lower().startswith("os") else 1
     merged = first == 2 and heads[1].lower() == "os description"  # "Linux 5.15.16 x86_64" in one cell
-    k = h + 2
-    rows: list[tuple[int, list[str]]] = []
-    while k < len(lines) and "|" in lines[k] and lines[k].strip():
-        rows.append((k, _cells(lines[k])))
-        k += 1
+    rows, last = _pipe_rows(lines, rule + 1, len(heads), head.lstrip().startswith("|"))
     for n, cells in rows:
         if len(cells) <= first or not cells[0]:
             continue  # a row cut before its values
@@ -396,7 +441,7 @@ def _read_pipe(lines: list[str], h: int, sets: dict) -> int:
             continue
         host, os_ = cells[0], cells[1] if first == 2 else None
         _put_row(sets, _section_of(title), names, row, n, host, os_, first)
-    return rows[-1][0] if rows else h
+    return max(last, rule)
 
 
 def _section_of(title: str) -> tuple[str, str, str, str, str]:

@@ -25,6 +25,14 @@ Line prefixes (`stamps`), one per log:
   host-clock-bare    the same as host-clock without brackets, with a fraction of a second (`ts '%.T'`,
                      `ts '%F %.T'`, a capture script, LAVA's logs with a UTC offset and two
                      spaces): `10:11:12.345678 text`, `2021-02-02 16:17:29.081000+00:00  text`
+  renode             Renode's log of a UART: `12:34:56.7890 [INFO] uart0: [host: 0.38s (+0.38s)|virt:
+                     0.5ms (+0.5ms)] text` (the time of day and the machine's name optional), a
+                     peripheral's path without a level (`sysbus.uart0: text`), 1.x's
+                     `[DEBUG] cpu.uart: [+0.22s host +0s virt 0s virt from start] text`; host time =
+                     the time of day, else the analyzer's host clock; the emulator's own lines
+                     (`[WARNING] sysbus: ...`) keep their `name: text`
+  sim-level          a simulator's or build tool's level before every line (sbt running a
+                     SpinalHDL/VexRiscv simulation: `[info] U-Boot 2019.10 ...`); no host time
   raw                none
 
 Besides: a `<N>` printk level before the text is taken off (and a line is split
@@ -119,6 +127,27 @@ STAMPS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
 ]
+# Renode (renode.io): "[LEVEL] peripheral: text", the time of day before it in its log file, the
+# monitor's "(machine) " prompt before the first line printed after it
+RENODE_LEVELS = "NOISY|DEBUG|INFO|WARNING|ERROR"
+STAMPS.insert(  # before host-clock-bare: a Renode log file's lines begin with the time of day
+    [name for name, _ in STAMPS].index("host-clock"),
+    (
+        "renode",
+        re.compile(
+            rf"^(?:\([\w.-]+\) )?(?:(\d\d):(\d\d):(\d\d)\.(\d+) )?"
+            rf"(?:\[(?:{RENODE_LEVELS})\] ([\w./:-]+?)|(sysbus\.[\w.]+)): ?(.*)$"
+        ),
+    ),
+)
+STAMPS.append(("sim-level", re.compile(r"^\[(?:info|warn|error|debug|success)\] ?(.*)$")))
+# the UART analyzer's clocks after the peripheral's name: host (since the start) and virtual time,
+# and Renode 1.x's "[+0.22s host +0s virt 0s virt from start]" (the host time since the line before)
+RENODE_UART_RE = re.compile(r"^\[host:\s*([\d.]+)(ms|s|us|µs)? \(\+[^)]*\)\|virt:\s*[\d.]+\w* \(\+[^)]*\)\] ?(.*)$")
+RENODE_OLD_RE = re.compile(
+    r"^\[\+([\d.]+)(ms|s|us|µs) host \+[\d.]+\w* virt(?: [\d.]+\w*(?: virt from start)?)?\] ?(.*)$"
+)
+UNIT_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, None: 1.0}
 STAMP_RE = dict(STAMPS)
 
 DESCRIBE = {
@@ -132,6 +161,8 @@ DESCRIBE = {
     "host-clock": "a terminal program's time-of-day stamps (host time, relative to the first line)",
     "host-clock-bare": "time-of-day stamps without brackets (host time, relative to the first line)",
     "ts": "moreutils ts stamps 'Mar 05 10:11:12' (host time in 1 s steps, relative to the first line)",
+    "renode": "Renode's UART log '[INFO] uart0: [host: ...|virt: ...]' (host time, relative to the first line)",
+    "sim-level": "a simulator's '[info] ' prefixes (taken off)",
     "printk": "printk times '[seconds]'",
     "raw": "a raw console log without times",
 }
@@ -329,6 +360,8 @@ class LogText:
         self.stamps = _stamps(starts) if console else "raw"
         self.stats.quoted_lines = 0  # counted again as the lines are read
         self._t0: float | None = None
+        self._renode_s = 0.0  # Renode 1.x: the analyzer's host time, summed from its steps
+        self._renode_clock: bool | None = None  # Renode: host times from the time of day, or the analyzer's
 
     def _unescape(self, s: str) -> str:
         tagged = "<" in s and TAG_RE.search(s) is not None
@@ -454,6 +487,8 @@ class LogText:
         if not m:
             return None, text
         self.stats.stamped_lines += 1
+        if self.stamps == "renode":
+            return self._renode(m)
         host, text = _stamp(self.stamps, m)
         if host is not None and self.stamps not in ("stamped",):
             if self._t0 is None:
@@ -463,6 +498,37 @@ class LogText:
                 host += 86400 if self.stamps not in ("syslog", "ts") else 365 * 86400
             host = round(host, 6)
         return host, text
+
+    def _renode(self, m: re.Match) -> tuple[float | None, str]:
+        """A Renode log line: a UART's text with its host time, or the emulator's own line."""
+        hh, mm, ss, frac, name, bare, rest = m.groups()
+        clock = _seconds(2000, 1, 1, int(hh), int(mm), int(ss), frac) if hh else None
+        u, old = RENODE_UART_RE.match(rest), RENODE_OLD_RE.match(rest)
+        if u is None and old is None:
+            # a peripheral's path without a level ("sysbus.uart0: text"): the UART's words; with a
+            # level and no analyzer clocks, the emulator's own message, never a console line
+            text = rest if bare else f"{name}: {rest}"
+            host = clock
+        else:
+            text = (u or old).group(3)  # type: ignore[union-attr]
+            if old is not None:  # 1.x: the host time since the line before
+                self._renode_s += float(old.group(1)) * UNIT_S[old.group(2)]
+                analyzer = self._renode_s
+            else:
+                analyzer = float(u.group(1)) * UNIT_S[u.group(2)]  # type: ignore[union-attr]
+            host = clock if clock is not None else analyzer
+        if self._renode_clock is None and host is not None:  # one clock per log: the first line's
+            self._renode_clock = clock is not None
+        if host is not None and self._renode_clock != (clock is not None):
+            host = None
+        if host is None:
+            return None, text
+        if self._t0 is None:
+            self._t0 = host
+        host -= self._t0
+        if host < -43200:  # past midnight
+            host += 86400
+        return round(host, 6), text
 
 
 def _soft(line: str) -> bool:
@@ -538,6 +604,8 @@ def _stamp(kind: str, m: re.Match) -> tuple[float | None, str]:
     if kind == "ts":
         month = MONTHS.split("|").index(g[0]) + 1
         return _seconds(2000, month, int(g[1]), int(g[2]), int(g[3]), int(g[4]), g[5]), g[6]
+    if kind == "sim-level":
+        return None, g[0]
     if kind == "dmesg-T":
         try:
             t = datetime.strptime(" ".join(g[0].split()), "%a %b %d %H:%M:%S %Y")

@@ -71,10 +71,14 @@ def memory_parts(line: str) -> dict | None:
     for name, key in PART_FIELDS.items():
         if name in parts:
             out[key] = parts[name]
+    found = list(PART_RE.finditer(m.group(5)))
     for name, kb in parts.items():
         # a screen marks a line it cut with "$" over its last character ("1432K i$" then
-        # "it, 213K bss"): a name cut there is the one known name it begins
-        known = {f for k, f in PART_FIELDS.items() if k.startswith(name)} if f" {name}$" in m.group(5) else set()
+        # "it, 213K bss"); minicom's screen writes the line's last character there instead
+        # ("2512k reserv)" at column 80): a name cut there is the one known name it begins
+        last = found[-1].group(3) == name and not m.group(5)[found[-1].end() :].strip(" )$")
+        cut = f" {name}$" in m.group(5) or last
+        known = {f for k, f in PART_FIELDS.items() if k.startswith(name)} if cut else set()
         if name not in PART_FIELDS and len(known) == 1:
             out.setdefault(known.pop(), kb)
     if "rwdata" in parts:
