@@ -64,12 +64,13 @@ def cmd_build_all(a) -> int:
 
     b = load_board(a.board)
     if a.cross_compile is not None:
-        from bringup.model.board import PREFIX_PATTERN
+        from bringup.model.board import prefix_problem
 
-        if not re.fullmatch(PREFIX_PATTERN, a.cross_compile) or len(a.cross_compile) > 256:
+        why = prefix_problem(a.cross_compile)
+        if why:
             raise BringupError(
-                f"--cross-compile {paths.show(a.cross_compile)}: not a compiler prefix (letters, digits and "
-                "_ . / + -, not starting with '-'), e.g. arm-linux-gnueabihf- or /opt/eldk/usr/bin/ppc_8xx-"
+                f"--cross-compile {paths.show(a.cross_compile)}: {why}; e.g. arm-linux-gnueabihf- or "
+                "/opt/eldk/usr/bin/ppc_8xx-"
             )
         for kid in a.kernel or []:
             b.kernel(kid)  # an unknown --kernel: refused before the toolchain is looked at

@@ -122,13 +122,47 @@ ConfigTarget = Annotated[
         description="a make config target such as tinyconfig, allnoconfig or versatile_defconfig",
     ),
 ]
+
+
+def prefix_problem(v: str) -> str | None:
+    """Why v cannot be a CROSS_COMPILE prefix (what comes before `gcc`: arm-linux-gnueabihf-, or an
+    absolute /opt/eldk/usr/bin/ppc_8xx-), or None; '' is the host's own gcc."""
+    if not v:
+        return None
+    if len(v) > 256:
+        return f"{len(v)} characters: a compiler prefix is at most 256"
+    if not re.fullmatch(PREFIX_PATTERN, v):
+        return "not a compiler prefix (letters, digits and _ . / + -, not starting with '-')"
+    if {".", ".."} & set(v.split("/")[:-1]) or v.split("/")[-1] in (".", ".."):
+        return "a path with '.' or '..' in it: give the toolchain's directory as an absolute path"
+    if "/" in v and not v.startswith("/"):
+        return (
+            "a relative path (make runs in the kernel tree, not here): give an absolute path such as "
+            "/opt/eldk/usr/bin/ppc_8xx- or a prefix found on PATH"
+        )
+    if not v.endswith("-"):
+        return (
+            "does not end in '-': a prefix is what comes before gcc (arm-linux-gnueabihf- for arm-linux-gnueabihf-gcc)"
+        )
+    return None
+
+
+def _prefix(v: str) -> str:
+    why = prefix_problem(v)
+    if why:
+        raise ValueError(why)
+    return v
+
+
 Prefix = Annotated[
     str,
     Field(
         pattern=PREFIX_PATTERN,
         max_length=256,
-        description="a compiler prefix such as arm-linux-gnueabihf- (no leading '-': make would read an option)",
+        description="a compiler prefix such as arm-linux-gnueabihf- or /opt/eldk/usr/bin/ppc_8xx- "
+        "(ends in '-'; no leading '-': make would read an option; a path is absolute)",
     ),
+    AfterValidator(_prefix),
 ]
 Argv = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^\x00-\x1f\x7f]*$")]], Field(max_length=256)
