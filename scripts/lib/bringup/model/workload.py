@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from bringup.model.base import DataError, Strict, first_duplicate, load_toml, located, validate_as
-from bringup.model.milestones import NESTED_QUANTIFIER
+from bringup.model.milestones import NESTED_QUANTIFIER, matches_almost_anything
 from bringup.util import paths
 
 WORKLOADS_DIR = "workloads"  # under configs/
@@ -101,6 +101,9 @@ class Metric(Strict):
             raise ValueError("matches the empty string, so it would read a number from any output")
         if NESTED_QUANTIFIER.search(v):
             raise ValueError("a repeated group of one repeated atom (catastrophic backtracking on long output)")
+        why = matches_almost_anything(rx, v)
+        if why:
+            raise ValueError(why.replace("console line", "output line"))
         return v
 
     @field_validator("count")
