@@ -342,7 +342,7 @@ def _build(board, k, src, tc, fixes, key, recdir: Path, good: Path, cache: Path,
         rec, artifact_sources = _collect(ctx, key, started, dropped)
         status = "ok"
     except BuildFailed as e:
-        failure = str(e)
+        failure = records.plain_text(str(e))
         raise
     except KeyboardInterrupt:
         status, failure = "interrupted", "interrupted by the user"
