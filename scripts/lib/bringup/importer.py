@@ -28,7 +28,7 @@ from typing import Any
 
 from bringup import records, stats
 from bringup.errors import BringupError
-from bringup.model.base import regular_file
+from bringup.model.base import CONTROL, regular_file
 from bringup.model.board import Board
 from bringup.model.milestones import load_rules
 from bringup.parse import bootlog as bootlog_parser
@@ -75,7 +75,7 @@ def check_label(label: str | None) -> None:
     """--label: one line of text of sane length (it goes into the report's tables)."""
     if label is None:
         return
-    if re.search(r"[\x00-\x1f\x7f-\x9f]", label):
+    if CONTROL.search(label):  # C0, C1 and the bidi overrides that reorder what the report shows
         raise BringupError(f"--label {paths.show(label, 80)}: contains a control character (a newline, an escape)")
     if len(label) > MAX_LABEL:
         raise BringupError(f"--label {paths.show(label, 40)}: {len(label)} characters; at most {MAX_LABEL}")

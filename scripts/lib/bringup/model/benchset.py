@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, field_validator
 
-from bringup.model.base import Strict, first_duplicate, load_toml, validate_as
+from bringup.model.base import Strict, first_duplicate, load_toml, no_control, validate_as
 from bringup.parse.lmbench import GROUPS
 from bringup.util import paths
 
@@ -18,7 +18,9 @@ Seconds = Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]
 
 class Bench(Strict):
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_]+$", max_length=64)]
-    group: Annotated[str, Field(min_length=1, max_length=80, description="lmbench's own summary group")]
+    group: Annotated[
+        str, Field(min_length=1, max_length=80, description="lmbench's own summary group"), AfterValidator(no_control)
+    ]
     cmd: Annotated[
         str,
         Field(

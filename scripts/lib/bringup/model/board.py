@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from bringup.model.base import DataError, Strict, first_duplicate, load_toml, located, show, validate_as
+from bringup.model.base import CONTROL, DataError, Strict, first_duplicate, load_toml, located, show, validate_as
 from bringup.model.milestones import check_overrides
 from bringup.util import paths
 from bringup.util.aptprivate import SUITES
@@ -58,7 +58,7 @@ def _address(v: str | int) -> str:
 
 Address = Annotated[str | int, AfterValidator(_address), Field(description="a hex address like 0x42000000")]
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = CONTROL  # C0, C1, bidi overrides (model/base.py)
 
 
 def _cmdline(v: str) -> str:
@@ -320,13 +320,13 @@ class EraFix(Strict):
 
     name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.+-]*$", max_length=64, description="names the fix")]
     avoids: Annotated[
-        str, Field(min_length=1, max_length=2048, description="the error it avoids (as the build prints it)")
+        Text, Field(min_length=1, max_length=2048, description="the error it avoids (as the build prints it)")
     ]
     unchanged: Annotated[
-        str, Field(min_length=1, max_length=2048, description="why it does not change what is measured")
+        Text, Field(min_length=1, max_length=2048, description="why it does not change what is measured")
     ]
     changes: Annotated[
-        str,
+        Text,
         Field(
             max_length=2048,
             description="what it changes in the running kernel, and what that does to the numbers "

@@ -104,7 +104,12 @@ BootloaderField = Literal["banner", "first_stage", "kernel_load", "starting"]
 class MilestoneSpec(Strict):
     name: Annotated[str, Field(pattern=NAME_RE, max_length=40)]
     label: Annotated[
-        str, Field(max_length=120, pattern=r"^[^\x00-\x1f\x7f]*$", description="shown for it (empty: its name)")
+        str,
+        Field(
+            max_length=120,
+            pattern=r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]*$",
+            description="shown for it (empty: its name)",
+        ),
     ] = ""
     regex: Regex | None = None
     from_bootloaders: BootloaderField | None = None

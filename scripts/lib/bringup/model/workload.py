@@ -16,9 +16,9 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from bringup.model.base import DataError, Strict, first_duplicate, load_toml, located, validate_as
+from bringup.model.base import DataError, Strict, first_duplicate, load_toml, located, no_control, validate_as
 from bringup.model.milestones import NESTED_QUANTIFIER, matches_almost_anything
 from bringup.util import paths
 
@@ -159,7 +159,7 @@ def _check_count(i: int, m: Metric, quick: dict, full: dict) -> None:
 
 
 class Workload(Strict):
-    description: Annotated[str, Field(min_length=1, max_length=300)]
+    description: Annotated[str, Field(min_length=1, max_length=300), AfterValidator(no_control)]
     packages: Annotated[list[Annotated[str, Field(pattern=PACKAGE, max_length=80)]], Field(min_length=1)]
     without: Annotated[
         list[Annotated[str, Field(pattern=PACKAGE, max_length=80)]],
