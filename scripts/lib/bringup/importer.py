@@ -29,7 +29,7 @@ from typing import Any
 from bringup import records, stats
 from bringup.errors import BringupError
 from bringup.model.base import CONTROL, regular_file
-from bringup.model.board import Board
+from bringup.model.board import BOARD_FILE_SUFFIXES, Board
 from bringup.model.milestones import load_rules
 from bringup.parse import bootlog as bootlog_parser
 from bringup.parse import lmbench as lmbench_parser
@@ -61,6 +61,11 @@ def check_kernel_id(board: Board, kernel: str, replace: bool = False) -> None:
         )
     if kernel in RESERVED:
         raise BringupError(f"--kernel {kernel!r}: logs/{board.name}/{kernel}/ is not a kernel's directory")
+    if kernel.endswith(BOARD_FILE_SUFFIXES):
+        raise BringupError(
+            f"--kernel {kernel!r}: ends in {kernel[kernel.rindex('.') :]!r}, like the files logs/{board.name}/ holds "
+            "(boot-timing.json); a kernel's directory would take its name"
+        )
     if not replace and kernel in {k.id for k in board.kernels}:
         raise BringupError(
             f"--kernel {kernel!r}: a kernel of board {board.name} (boards/{board.name}.toml); choose another id, "

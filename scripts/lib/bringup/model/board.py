@@ -39,6 +39,7 @@ MAX_ADDRESS = 2**64 - 1
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"  # letters, digits and . _ + -
 PREFIX_PATTERN = r"^([A-Za-z0-9_./+][A-Za-z0-9_./+-]*)?$"  # a CROSS_COMPILE prefix: a path, no shell, no option
 RESERVED_IDS = ("rootfs", "report")  # directories of logs/<board>/ that are not kernels'
+BOARD_FILE_SUFFIXES = (".json", ".log", ".lock", ".tmp", ".part")  # files of logs/<board>/ (boot-timing.json)
 
 
 def _address(v: str | int) -> str:
@@ -73,7 +74,18 @@ def _cmdline(v: str) -> str:
     return v
 
 
-Cmdline = Annotated[str, Field(max_length=2048), AfterValidator(_cmdline)]
+def _not_console(v: str) -> str:
+    """console= comes from the board's `console` field, first; another one after it would become
+    /dev/console, and the boot's userspace would speak on a console bringup does not read."""
+    if re.search(r"(^|\s)console=", v):
+        raise ValueError(
+            "sets console=, which bringup sets from the board's 'console' field (a second console= "
+            "moves /dev/console away from the console bringup reads)"
+        )
+    return v
+
+
+Cmdline = Annotated[str, Field(max_length=2048), AfterValidator(_cmdline), AfterValidator(_not_console)]
 
 
 def _one_argument(v: str) -> str:
@@ -351,6 +363,19 @@ class EraFix(Strict):
         str, Field(max_length=4096, description="a config fragment, relative to configs/, merged after the kernel's")
     ] = ""
 
+    @field_validator("make_vars")
+    @classmethod
+    def _make_vars(cls, v: dict[str, str]) -> dict[str, str]:
+        for name, value in v.items():
+            if name in OWN_MAKE_VARS:
+                raise ValueError(f"@{name}@sets {name}, which bringup sets itself (from the board and its arch)")
+            bad = sorted(set(value) & set(";|&<>"))
+            if bad:
+                raise ValueError(
+                    f"@{name}@{value!r}: contains {''.join(bad)!r}: the shell of make's recipes would run it"
+                )
+        return v
+
     @model_validator(mode="after")
     def _one_action(self) -> EraFix:
         actions = [a for a in FIX_ACTIONS if getattr(self, a)]
@@ -563,6 +588,11 @@ class KernelSpec(Strict):
     def _not_reserved(cls, v: str) -> str:
         if v in RESERVED_IDS:
             raise ValueError(f"logs/<board>/{v}/ holds the board's {v}, not a kernel's records; choose another id")
+        if v.endswith(BOARD_FILE_SUFFIXES):
+            raise ValueError(
+                f"ends in {v[v.rindex('.') :]!r}: logs/<board>/ holds the board's own files of that kind "
+                "(boot-timing.json); a kernel's directory would take its name"
+            )
         return v
 
     defconfig: Annotated[ConfigTarget, Field(description="make target that writes the base .config")] = ""
@@ -620,6 +650,15 @@ QEMU_OWN_OPTIONS = (
 )  # fmt: skip
 
 
+# QEMU options that stop or detach the guest bringup boots and reads
+QEMU_STOPPING_OPTIONS = {
+    "S": "wait, CPU stopped, for a monitor's 'cont'",
+    "daemonize": "detach from bringup into the background",
+    "incoming": "wait for a migration stream",
+    "nographic": "take the console to its standard input and output",
+}
+
+
 class QemuSpec(Strict):
     binary: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+-]+$", max_length=4096)]
     machine: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.,=+-]+$", max_length=256)]
@@ -639,11 +678,30 @@ class QemuSpec(Strict):
         ),
     ] = ""
 
+    @field_validator("binary")
+    @classmethod
+    def _command(cls, v: str) -> str:
+        if v.startswith("-"):
+            raise ValueError("starts with '-': not a command")
+        if "/" in v and not v.startswith("/"):
+            raise ValueError(
+                "a relative path (it would depend on the directory bringup runs in): give a command on PATH "
+                "(qemu-system-arm) or an absolute path"
+            )
+        if ".." in v.split("/"):
+            raise ValueError("a path with '..': give the absolute path of the QEMU binary")
+        return v
+
     @field_validator("args")
     @classmethod
     def _not_own_options(cls, v: list[str]) -> list[str]:
         for i, arg in enumerate(v):
             name = arg.lstrip("-").partition("=")[0]
+            if arg.startswith("-") and name in QEMU_STOPPING_OPTIONS:
+                raise ValueError(
+                    f"@[{i}]@{arg!r}: QEMU would {QEMU_STOPPING_OPTIONS[name]}, and the boot bringup watches would "
+                    "never come"
+                )
             if arg.startswith("-") and name in QEMU_OWN_OPTIONS:
                 raise ValueError(
                     f"@[{i}]@{arg!r}: an option bringup gives QEMU itself (from memory_mb, qemu.machine, "
@@ -682,6 +740,22 @@ class UbootSpec(Strict):
     interrupt_interval: Annotated[
         float, Field(gt=0, le=5, description="seconds between two sends of the interrupt string")
     ] = 0.1
+
+    @field_validator("prompt")
+    @classmethod
+    def _visible_prompt(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("only spaces: every line with a space would look like U-Boot's prompt")
+        return v
+
+    @model_validator(mode="after")
+    def _distinct_addresses(self) -> UbootSpec:
+        addrs = [("kernel_addr", self.kernel_addr), ("initrd_addr", self.initrd_addr), ("fdt_addr", self.fdt_addr)]
+        for i, (name, a) in enumerate(addrs):
+            for other, b in addrs[:i]:
+                if int(str(a), 16) == int(str(b), 16):
+                    raise located(name, f"{a!r}: the same address as {other}: one file would overwrite the other")
+        return self
 
 
 class SerialSpec(Strict):
@@ -781,6 +855,7 @@ class NfsSpec(Strict):
     ] = "dhcp"
     export_dir: Annotated[
         str,
+        AfterValidator(_host_dir),
         Field(
             max_length=4096,
             description="external: the host directory your server exports; "
@@ -791,6 +866,13 @@ class NfsSpec(Strict):
         str,
         Field(pattern=r"^(/[A-Za-z0-9_./-]*)?$", description="external: the same directory as the server exports it"),
     ] = ""
+
+    @field_validator("export_path")
+    @classmethod
+    def _plain_export_path(cls, v: str) -> str:
+        if {".", ".."} & set(v.split("/")):
+            raise ValueError("a path with '.' or '..': give the export as the server names it")
+        return v
 
     @model_validator(mode="after")
     def _external_needs_paths(self) -> NfsSpec:
