@@ -23,9 +23,22 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+ENV_SWITCHES = {"BRINGUP_HOST_GUARD": "the host-load guard", "BRINGUP_CCACHE": "ccache for kernel builds"}
+
+
+def _switch_env(var: str) -> bool:
+    """An on/off environment variable (on when unset): 1/yes/true/on or 0/no/false/off."""
+    v = os.environ.get(var)
+    if v is None:
+        return True
+    if v.strip().lower() not in YES + NO:
+        raise BringupError(f"{var}={paths.show(v, 40)}: give 1 ({ENV_SWITCHES[var]} on) or 0 (off)")
+    return v.strip().lower() in YES
+
+
 def _host_guard() -> bool:
-    """The host-load guard (util/hostload.py) is on unless BRINGUP_HOST_GUARD=0."""
-    return os.environ.get("BRINGUP_HOST_GUARD", "1") != "0"
+    """The host-load guard (util/hostload.py) is on unless BRINGUP_HOST_GUARD=0 (no, false, off)."""
+    return _switch_env("BRINGUP_HOST_GUARD")
 
 
 def cmd_boards(a) -> int:
@@ -906,6 +919,11 @@ def _environment_values() -> None:
 
     for var in aptprivate.MIRROR_VARS:
         aptprivate.mirror_from_env(var)
+    for var in ENV_SWITCHES:
+        _switch_env(var)
+    from bringup.build import sources
+
+    sources.check_download_dirs()
 
 
 def _switches(argv: list[str]) -> list[str]:

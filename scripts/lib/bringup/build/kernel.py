@@ -282,7 +282,11 @@ def build_kernel(
     board: Board, k: Kernel, logs: Path, cache: Path, force: bool = False, jobs: int | None = None, say=print
 ) -> Built:
     recdir = record_dir(logs, board.name, k.id)
-    tc = toolchain.find(k.cross_compile, k.arch, use_ccache=os.environ.get("BRINGUP_CCACHE", "1") != "0")
+    tc = toolchain.find(
+        k.cross_compile,
+        k.arch,
+        use_ccache=os.environ.get("BRINGUP_CCACHE", "1").strip().lower() not in ("0", "no", "false", "off"),
+    )
     if board.image.uimage and not shutil.which("mkimage"):
         raise BringupError(
             f"board {board.name}: image.uimage needs mkimage: install Debian package u-boot-tools (make deps does)"
