@@ -512,6 +512,7 @@ def _until_ci_args(s, what: str, *aliases: str) -> None:
         metavar="N",
         help="at most N rounds with --until-ci (default 20)",
     )
+    s.add_argument("--ci-pct-alone", default=None, help=argparse.SUPPRESS)  # make's CI_PCT= without UNTIL_CI=
 
 
 def _boot_args(s) -> None:
@@ -906,6 +907,22 @@ def _no_empty_file_names(a: argparse.Namespace) -> None:
             raise BringupError(f"{what} '': an empty file name; name the file to read")
 
 
+def _no_max_rounds_alone(a: argparse.Namespace) -> None:
+    """--max-rounds (MAX_ROUNDS=) bounds the rounds --until-ci adds; without it, it was silently
+    ignored (the rounds asked ran): refused, as LMBENCH_SHA256= without LMBENCH_SRC= is."""
+    alone = getattr(a, "ci_pct_alone", None)
+    if alone is not None:
+        raise BringupError(
+            f"CI_PCT={paths.show(alone, 40)} without UNTIL_CI=1: the width is for the rounds UNTIL_CI=1 adds "
+            "(it was ignored); give UNTIL_CI=1 CI_PCT=<pct>"
+        )
+    if getattr(a, "max_rounds", None) is not None and getattr(a, "until_ci", None) is None:
+        raise BringupError(
+            f"--max-rounds {a.max_rounds} (MAX_ROUNDS=) without --until-ci (UNTIL_CI=1): it bounds only the "
+            "rounds --until-ci adds; give --runs (RUNS=) for a fixed number"
+        )
+
+
 # on/off options as make passes them, with the variable's value (FORCE=0 must not force):
 # --force=1 is --force, --force=0 is left out, any other value refused; --until-ci-if=0 also
 # drops the --until-ci that UNTIL_CI= brings (Makefile, UNTIL)
@@ -975,6 +992,7 @@ def main(argv=None) -> int:
     try:
         try:
             _no_empty_file_names(a)
+            _no_max_rounds_alone(a)
             _environment_values()
             code = a.fn(a)
             out.flush()  # output errors surface here, not at interpreter exit
