@@ -937,6 +937,14 @@ class LabgridSpec(Strict):
         ),
     ] = 5.0
 
+    @field_validator("client")
+    @classmethod
+    def _client_program(cls, v: str) -> str:
+        why = command_path_problem(v) if v else None
+        if why:
+            raise ValueError(why)
+        return v
+
     @field_validator("coordinator")
     @classmethod
     def _coordinator_port(cls, v: str) -> str:
@@ -992,10 +1000,33 @@ class WorkloadsSpec(Strict):
     ] = None
 
 
+def command_path_problem(v: str) -> str | None:
+    """Why v cannot be the program of a command bringup runs (a name found on PATH, or an
+    absolute path), or None: a relative path would depend on the directory bringup runs in."""
+    if v.startswith("-"):
+        return "starts with '-': not a program"
+    if "/" in v and not v.startswith(("/", "~")):
+        return (
+            "a relative path (it would depend on the directory bringup runs in): give a name on PATH or an "
+            "absolute path"
+        )
+    if ".." in v.split("/"):
+        return "a path with '..': give the program's absolute path"
+    return None
+
+
 class PowerSpec(Strict):
     on: Annotated[Argv, Field(description="command that switches the board on (an argument list, no shell)")] = []
     off: Annotated[Argv, Field(description="command that switches it off")] = []
     reset: Annotated[Argv, Field(description="command that resets it (used when there is no 'on')")] = []
+
+    @field_validator("on", "off", "reset")
+    @classmethod
+    def _program(cls, v: list[str]) -> list[str]:
+        why = command_path_problem(v[0]) if v else None
+        if why:
+            raise ValueError(f"@[0]@{v[0]!r}: {why}")
+        return v
 
 
 class BoardFile(Strict):
