@@ -508,7 +508,7 @@ def load_era(name: str, configs: Path | None = None, file: Path | None = None) -
                 why = why.replace("configs/", "configs/era/")
                 raise DataError(f"{where}: field 'fixes[{i}].patch': {fix.patch!r}: {why}")
         if fix.fragment:
-            why = check_config_path(fix.fragment, configs)
+            why = check_config_path(fix.fragment, configs) or config_text_problem(resolve_config(fix.fragment, configs))
             if why:
                 raise DataError(f"{where}: field 'fixes[{i}].fragment': {fix.fragment!r}: {why}")
     return Era(name=name, **{**d.model_dump(), "fixes": list(d.fixes)}, folder=f.parent)
@@ -1213,6 +1213,32 @@ def check_config_path(name: str, configs: Path) -> str | None:
     return None if full.is_file() else "no such file under configs/"
 
 
+KCONFIG_LINE = re.compile(r"(CONFIG_[A-Za-z0-9_]+=.*|# CONFIG_[A-Za-z0-9_]+ is not set|#.*)")
+MAX_CONFIG = 4 * 1024 * 1024  # a .config or fragment larger than this is not one
+
+
+def config_text_problem(p: Path) -> str | None:
+    """Why the file p is no Kconfig text (a .config or a fragment), or None: what is neither
+    CONFIG_X=value, '# CONFIG_X is not set', a comment nor blank was silently dropped (a
+    fragment that is /etc/passwd merged as an empty one)."""
+    try:
+        size = p.stat().st_size
+        if size > MAX_CONFIG:
+            return f"{size} bytes: too large for a config (at most {MAX_CONFIG})"
+        data = p.read_bytes()
+    except OSError as e:
+        return f"cannot read it: {e.strerror}"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"not UTF-8 text (byte {e.start}), so no config"
+    for i, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if s and not KCONFIG_LINE.fullmatch(s):
+            return f"line {i}: {show(line)}: not a Kconfig line (CONFIG_<NAME>=<value>, '# CONFIG_<NAME> is not set')"
+    return None
+
+
 def board_file(name_or_path: str, boards: Path | None = None) -> Path:
     boards = boards or paths.BOARDS
     if name_or_path.endswith(".toml") or "/" in name_or_path:
@@ -1284,7 +1310,9 @@ def _kernel(k: KernelSpec, i: int, d: BoardFile, arch: Arch, board_cc: str, wher
     for name, value in ([("config_file", k.config_file)] if k.config_file else []) + [
         (f"fragments[{j}]", frag) for j, frag in enumerate(k.fragments)
     ]:
-        why = check_config_path(value, configs)
+        why = check_config_path(value, configs) or config_text_problem(
+            resolve_config(str(paths.expand_user(value, "config file")), configs)
+        )
         if why:
             raise DataError(f"{where}: field '{kw}.{name}': {value!r}: {why}")
     src = k.source
@@ -1347,7 +1375,8 @@ def reference_markdown() -> str:
         "A board is `boards/<name>.toml`. It names an architecture (`configs/arch/<arch>.toml`), "
         "and each kernel names an era (`configs/era/<era>.toml`) that selects the build recipe. "
         "Config fragments and config files are paths relative to `configs/` (an absolute path must be an existing "
-        "file). Every file is validated on load; an error names the file, the field and the value.",
+        "file), and hold Kconfig text only (`CONFIG_X=value`, `# CONFIG_X is not set`, comments). Every file is "
+        "validated on load; an error names the file, the field and the value.",
         "",
         "The JSON Schema of a board file is `docs/board-schema.json` (`bringup doc board-schema`); the shipped "
         "boards name it in their first line (`#:schema ../docs/board-schema.json`), so editors with a TOML "
