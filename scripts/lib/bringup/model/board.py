@@ -1239,6 +1239,26 @@ def config_text_problem(p: Path) -> str | None:
     return None
 
 
+def tarball_problem(p: Path) -> str | None:
+    """Why the file p is no tar archive (plain, gz, bz2 or xz), or None; only its first member is
+    read. A file that is none was refused when the build extracted it, after the kernels before it."""
+    import lzma
+    import tarfile
+    import zlib
+
+    try:
+        with tarfile.open(p, mode="r:*") as tf:
+            if tf.next() is None:
+                return "an empty tar archive"
+    except tarfile.ReadError:
+        return "not a tar archive (plain, gzip, bzip2 or xz)"
+    except (tarfile.TarError, EOFError, lzma.LZMAError, zlib.error) as e:
+        return f"a damaged or truncated tar archive ({type(e).__name__})"
+    except OSError as e:
+        return f"cannot read it: {e.strerror or e}"
+    return None
+
+
 def board_file(name_or_path: str, boards: Path | None = None) -> Path:
     boards = boards or paths.BOARDS
     if name_or_path.endswith(".toml") or "/" in name_or_path:
@@ -1318,6 +1338,9 @@ def _kernel(k: KernelSpec, i: int, d: BoardFile, arch: Arch, board_cc: str, wher
     src = k.source
     if src.tarball and not paths.expand_user(src.tarball, "source.tarball").is_file():
         raise DataError(f"{where}: field '{kw}.source.tarball': {src.tarball!r}: no such file")
+    why = tarball_problem(paths.expand_user(src.tarball, "source.tarball")) if src.tarball else None
+    if why:
+        raise DataError(f"{where}: field '{kw}.source.tarball': {src.tarball!r}: {why}")
     if src.path and not paths.expand_user(src.path, "source.path").is_dir():
         raise DataError(f"{where}: field '{kw}.source.path': {src.path!r}: no such directory")
     karch = arch
