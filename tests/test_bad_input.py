@@ -122,6 +122,18 @@ ENV_CASES = {
                                      ["LG_COORDINATOR='lab host:20408'", "HOST:PORT"]),
     "mirror-newline": ("BRINGUP_DEBIAN_MIRROR", "http://deb.example/debian\ndeb http://evil/ x main",
                        ["build-all", "--board", "qemu-arm"], ["BRINGUP_DEBIAN_MIRROR=", "not a mirror URL"]),
+    # on/off variables took any value but 0 as on (BRINGUP_CCACHE=off built with ccache)
+    "ccache-not-a-switch": ("BRINGUP_CCACHE", "disabled", ["build-all", "--board", "qemu-arm", "--kernel", "nosuch"],
+                            ["BRINGUP_CCACHE='disabled'", "give 1"]),
+    "host-guard-not-a-switch": ("BRINGUP_HOST_GUARD", "maybe",
+                                ["boot-timing", "--board", "qemu-arm", "--kernel", "nosuch"],
+                                ["BRINGUP_HOST_GUARD='maybe'", "give 1"]),
+    # a download directory that is a file, or ~nosuchuser: found only when a URL source was fetched
+    "dl-dir-is-a-file": ("BRINGUP_DL_DIR", "{tmp}/file", ["build-all", "--board", "qemu-arm", "--kernel", "nosuch"],
+                         ["BRINGUP_DL_DIR", "file'", "not a directory"]),
+    "dl-dir-no-such-user": ("BRINGUP_DL_DIR", "/srv/src:~nosuchuser/src",
+                            ["workloads", "--board", "qemu-arm", "--kernel", "nosuch"],
+                            ["BRINGUP_DL_DIR", "~nosuchuser/src", "no user 'nosuchuser'"]),
 }  # fmt: skip
 
 

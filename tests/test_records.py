@@ -156,6 +156,34 @@ def test_writers_validate_before_writing(tmp_path):
         records.write(f, {**rf.boot_timing().model_dump(), "_file": "/tmp/x"}, records.BootTiming)
 
 
+def test_writers_never_write_what_a_reader_refuses_and_messages_are_made_plain(tmp_path):
+    """An escape in a boot's error (an exception's text) would make the record unreadable: the
+    writer refuses it, and the boot writes the exception's text through plain_text()."""
+    f = tmp_path / "boot.json"
+    d = rf.boot_run().model_dump()
+    d["status"], d["error"] = "fail", "console said \x1b[2J"
+    with pytest.raises(RecordError) as e:
+        records.write(f, d, records.Boot)
+    assert one_line(e, f).startswith(f"{f}: not written: field 'error': 'console said \\x1b[2J': holds the control")
+    assert not f.exists()
+    assert records.plain_text("a\x1b[2Jb\x9b\u202e\tc\nd") == "a\\x1b[2Jb\\x9b\\u202e\tc\nd"
+    assert records.plain_text("x" * 10, limit=5) == "xx..."
+    d["error"] = records.plain_text("console said \x1b[2J")
+    records.write(f, d, records.Boot)
+    assert records.read(f, records.Boot).error == "console said \\x1b[2J"
+
+
+def test_a_string_of_10_mb_in_a_record_is_refused_naming_the_field(tmp_path):
+    f = tmp_path / "build.json"
+    d = good_build()
+    d["toolchain"]["version"] = "v" * 10_000_000
+    f.write_text(json.dumps(d))
+    with pytest.raises(RecordError) as e:
+        records.read(f, records.Build)
+    msg = one_line(e, f)
+    assert "field 'toolchain.version'" in msg and "10000000 characters" in msg and len(msg) < 400, msg[:400]
+
+
 # --- bad records: one line naming the file, the field and the value ---------
 
 

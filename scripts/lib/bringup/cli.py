@@ -23,9 +23,22 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+ENV_SWITCHES = {"BRINGUP_HOST_GUARD": "the host-load guard", "BRINGUP_CCACHE": "ccache for kernel builds"}
+
+
+def _switch_env(var: str) -> bool:
+    """An on/off environment variable (on when unset): 1/yes/true/on or 0/no/false/off."""
+    v = os.environ.get(var)
+    if v is None:
+        return True
+    if v.strip().lower() not in YES + NO:
+        raise BringupError(f"{var}={paths.show(v, 40)}: give 1 ({ENV_SWITCHES[var]} on) or 0 (off)")
+    return v.strip().lower() in YES
+
+
 def _host_guard() -> bool:
-    """The host-load guard (util/hostload.py) is on unless BRINGUP_HOST_GUARD=0."""
-    return os.environ.get("BRINGUP_HOST_GUARD", "1") != "0"
+    """The host-load guard (util/hostload.py) is on unless BRINGUP_HOST_GUARD=0 (no, false, off)."""
+    return _switch_env("BRINGUP_HOST_GUARD")
 
 
 def cmd_boards(a) -> int:
@@ -64,12 +77,13 @@ def cmd_build_all(a) -> int:
 
     b = load_board(a.board)
     if a.cross_compile is not None:
-        from bringup.model.board import PREFIX_PATTERN
+        from bringup.model.board import prefix_problem
 
-        if not re.fullmatch(PREFIX_PATTERN, a.cross_compile) or len(a.cross_compile) > 256:
+        why = prefix_problem(a.cross_compile)
+        if why:
             raise BringupError(
-                f"--cross-compile {paths.show(a.cross_compile)}: not a compiler prefix (letters, digits and "
-                "_ . / + -, not starting with '-'), e.g. arm-linux-gnueabihf- or /opt/eldk/usr/bin/ppc_8xx-"
+                f"--cross-compile {paths.show(a.cross_compile)}: {why}; e.g. arm-linux-gnueabihf- or "
+                "/opt/eldk/usr/bin/ppc_8xx-"
             )
         for kid in a.kernel or []:
             b.kernel(kid)  # an unknown --kernel: refused before the toolchain is looked at
@@ -500,6 +514,7 @@ def _until_ci_args(s, what: str, *aliases: str) -> None:
         metavar="N",
         help="at most N rounds with --until-ci (default 20)",
     )
+    s.add_argument("--ci-pct-alone", default=None, help=argparse.SUPPRESS)  # make's CI_PCT= without UNTIL_CI=
 
 
 def _boot_args(s) -> None:
@@ -894,6 +909,22 @@ def _no_empty_file_names(a: argparse.Namespace) -> None:
             raise BringupError(f"{what} '': an empty file name; name the file to read")
 
 
+def _no_max_rounds_alone(a: argparse.Namespace) -> None:
+    """--max-rounds (MAX_ROUNDS=) bounds the rounds --until-ci adds; without it, it was silently
+    ignored (the rounds asked ran): refused, as LMBENCH_SHA256= without LMBENCH_SRC= is."""
+    alone = getattr(a, "ci_pct_alone", None)
+    if alone is not None:
+        raise BringupError(
+            f"CI_PCT={paths.show(alone, 40)} without UNTIL_CI=1: the width is for the rounds UNTIL_CI=1 adds "
+            "(it was ignored); give UNTIL_CI=1 CI_PCT=<pct>"
+        )
+    if getattr(a, "max_rounds", None) is not None and getattr(a, "until_ci", None) is None:
+        raise BringupError(
+            f"--max-rounds {a.max_rounds} (MAX_ROUNDS=) without --until-ci (UNTIL_CI=1): it bounds only the "
+            "rounds --until-ci adds; give --runs (RUNS=) for a fixed number"
+        )
+
+
 # on/off options as make passes them, with the variable's value (FORCE=0 must not force):
 # --force=1 is --force, --force=0 is left out, any other value refused; --until-ci-if=0 also
 # drops the --until-ci that UNTIL_CI= brings (Makefile, UNTIL)
@@ -907,6 +938,11 @@ def _environment_values() -> None:
 
     for var in aptprivate.MIRROR_VARS:
         aptprivate.mirror_from_env(var)
+    for var in ENV_SWITCHES:
+        _switch_env(var)
+    from bringup.build import sources
+
+    sources.check_download_dirs()
 
 
 def _switches(argv: list[str]) -> list[str]:
@@ -958,6 +994,7 @@ def main(argv=None) -> int:
     try:
         try:
             _no_empty_file_names(a)
+            _no_max_rounds_alone(a)
             _environment_values()
             code = a.fn(a)
             out.flush()  # output errors surface here, not at interpreter exit

@@ -28,8 +28,8 @@ from typing import Any
 
 from bringup import records, stats
 from bringup.errors import BringupError
-from bringup.model.base import regular_file
-from bringup.model.board import Board
+from bringup.model.base import CONTROL, regular_file
+from bringup.model.board import BOARD_FILE_SUFFIXES, Board
 from bringup.model.milestones import load_rules
 from bringup.parse import bootlog as bootlog_parser
 from bringup.parse import lmbench as lmbench_parser
@@ -61,6 +61,11 @@ def check_kernel_id(board: Board, kernel: str, replace: bool = False) -> None:
         )
     if kernel in RESERVED:
         raise BringupError(f"--kernel {kernel!r}: logs/{board.name}/{kernel}/ is not a kernel's directory")
+    if kernel.endswith(BOARD_FILE_SUFFIXES):
+        raise BringupError(
+            f"--kernel {kernel!r}: ends in {kernel[kernel.rindex('.') :]!r}, like the files logs/{board.name}/ holds "
+            "(boot-timing.json); a kernel's directory would take its name"
+        )
     if not replace and kernel in {k.id for k in board.kernels}:
         raise BringupError(
             f"--kernel {kernel!r}: a kernel of board {board.name} (boards/{board.name}.toml); choose another id, "
@@ -75,7 +80,7 @@ def check_label(label: str | None) -> None:
     """--label: one line of text of sane length (it goes into the report's tables)."""
     if label is None:
         return
-    if re.search(r"[\x00-\x1f\x7f-\x9f]", label):
+    if CONTROL.search(label):  # C0, C1 and the bidi overrides that reorder what the report shows
         raise BringupError(f"--label {paths.show(label, 80)}: contains a control character (a newline, an escape)")
     if len(label) > MAX_LABEL:
         raise BringupError(f"--label {paths.show(label, 40)}: {len(label)} characters; at most {MAX_LABEL}")

@@ -282,7 +282,11 @@ def build_kernel(
     board: Board, k: Kernel, logs: Path, cache: Path, force: bool = False, jobs: int | None = None, say=print
 ) -> Built:
     recdir = record_dir(logs, board.name, k.id)
-    tc = toolchain.find(k.cross_compile, k.arch, use_ccache=os.environ.get("BRINGUP_CCACHE", "1") != "0")
+    tc = toolchain.find(
+        k.cross_compile,
+        k.arch,
+        use_ccache=os.environ.get("BRINGUP_CCACHE", "1").strip().lower() not in ("0", "no", "false", "off"),
+    )
     if board.image.uimage and not shutil.which("mkimage"):
         raise BringupError(
             f"board {board.name}: image.uimage needs mkimage: install Debian package u-boot-tools (make deps does)"
@@ -342,7 +346,7 @@ def _build(board, k, src, tc, fixes, key, recdir: Path, good: Path, cache: Path,
         rec, artifact_sources = _collect(ctx, key, started, dropped)
         status = "ok"
     except BuildFailed as e:
-        failure = str(e)
+        failure = records.plain_text(str(e))
         raise
     except KeyboardInterrupt:
         status, failure = "interrupted", "interrupted by the user"

@@ -130,6 +130,24 @@ def download_dirs(own: Path) -> list[Path]:
     return list(dict.fromkeys(dirs))
 
 
+def check_download_dirs() -> None:
+    """BRINGUP_DL_DIR, before any work: each entry a directory (or not there at all: a share
+    that is not mounted), never a file, `~nosuchuser` or a path with a control character."""
+    from bringup.model.base import CONTROL
+
+    for d in os.environ.get(DL_DIR_ENV, "").split(":"):
+        if not d.strip():
+            continue
+        if CONTROL.search(d):
+            raise BringupError(f"{DL_DIR_ENV}: entry {paths.show(d)}: contains a control character")
+        p = paths.expand_user(d, DL_DIR_ENV)
+        if (p.exists() or p.is_symlink()) and not p.is_dir():
+            kind = "a dangling symlink" if not p.exists() else "not a directory"
+            raise BringupError(
+                f"{DL_DIR_ENV}: entry {paths.show(d)}: {kind} (a download directory is searched for files)"
+            )
+
+
 def url_file_name(url: str) -> str:
     return _safe_name(url.rstrip("/").rsplit("/", 1)[-1]) or "download"
 

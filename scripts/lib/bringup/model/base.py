@@ -34,6 +34,19 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+# C0 and C1 control characters (a newline, a tab, ESC; \x9b is a terminal's CSI on its own), and the
+# invisible characters that reorder or break the text shown around them (bidi overrides, U+2028/9)
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def no_control(v: str) -> str:
+    """A text field shown on a terminal or in the report: refused with a control character."""
+    m = CONTROL.search(v)
+    if m:
+        raise ValueError(f"contains the control character {m.group(0)!r} (a newline, a tab or a terminal escape)")
+    return v
+
+
 def first_duplicate(names: list[str]) -> str | None:
     """The first name that appears more than once, or None."""
     return next((n for i, n in enumerate(names) if n in names[:i]), None)

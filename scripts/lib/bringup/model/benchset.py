@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, field_validator
 
-from bringup.model.base import Strict, first_duplicate, load_toml, validate_as
+from bringup.model.base import Strict, first_duplicate, load_toml, no_control, validate_as
 from bringup.parse.lmbench import GROUPS
 from bringup.util import paths
 
@@ -18,7 +18,9 @@ Seconds = Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]
 
 class Bench(Strict):
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_]+$", max_length=64)]
-    group: Annotated[str, Field(min_length=1, max_length=80, description="lmbench's own summary group")]
+    group: Annotated[
+        str, Field(min_length=1, max_length=80, description="lmbench's own summary group"), AfterValidator(no_control)
+    ]
     cmd: Annotated[
         str,
         Field(
@@ -29,6 +31,14 @@ class Bench(Strict):
         ),
     ]
     quick: Annotated[bool, Field(description="part of the quick set")] = True
+
+    @field_validator("cmd")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("only spaces: no command to run")
+        return v
+
     timeout: Annotated[Seconds, Field(description="seconds in quick mode (full mode multiplies it)")] = 60.0
 
 
@@ -62,6 +72,14 @@ def _make_arg(v: str) -> str:
     return v
 
 
+def _env_words(v: str) -> str:
+    """quick_env is `export`ed in the guest's shell: VAR=value words only."""
+    for word in v.split():
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.-]*", word):
+            raise ValueError(f"{word!r} is not VAR=value (the words are exported in the guest's shell)")
+    return v
+
+
 class SourceBuild(Strict):
     os: Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_os_name)] = "{triplet}"
     make_args: Annotated[
@@ -71,7 +89,11 @@ class SourceBuild(Strict):
 
 
 class BenchSet(Strict):
-    quick_env: Annotated[str, Field(pattern=r"^[A-Za-z0-9_=. -]*$")] = ""
+    quick_env: Annotated[
+        str,
+        Field(pattern=r"^[A-Za-z0-9_=. -]*$", description="VAR=value words exported in quick mode"),
+        AfterValidator(_env_words),
+    ] = ""
     quick_flags: Annotated[str, Field(pattern=r"^[A-Za-z0-9 -]*$")] = ""
     full_timeout_factor: Annotated[float, Field(ge=1, le=1000, allow_inf_nan=False)] = 10.0
     setup: Annotated[str, Field(max_length=2000, pattern=r"^[^\x00-\x1f\x7f']*$")] = ""

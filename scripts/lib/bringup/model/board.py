@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from bringup.model.base import DataError, Strict, first_duplicate, load_toml, located, show, validate_as
+from bringup.model.base import CONTROL, DataError, Strict, first_duplicate, load_toml, located, show, validate_as
 from bringup.model.milestones import check_overrides
 from bringup.util import paths
 from bringup.util.aptprivate import SUITES
@@ -39,6 +39,7 @@ MAX_ADDRESS = 2**64 - 1
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"  # letters, digits and . _ + -
 PREFIX_PATTERN = r"^([A-Za-z0-9_./+][A-Za-z0-9_./+-]*)?$"  # a CROSS_COMPILE prefix: a path, no shell, no option
 RESERVED_IDS = ("rootfs", "report")  # directories of logs/<board>/ that are not kernels'
+BOARD_FILE_SUFFIXES = (".json", ".log", ".lock", ".tmp", ".part")  # files of logs/<board>/ (boot-timing.json)
 
 
 def _address(v: str | int) -> str:
@@ -58,7 +59,7 @@ def _address(v: str | int) -> str:
 
 Address = Annotated[str | int, AfterValidator(_address), Field(description="a hex address like 0x42000000")]
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = CONTROL  # C0, C1, bidi overrides (model/base.py)
 
 
 def _cmdline(v: str) -> str:
@@ -73,7 +74,18 @@ def _cmdline(v: str) -> str:
     return v
 
 
-Cmdline = Annotated[str, Field(max_length=2048), AfterValidator(_cmdline)]
+def _not_console(v: str) -> str:
+    """console= comes from the board's `console` field, first; another one after it would become
+    /dev/console, and the boot's userspace would speak on a console bringup does not read."""
+    if re.search(r"(^|\s)console=", v):
+        raise ValueError(
+            "sets console=, which bringup sets from the board's 'console' field (a second console= "
+            "moves /dev/console away from the console bringup reads)"
+        )
+    return v
+
+
+Cmdline = Annotated[str, Field(max_length=2048), AfterValidator(_cmdline), AfterValidator(_not_console)]
 
 
 def _one_argument(v: str) -> str:
@@ -122,13 +134,47 @@ ConfigTarget = Annotated[
         description="a make config target such as tinyconfig, allnoconfig or versatile_defconfig",
     ),
 ]
+
+
+def prefix_problem(v: str) -> str | None:
+    """Why v cannot be a CROSS_COMPILE prefix (what comes before `gcc`: arm-linux-gnueabihf-, or an
+    absolute /opt/eldk/usr/bin/ppc_8xx-), or None; '' is the host's own gcc."""
+    if not v:
+        return None
+    if len(v) > 256:
+        return f"{len(v)} characters: a compiler prefix is at most 256"
+    if not re.fullmatch(PREFIX_PATTERN, v):
+        return "not a compiler prefix (letters, digits and _ . / + -, not starting with '-')"
+    if {".", ".."} & set(v.split("/")[:-1]) or v.split("/")[-1] in (".", ".."):
+        return "a path with '.' or '..' in it: give the toolchain's directory as an absolute path"
+    if "/" in v and not v.startswith("/"):
+        return (
+            "a relative path (make runs in the kernel tree, not here): give an absolute path such as "
+            "/opt/eldk/usr/bin/ppc_8xx- or a prefix found on PATH"
+        )
+    if not v.endswith("-"):
+        return (
+            "does not end in '-': a prefix is what comes before gcc (arm-linux-gnueabihf- for arm-linux-gnueabihf-gcc)"
+        )
+    return None
+
+
+def _prefix(v: str) -> str:
+    why = prefix_problem(v)
+    if why:
+        raise ValueError(why)
+    return v
+
+
 Prefix = Annotated[
     str,
     Field(
         pattern=PREFIX_PATTERN,
         max_length=256,
-        description="a compiler prefix such as arm-linux-gnueabihf- (no leading '-': make would read an option)",
+        description="a compiler prefix such as arm-linux-gnueabihf- or /opt/eldk/usr/bin/ppc_8xx- "
+        "(ends in '-'; no leading '-': make would read an option; a path is absolute)",
     ),
+    AfterValidator(_prefix),
 ]
 Argv = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^\x00-\x1f\x7f]*$")]], Field(max_length=256)
@@ -286,13 +332,13 @@ class EraFix(Strict):
 
     name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.+-]*$", max_length=64, description="names the fix")]
     avoids: Annotated[
-        str, Field(min_length=1, max_length=2048, description="the error it avoids (as the build prints it)")
+        Text, Field(min_length=1, max_length=2048, description="the error it avoids (as the build prints it)")
     ]
     unchanged: Annotated[
-        str, Field(min_length=1, max_length=2048, description="why it does not change what is measured")
+        Text, Field(min_length=1, max_length=2048, description="why it does not change what is measured")
     ]
     changes: Annotated[
-        str,
+        Text,
         Field(
             max_length=2048,
             description="what it changes in the running kernel, and what that does to the numbers "
@@ -316,6 +362,19 @@ class EraFix(Strict):
     fragment: Annotated[
         str, Field(max_length=4096, description="a config fragment, relative to configs/, merged after the kernel's")
     ] = ""
+
+    @field_validator("make_vars")
+    @classmethod
+    def _make_vars(cls, v: dict[str, str]) -> dict[str, str]:
+        for name, value in v.items():
+            if name in OWN_MAKE_VARS:
+                raise ValueError(f"@{name}@sets {name}, which bringup sets itself (from the board and its arch)")
+            bad = sorted(set(value) & set(";|&<>"))
+            if bad:
+                raise ValueError(
+                    f"@{name}@{value!r}: contains {''.join(bad)!r}: the shell of make's recipes would run it"
+                )
+        return v
 
     @model_validator(mode="after")
     def _one_action(self) -> EraFix:
@@ -449,7 +508,7 @@ def load_era(name: str, configs: Path | None = None, file: Path | None = None) -
                 why = why.replace("configs/", "configs/era/")
                 raise DataError(f"{where}: field 'fixes[{i}].patch': {fix.patch!r}: {why}")
         if fix.fragment:
-            why = check_config_path(fix.fragment, configs)
+            why = check_config_path(fix.fragment, configs) or config_text_problem(resolve_config(fix.fragment, configs))
             if why:
                 raise DataError(f"{where}: field 'fixes[{i}].fragment': {fix.fragment!r}: {why}")
     return Era(name=name, **{**d.model_dump(), "fixes": list(d.fixes)}, folder=f.parent)
@@ -529,6 +588,11 @@ class KernelSpec(Strict):
     def _not_reserved(cls, v: str) -> str:
         if v in RESERVED_IDS:
             raise ValueError(f"logs/<board>/{v}/ holds the board's {v}, not a kernel's records; choose another id")
+        if v.endswith(BOARD_FILE_SUFFIXES):
+            raise ValueError(
+                f"ends in {v[v.rindex('.') :]!r}: logs/<board>/ holds the board's own files of that kind "
+                "(boot-timing.json); a kernel's directory would take its name"
+            )
         return v
 
     defconfig: Annotated[ConfigTarget, Field(description="make target that writes the base .config")] = ""
@@ -586,6 +650,15 @@ QEMU_OWN_OPTIONS = (
 )  # fmt: skip
 
 
+# QEMU options that stop or detach the guest bringup boots and reads
+QEMU_STOPPING_OPTIONS = {
+    "S": "wait, CPU stopped, for a monitor's 'cont'",
+    "daemonize": "detach from bringup into the background",
+    "incoming": "wait for a migration stream",
+    "nographic": "take the console to its standard input and output",
+}
+
+
 class QemuSpec(Strict):
     binary: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+-]+$", max_length=4096)]
     machine: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.,=+-]+$", max_length=256)]
@@ -605,11 +678,30 @@ class QemuSpec(Strict):
         ),
     ] = ""
 
+    @field_validator("binary")
+    @classmethod
+    def _command(cls, v: str) -> str:
+        if v.startswith("-"):
+            raise ValueError("starts with '-': not a command")
+        if "/" in v and not v.startswith("/"):
+            raise ValueError(
+                "a relative path (it would depend on the directory bringup runs in): give a command on PATH "
+                "(qemu-system-arm) or an absolute path"
+            )
+        if ".." in v.split("/"):
+            raise ValueError("a path with '..': give the absolute path of the QEMU binary")
+        return v
+
     @field_validator("args")
     @classmethod
     def _not_own_options(cls, v: list[str]) -> list[str]:
         for i, arg in enumerate(v):
             name = arg.lstrip("-").partition("=")[0]
+            if arg.startswith("-") and name in QEMU_STOPPING_OPTIONS:
+                raise ValueError(
+                    f"@[{i}]@{arg!r}: QEMU would {QEMU_STOPPING_OPTIONS[name]}, and the boot bringup watches would "
+                    "never come"
+                )
             if arg.startswith("-") and name in QEMU_OWN_OPTIONS:
                 raise ValueError(
                     f"@[{i}]@{arg!r}: an option bringup gives QEMU itself (from memory_mb, qemu.machine, "
@@ -648,6 +740,22 @@ class UbootSpec(Strict):
     interrupt_interval: Annotated[
         float, Field(gt=0, le=5, description="seconds between two sends of the interrupt string")
     ] = 0.1
+
+    @field_validator("prompt")
+    @classmethod
+    def _visible_prompt(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("only spaces: every line with a space would look like U-Boot's prompt")
+        return v
+
+    @model_validator(mode="after")
+    def _distinct_addresses(self) -> UbootSpec:
+        addrs = [("kernel_addr", self.kernel_addr), ("initrd_addr", self.initrd_addr), ("fdt_addr", self.fdt_addr)]
+        for i, (name, a) in enumerate(addrs):
+            for other, b in addrs[:i]:
+                if int(str(a), 16) == int(str(b), 16):
+                    raise located(name, f"{a!r}: the same address as {other}: one file would overwrite the other")
+        return self
 
 
 class SerialSpec(Strict):
@@ -747,6 +855,7 @@ class NfsSpec(Strict):
     ] = "dhcp"
     export_dir: Annotated[
         str,
+        AfterValidator(_host_dir),
         Field(
             max_length=4096,
             description="external: the host directory your server exports; "
@@ -757,6 +866,13 @@ class NfsSpec(Strict):
         str,
         Field(pattern=r"^(/[A-Za-z0-9_./-]*)?$", description="external: the same directory as the server exports it"),
     ] = ""
+
+    @field_validator("export_path")
+    @classmethod
+    def _plain_export_path(cls, v: str) -> str:
+        if {".", ".."} & set(v.split("/")):
+            raise ValueError("a path with '.' or '..': give the export as the server names it")
+        return v
 
     @model_validator(mode="after")
     def _external_needs_paths(self) -> NfsSpec:
@@ -821,6 +937,14 @@ class LabgridSpec(Strict):
         ),
     ] = 5.0
 
+    @field_validator("client")
+    @classmethod
+    def _client_program(cls, v: str) -> str:
+        why = command_path_problem(v) if v else None
+        if why:
+            raise ValueError(why)
+        return v
+
     @field_validator("coordinator")
     @classmethod
     def _coordinator_port(cls, v: str) -> str:
@@ -876,10 +1000,33 @@ class WorkloadsSpec(Strict):
     ] = None
 
 
+def command_path_problem(v: str) -> str | None:
+    """Why v cannot be the program of a command bringup runs (a name found on PATH, or an
+    absolute path), or None: a relative path would depend on the directory bringup runs in."""
+    if v.startswith("-"):
+        return "starts with '-': not a program"
+    if "/" in v and not v.startswith(("/", "~")):
+        return (
+            "a relative path (it would depend on the directory bringup runs in): give a name on PATH or an "
+            "absolute path"
+        )
+    if ".." in v.split("/"):
+        return "a path with '..': give the program's absolute path"
+    return None
+
+
 class PowerSpec(Strict):
     on: Annotated[Argv, Field(description="command that switches the board on (an argument list, no shell)")] = []
     off: Annotated[Argv, Field(description="command that switches it off")] = []
     reset: Annotated[Argv, Field(description="command that resets it (used when there is no 'on')")] = []
+
+    @field_validator("on", "off", "reset")
+    @classmethod
+    def _program(cls, v: list[str]) -> list[str]:
+        why = command_path_problem(v[0]) if v else None
+        if why:
+            raise ValueError(f"@[0]@{v[0]!r}: {why}")
+        return v
 
 
 class BoardFile(Strict):
@@ -1066,6 +1213,52 @@ def check_config_path(name: str, configs: Path) -> str | None:
     return None if full.is_file() else "no such file under configs/"
 
 
+KCONFIG_LINE = re.compile(r"(CONFIG_[A-Za-z0-9_]+=.*|# CONFIG_[A-Za-z0-9_]+ is not set|#.*)")
+MAX_CONFIG = 4 * 1024 * 1024  # a .config or fragment larger than this is not one
+
+
+def config_text_problem(p: Path) -> str | None:
+    """Why the file p is no Kconfig text (a .config or a fragment), or None: what is neither
+    CONFIG_X=value, '# CONFIG_X is not set', a comment nor blank was silently dropped (a
+    fragment that is /etc/passwd merged as an empty one)."""
+    try:
+        size = p.stat().st_size
+        if size > MAX_CONFIG:
+            return f"{size} bytes: too large for a config (at most {MAX_CONFIG})"
+        data = p.read_bytes()
+    except OSError as e:
+        return f"cannot read it: {e.strerror}"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"not UTF-8 text (byte {e.start}), so no config"
+    for i, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if s and not KCONFIG_LINE.fullmatch(s):
+            return f"line {i}: {show(line)}: not a Kconfig line (CONFIG_<NAME>=<value>, '# CONFIG_<NAME> is not set')"
+    return None
+
+
+def tarball_problem(p: Path) -> str | None:
+    """Why the file p is no tar archive (plain, gz, bz2 or xz), or None; only its first member is
+    read. A file that is none was refused when the build extracted it, after the kernels before it."""
+    import lzma
+    import tarfile
+    import zlib
+
+    try:
+        with tarfile.open(p, mode="r:*") as tf:
+            if tf.next() is None:
+                return "an empty tar archive"
+    except tarfile.ReadError:
+        return "not a tar archive (plain, gzip, bzip2 or xz)"
+    except (tarfile.TarError, EOFError, lzma.LZMAError, zlib.error) as e:
+        return f"a damaged or truncated tar archive ({type(e).__name__})"
+    except OSError as e:
+        return f"cannot read it: {e.strerror or e}"
+    return None
+
+
 def board_file(name_or_path: str, boards: Path | None = None) -> Path:
     boards = boards or paths.BOARDS
     if name_or_path.endswith(".toml") or "/" in name_or_path:
@@ -1137,12 +1330,17 @@ def _kernel(k: KernelSpec, i: int, d: BoardFile, arch: Arch, board_cc: str, wher
     for name, value in ([("config_file", k.config_file)] if k.config_file else []) + [
         (f"fragments[{j}]", frag) for j, frag in enumerate(k.fragments)
     ]:
-        why = check_config_path(value, configs)
+        why = check_config_path(value, configs) or config_text_problem(
+            resolve_config(str(paths.expand_user(value, "config file")), configs)
+        )
         if why:
             raise DataError(f"{where}: field '{kw}.{name}': {value!r}: {why}")
     src = k.source
     if src.tarball and not paths.expand_user(src.tarball, "source.tarball").is_file():
         raise DataError(f"{where}: field '{kw}.source.tarball': {src.tarball!r}: no such file")
+    why = tarball_problem(paths.expand_user(src.tarball, "source.tarball")) if src.tarball else None
+    if why:
+        raise DataError(f"{where}: field '{kw}.source.tarball': {src.tarball!r}: {why}")
     if src.path and not paths.expand_user(src.path, "source.path").is_dir():
         raise DataError(f"{where}: field '{kw}.source.path': {src.path!r}: no such directory")
     karch = arch
@@ -1200,7 +1398,8 @@ def reference_markdown() -> str:
         "A board is `boards/<name>.toml`. It names an architecture (`configs/arch/<arch>.toml`), "
         "and each kernel names an era (`configs/era/<era>.toml`) that selects the build recipe. "
         "Config fragments and config files are paths relative to `configs/` (an absolute path must be an existing "
-        "file). Every file is validated on load; an error names the file, the field and the value.",
+        "file), and hold Kconfig text only (`CONFIG_X=value`, `# CONFIG_X is not set`, comments). Every file is "
+        "validated on load; an error names the file, the field and the value.",
         "",
         "The JSON Schema of a board file is `docs/board-schema.json` (`bringup doc board-schema`); the shipped "
         "boards name it in their first line (`#:schema ../docs/board-schema.json`), so editors with a TOML "

@@ -25,6 +25,59 @@ NAME_RE = r"^[a-z][a-z0-9_]*$"
 NESTED_QUANTIFIER = re.compile(r"\((?:\?:)?(?:\\.|\[(?:\\.|[^\]\\])*\]|[^()\\|\[])[+*]\)(?:[+*]|\{\d*,)")
 
 
+# Console lines of every kind that no milestone, bootloader or fault means (kernel and U-Boot
+# chatter, a short line, a word, punctuation): a regex that matches many of them marks an event
+# at almost any line (' ', '.', '\\s', '\\w+', 'e'), so it means nothing
+UNRELATED_LINES = (
+    "[    0.000000] Booting Linux on physical CPU 0x0",
+    "[    0.000000] Kernel command line: console=ttyAMA0,115200 rdinit=/init",
+    "[    0.011263] Calibrating delay loop... 996.14 BogoMIPS (lpj=4980736)",
+    "[    0.120000] NET: Registered PF_INET protocol family",
+    "[    0.230416] Serial: AMBA PL011 UART driver",
+    "[    0.351092] clk: Disabling unused clocks",
+    "[    1.402210] random: crng init done",
+    "[    2.004100] EXT4-fs (vda): mounted filesystem with ordered data mode",
+    "PCI: CLS 0 bytes, default 64",
+    "Dentry cache hash table entries: 65536 (order: 6, 262144 bytes, linear)",
+    "DRAM:  512 MiB",
+    "Loading Environment from Flash... *** Warning - bad CRC, using default environment",
+    "In:    pl011@9000000",
+    "Net:   eth0: virtio-net#31",
+    "Bytes transferred = 1794624 (1b6240 hex)",
+    "#################################################################",
+    "done",
+    "OK",
+    "   Verifying Checksum ... OK",
+    "Starting syslogd: OK",
+    "udhcpc: sending discover",
+    "hello world",
+    "x",
+    " ",
+    "0",
+    "-",
+    ".",
+    "...",
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefghijklmnopqrstuvwxyz 0123456789",
+    "the quick brown fox jumps over the lazy dog",
+    "!\"%&'()*+,-./:;<=>?@[]^_`{|}~",
+    "\u00e4\u00f6\u00fc \u20ac \u4e2d\u6587",
+)
+MAX_UNRELATED = len(UNRELATED_LINES) // 4  # a quarter of them: it matches almost any line
+
+
+def matches_almost_anything(rx: re.Pattern[str], v: str) -> str | None:
+    """Why a regex means no particular line (only spaces, or many unrelated lines match), or None."""
+    if not v.strip():
+        return "only spaces: every console line with a space would match it"
+    hits = [ln for ln in UNRELATED_LINES if rx.search(ln)]
+    if len(hits) > MAX_UNRELATED:
+        return (
+            f"matches {len(hits)} of {len(UNRELATED_LINES)} unrelated console lines (e.g. {hits[0]!r}), "
+            "so almost any line would match it: make it match the one line it means"
+        )
+    return None
+
+
 def check_regex(v: str) -> str:
     try:
         with warnings.catch_warnings():
@@ -36,6 +89,9 @@ def check_regex(v: str) -> str:
         raise ValueError("matches the empty string, so every console line would match it")
     if NESTED_QUANTIFIER.search(v):
         raise ValueError("a repeated group of one repeated atom (catastrophic backtracking on a long line)")
+    why = matches_almost_anything(rx, v)
+    if why:
+        raise ValueError(why)
     return v
 
 
@@ -48,7 +104,12 @@ BootloaderField = Literal["banner", "first_stage", "kernel_load", "starting"]
 class MilestoneSpec(Strict):
     name: Annotated[str, Field(pattern=NAME_RE, max_length=40)]
     label: Annotated[
-        str, Field(max_length=120, pattern=r"^[^\x00-\x1f\x7f]*$", description="shown for it (empty: its name)")
+        str,
+        Field(
+            max_length=120,
+            pattern=r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]*$",
+            description="shown for it (empty: its name)",
+        ),
     ] = ""
     regex: Regex | None = None
     from_bootloaders: BootloaderField | None = None

@@ -16,7 +16,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from bringup.model.base import DataError, Strict, load_toml, validate_as
+from bringup.model.base import DataError, Strict, load_toml, no_control, validate_as
 from bringup.model.board import Cmdline, VersionRange
 from bringup.model.milestones import load_file
 from bringup.util import paths
@@ -37,13 +37,15 @@ class ProfileArgs(Strict):
         VersionRange()
     )
     cmdline: Annotated[Cmdline, AfterValidator(_not_blank), Field(description="added to the kernel command line")]
-    why: Annotated[str, Field(max_length=2000, description="what they do, and why this range")] = ""
+    why: Annotated[
+        str, Field(max_length=2000, description="what they do, and why this range"), AfterValidator(no_control)
+    ] = ""
 
 
 class ProfileFile(Strict):
     """configs/profiles/<name>.toml"""
 
-    description: Annotated[str, Field(min_length=1, max_length=2000)]
+    description: Annotated[str, Field(min_length=1, max_length=2000), AfterValidator(no_control)]
     args: Annotated[list[ProfileArgs], Field(max_length=32)] = []
     initcalls: Annotated[
         bool, Field(description="parse each run's initcall_debug lines into the boot-timing record")

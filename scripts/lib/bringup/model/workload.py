@@ -16,10 +16,10 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from bringup.model.base import DataError, Strict, first_duplicate, load_toml, located, validate_as
-from bringup.model.milestones import NESTED_QUANTIFIER
+from bringup.model.base import DataError, Strict, first_duplicate, load_toml, located, no_control, validate_as
+from bringup.model.milestones import NESTED_QUANTIFIER, matches_almost_anything
 from bringup.util import paths
 
 WORKLOADS_DIR = "workloads"  # under configs/
@@ -40,7 +40,14 @@ DISK_MOUNT = "/mnt/bringup-disk"  # in the guest: where the board's disk is moun
 class Input(Strict):
     """A file generated on the host, deterministically, put into the ramdisk."""
 
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$", max_length=64)]
+    name: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_.-]+$",
+            max_length=64,
+            description="a file name in the inputs directory (not '.' or '..')",
+        ),
+    ]
     kind: Annotated[
         Literal["text", "random", "zeros", "image", "video"],
         Field(
@@ -51,6 +58,13 @@ class Input(Strict):
     quick_bytes: Annotated[int, Field(ge=1, le=64 * 1024 * 1024)]
     full_bytes: Annotated[int, Field(ge=1, le=256 * 1024 * 1024)]
     seed: Annotated[int, Field(ge=0, le=2**31)] = 1
+
+    @field_validator("name")
+    @classmethod
+    def _a_file(cls, v: str) -> str:
+        if v in (".", ".."):
+            raise ValueError("names a directory, not a file in the inputs directory")
+        return v
 
 
 class Step(Strict):
@@ -101,6 +115,9 @@ class Metric(Strict):
             raise ValueError("matches the empty string, so it would read a number from any output")
         if NESTED_QUANTIFIER.search(v):
             raise ValueError("a repeated group of one repeated atom (catastrophic backtracking on long output)")
+        why = matches_almost_anything(rx, v)
+        if why:
+            raise ValueError(why.replace("console line", "output line"))
         return v
 
     @field_validator("count")
@@ -156,7 +173,7 @@ def _check_count(i: int, m: Metric, quick: dict, full: dict) -> None:
 
 
 class Workload(Strict):
-    description: Annotated[str, Field(min_length=1, max_length=300)]
+    description: Annotated[str, Field(min_length=1, max_length=300), AfterValidator(no_control)]
     packages: Annotated[list[Annotated[str, Field(pattern=PACKAGE, max_length=80)]], Field(min_length=1)]
     without: Annotated[
         list[Annotated[str, Field(pattern=PACKAGE, max_length=80)]],
@@ -186,6 +203,15 @@ class Workload(Strict):
     input: list[Input] = []
     step: Annotated[list[Step], Field(min_length=1, max_length=20)]
     metric: Annotated[list[Metric], Field(min_length=1, max_length=50)]
+
+    @field_validator("quick", "full", mode="before")
+    @classmethod
+    def _no_booleans(cls, v: object) -> object:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if isinstance(x, bool):  # a bool is an int to Python: the guest's command would read 1
+                    raise ValueError(f"@{k}@{x!r}: true or false is no size, count or level")
+        return v
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:

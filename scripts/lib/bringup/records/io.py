@@ -108,6 +108,9 @@ def write(path: Path, rec: Record | Mapping[str, Any], model: type[Record] | Non
     if model is None:
         model = type(rec) if isinstance(rec, Record) else _model_for(rec, str(path))
     m = validate(rec, model, f"{path}: not written")
+    bad = _first_bad(m.model_dump(mode="json", by_alias=True), "")
+    if bad is not None:  # what a reader would refuse is never written
+        raise RecordError(f"{path}: not written: field '{bad[0]}': {show(bad[1])}: {_string_problem(str(bad[1]))}")
     write_text(path, m.model_dump_json(by_alias=True, indent=2) + "\n")
     return m
 
@@ -145,7 +148,11 @@ def load(path: Path) -> Any:
         raise RecordError(f"{path}: cannot read the record: {e.strerror}") from None
     text = _text(raw, path)
     try:
-        data = json.loads(text, parse_int=_int)
+        data = json.loads(text, parse_int=_int, object_pairs_hook=_object)
+    except _DuplicateKey as e:
+        raise RecordError(
+            f"{path}: field {show(e.args[0])}: given twice in one object (JSON readers keep either)"
+        ) from None
     except json.JSONDecodeError as e:
         raise RecordError(f"{path}: not valid JSON (truncated?): {e}") from None
     except RecursionError:
@@ -155,6 +162,8 @@ def load(path: Path) -> Any:
         field, value = bad
         if isinstance(value, _LongInt):
             raise RecordError(f"{path}: field '{field}': a {len(value)}-digit number: beyond any value a record holds")
+        if isinstance(value, str):
+            raise RecordError(f"{path}: field '{field}': {show(value)}: {_string_problem(value)}")
         why = "not a finite number" if isinstance(value, float) else "beyond any value a record holds"
         raise RecordError(f"{path}: field '{field}': {show(value)}: {why}")
     return data
@@ -184,11 +193,52 @@ def _int(s: str) -> int | _LongInt:
     return _LongInt(s) if len(s) > 30 else int(s)
 
 
+class _DuplicateKey(ValueError):
+    """A key given twice in one JSON object."""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+MAX_STRING = 100_000  # a string of a record (a key or a value) longer than this is no text a writer wrote
+# control characters a record's text never holds (a newline and a tab may be in a message): ESC and
+# the rest would reach a terminal or the report as they are; bidi overrides reorder what is shown
+STRING_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _string_problem(v: str) -> str | None:
+    """Why a string cannot be in a record, or None."""
+    if len(v) > MAX_STRING:
+        return f"{len(v)} characters: longer than any text a record holds (at most {MAX_STRING})"
+    m = STRING_CONTROL.search(v)
+    if m:
+        return (
+            f"holds the control character {m.group(0)!r} (a terminal escape or an invisible one), which no record holds"
+        )
+    return None
+
+
+def plain_text(s: str, limit: int = MAX_STRING) -> str:
+    """A message (an exception's text) as a record holds it: control characters written as their
+    escapes (\\x1b), cut to `limit` characters."""
+    s = STRING_CONTROL.sub(lambda m: repr(m.group(0))[1:-1], s)
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
 def _first_bad(v: Any, path: str) -> tuple[str, Any] | None:
-    """The first number of JSON data that no record holds (NaN, an infinity, beyond 64 bits), with its field."""
+    """The first value of JSON data that no record holds (NaN, an infinity, a number beyond 64 bits,
+    a string with a control character or of more than MAX_STRING characters), with its field."""
     if isinstance(v, _LongInt):
         return path or "<top>", v
-    if isinstance(v, bool | str):
+    if isinstance(v, str):
+        return (path or "<top>", v) if _string_problem(v) else None
+    if isinstance(v, bool):
         return None
     if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
         return path or "<top>", v
@@ -196,6 +246,8 @@ def _first_bad(v: Any, path: str) -> tuple[str, Any] | None:
         return path or "<top>", v
     items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
     for k, x in items:
+        if isinstance(k, str) and _string_problem(k):
+            return (path or "<top>") + " (a key)", k
         bad = _first_bad(x, f"{path}[{k}]" if isinstance(k, int) else f"{path}.{k}" if path else str(k))
         if bad is not None:
             return bad
