@@ -318,8 +318,9 @@ def _boot_timing(
         profile=prof,
     )
     failed = sum(k["failed"] for k in summary["kernels"].values())
-    if failed:
-        name = "timing" if prof is None else prof.name
-        written = Path(logs) / board.name / records.boot_timing_name(root, failed=True, profile=name)
-        of = "" if prof is None else f" of profile {prof.name}"
-        raise BootFailed(f"{failed} boot run(s){of} failed; see {paths.rel(written)}")
+    if failed and prof is None:
+        written = Path(logs) / board.name / records.boot_timing_name(root, failed=True)
+        raise BootFailed(f"{failed} boot run(s) failed; see {paths.rel(written)}")
+    if failed and prof is not None:
+        written = Path(logs) / board.name / records.boot_timing_name(root, failed=True, profile=prof.name)
+        raise BootFailed(f"{failed} boot run(s) of profile {prof.name} failed; see {paths.rel(written)}")
