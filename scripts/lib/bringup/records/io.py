@@ -107,10 +107,13 @@ def write(path: Path, rec: Record | Mapping[str, Any], model: type[Record] | Non
     path = Path(path)
     if model is None:
         model = type(rec) if isinstance(rec, Record) else _model_for(rec, str(path))
-    m = validate(rec, model, f"{path}: not written")
+    # text from a console or a program (a NUL, an escape, a line without end) is written as
+    # plain_text() makes it: a good boot is never lost to what its console sent
+    data = rec.model_dump(mode="json", by_alias=True) if isinstance(rec, Record) else rec
+    m = validate(_plain(data), model, f"{path}: not written")
     bad = _first_bad(m.model_dump(mode="json", by_alias=True), "")
     if bad is not None:  # what a reader would refuse is never written
-        raise RecordError(f"{path}: not written: field '{bad[0]}': {show(bad[1])}: {_string_problem(str(bad[1]))}")
+        raise RecordError(f"{path}: not written: {_bad_value(*bad)}")
     write_text(path, m.model_dump_json(by_alias=True, indent=2) + "\n")
     return m
 
@@ -159,14 +162,18 @@ def load(path: Path) -> Any:
         raise RecordError(f"{path}: not valid JSON: nested too deeply") from None
     bad = _first_bad(data, "")
     if bad is not None:
-        field, value = bad
-        if isinstance(value, _LongInt):
-            raise RecordError(f"{path}: field '{field}': a {len(value)}-digit number: beyond any value a record holds")
-        if isinstance(value, str):
-            raise RecordError(f"{path}: field '{field}': {show(value)}: {_string_problem(value)}")
-        why = "not a finite number" if isinstance(value, float) else "beyond any value a record holds"
-        raise RecordError(f"{path}: field '{field}': {show(value)}: {why}")
+        raise RecordError(f"{path}: {_bad_value(*bad)}")
     return data
+
+
+def _bad_value(field: str, value: Any) -> str:
+    """What _first_bad found, in words: "field 'x': <value>: why"."""
+    if isinstance(value, _LongInt):
+        return f"field '{field}': a {len(value)}-digit number: beyond any value a record holds"
+    if isinstance(value, str):
+        return f"field '{field}': {show(value)}: {_string_problem(value)}"
+    why = "not a finite number" if isinstance(value, float) else "beyond any value a record holds"
+    return f"field '{field}': {show(value)}: {why}"
 
 
 def _text(raw: bytes, path: Path) -> str:
@@ -229,6 +236,19 @@ def plain_text(s: str, limit: int = MAX_STRING) -> str:
     escapes (\\x1b), cut to `limit` characters."""
     s = STRING_CONTROL.sub(lambda m: repr(m.group(0))[1:-1], s)
     return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def _plain(v: Any) -> Any:
+    """JSON data with every string (value or key) as plain_text() makes it."""
+    if isinstance(v, str):
+        return plain_text(v)
+    if isinstance(v, Mapping):
+        return {plain_text(k) if isinstance(k, str) else k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_plain(x) for x in v]
+    if isinstance(v, BaseModel):  # a record or a part of one inside a mapping
+        return _plain(v.model_dump(mode="json", by_alias=True))
+    return v
 
 
 def _first_bad(v: Any, path: str) -> tuple[str, Any] | None:
