@@ -17,28 +17,16 @@ from bringup import __version__
 from bringup.errors import BringupError
 from bringup.parse.errors import ParseError
 from bringup.util import paths
+from bringup.util.switches import ENV_SWITCHES, NO, YES, env_switch
 
 
 def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-ENV_SWITCHES = {"BRINGUP_HOST_GUARD": "the host-load guard", "BRINGUP_CCACHE": "ccache for kernel builds"}
-
-
-def _switch_env(var: str) -> bool:
-    """An on/off environment variable (on when unset): 1/yes/true/on or 0/no/false/off."""
-    v = os.environ.get(var)
-    if v is None:
-        return True
-    if v.strip().lower() not in YES + NO:
-        raise BringupError(f"{var}={paths.show(v, 40)}: give 1 ({ENV_SWITCHES[var]} on) or 0 (off)")
-    return v.strip().lower() in YES
-
-
 def _host_guard() -> bool:
     """The host-load guard (util/hostload.py) is on unless BRINGUP_HOST_GUARD=0 (no, false, off)."""
-    return _switch_env("BRINGUP_HOST_GUARD")
+    return env_switch("BRINGUP_HOST_GUARD")
 
 
 def cmd_boards(a) -> int:
@@ -929,7 +917,6 @@ def _no_max_rounds_alone(a: argparse.Namespace) -> None:
 # --force=1 is --force, --force=0 is left out, any other value refused; --until-ci-if=0 also
 # drops the --until-ci that UNTIL_CI= brings (Makefile, UNTIL)
 SWITCHES = {"--force": "FORCE", "--replace": "REPLACE", "--until-ci-if": "UNTIL_CI"}
-YES, NO = ("1", "yes", "true", "on"), ("0", "no", "false", "off")
 
 
 def _environment_values() -> None:
@@ -939,7 +926,7 @@ def _environment_values() -> None:
     for var in aptprivate.MIRROR_VARS:
         aptprivate.mirror_from_env(var)
     for var in ENV_SWITCHES:
-        _switch_env(var)
+        env_switch(var)
     from bringup.build import sources
 
     sources.check_download_dirs()

@@ -274,7 +274,7 @@ class BootSession:
         elif isinstance(exc, KeyboardInterrupt):
             rec["status"], rec["error"] = "interrupted", "interrupted by the user"
         else:
-            rec["status"], rec["error"] = "fail", records.plain_text(str(exc) or type(exc).__name__)
+            rec["status"], rec["error"] = "fail", str(exc) or type(exc).__name__  # made plain text by records.write
         try:
             self._stack.close()  # console, target (power off), NFS server
         finally:

@@ -42,6 +42,7 @@ from bringup.parse import elfsize
 from bringup.parse.kconfig import dropped_symbols, merge_fragment, parse_config
 from bringup.util import clock, lock, procutil
 from bringup.util.progress import Progress
+from bringup.util.switches import env_switch
 
 RECIPE_VERSION = 1  # bump when the build steps change in a way that invalidates old builds
 FIXED_ENV = {  # reproducible images: no timestamps, user or host in the version string
@@ -282,11 +283,7 @@ def build_kernel(
     board: Board, k: Kernel, logs: Path, cache: Path, force: bool = False, jobs: int | None = None, say=print
 ) -> Built:
     recdir = record_dir(logs, board.name, k.id)
-    tc = toolchain.find(
-        k.cross_compile,
-        k.arch,
-        use_ccache=os.environ.get("BRINGUP_CCACHE", "1").strip().lower() not in ("0", "no", "false", "off"),
-    )
+    tc = toolchain.find(k.cross_compile, k.arch, use_ccache=env_switch("BRINGUP_CCACHE"))
     if board.image.uimage and not shutil.which("mkimage"):
         raise BringupError(
             f"board {board.name}: image.uimage needs mkimage: install Debian package u-boot-tools (make deps does)"
@@ -346,7 +343,7 @@ def _build(board, k, src, tc, fixes, key, recdir: Path, good: Path, cache: Path,
         rec, artifact_sources = _collect(ctx, key, started, dropped)
         status = "ok"
     except BuildFailed as e:
-        failure = records.plain_text(str(e))
+        failure = str(e)  # records.write makes it plain text
         raise
     except KeyboardInterrupt:
         status, failure = "interrupted", "interrupted by the user"
