@@ -75,6 +75,8 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
                 "none",
                 "--workload-runs",
                 "2",
+                "--clock",
+                "host",
             ]
         )
         == 2
@@ -90,7 +92,7 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
         "lmbench_runs": 4,
         "root": "nfs",
         "say": cli._say,
-        "guard": True,  # BRINGUP_HOST_GUARD unset: the host-load guard is on
+        "guard": True,  # BRINGUP_HOST_GUARD unset and the host clock: the host-load guard is on
         "places": [],  # no --places: the board file's
         "workloads": [],  # --workloads none: no workloads step
         "workload_runs": 2,
@@ -99,8 +101,56 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize(
+    ("clock", "expected"),
+    [
+        # qemu-arm's own clock: one boot, one footprint round and one workload round per kernel, no guard
+        ([], {"clock": "instructions", "runs": 1, "lmbench_runs": 1, "workload_runs": 1, "guard": False}),
+        (["--clock", "instructions"], {"clock": "instructions", "runs": 1, "lmbench_runs": 1, "workload_runs": 1}),
+        (["--clock", "host"], {"clock": "host", "runs": 5, "lmbench_runs": 5, "workload_runs": 3, "guard": True}),
+    ],
+)
+def test_the_study_s_rounds_and_guard_follow_the_clock(empty_logs, monkeypatch, clock, expected):
+    monkeypatch.delenv("BRINGUP_HOST_GUARD", raising=False)
+    from bringup import study
+    from bringup.errors import BringupError
+    from bringup.model.clocks import clock_of
+
+    seen = {}
+
+    def fake_run(board, logs, cache, **kw):
+        seen.update(kw, clock=clock_of(board).kind)
+        raise BringupError("stop here")
+
+    monkeypatch.setattr(study, "run", fake_run)
+    assert cli.main(["study", "-b", "qemu-arm", *clock]) == 2
+    assert {k: seen[k] for k in expected} == expected
+    # rounds asked for are rounds run, on either clock
+    assert cli.main(["study", "-b", "qemu-arm", *clock, "--runs", "4", "--lmbench-runs", "3"]) == 2
+    assert (seen["runs"], seen["lmbench_runs"]) == (4, 3)
+
+
+@pytest.mark.parametrize("command", ["boot-timing", "footprint-report", "workloads", "study", "aa"])
+def test_the_instruction_clock_on_a_board_without_qemu_is_one_line_before_any_work(tmp_path, command):
+    p = run_cli(
+        command,
+        "-b",
+        "labgrid-example",
+        "--clock",
+        "instructions",
+        env_extra={"BRINGUP_LOGS": str(tmp_path / "logs"), "BRINGUP_CACHE": str(tmp_path / "cache")},
+    )
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr == (
+        "bringup: error: --clock instructions: board labgrid-example is not a QEMU board; only QEMU has an "
+        "instruction clock (a real board runs on its own time)\n"
+    )
+    assert not (tmp_path / "logs").exists() and not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize(
     "args, message",
     [
+        (["boot-timing", "-b", "qemu-arm", "--clock", "wall"], "argument --clock: invalid choice: 'wall'"),
         (["boot-timing", "-b", "qemu-arm", "--runs", "0"], "argument --runs/-n: 0 is outside 1..1000"),
         (["boot-timing", "-b", "qemu-arm", "--runs", "-1"], "argument --runs/-n: -1 is outside 1..1000"),
         (["boot-timing", "-b", "qemu-arm", "--timeout-factor", "nan"], "argument --timeout-factor: nan is outside"),
@@ -256,3 +306,24 @@ def test_aa_passes_its_root_on(empty_logs, monkeypatch, capsys):
     assert seen["root"] == "nfs" and seen["runs"] == 3 and seen["kernel"] == "6.12"
     assert cli.main(["aa", "-b", "qemu-arm"]) == 2
     assert seen["root"] == "ramdisk"
+
+
+def test_aa_boots_each_arm_twice_at_least_on_the_instruction_clock(empty_logs, monkeypatch):
+    """An A/A or A/B check needs two boots per arm to see the spread within an arm: on the
+    instruction clock (one boot per kernel by default) it asks for 2; rounds given are kept."""
+    from bringup import aa
+    from bringup.errors import BringupError
+
+    seen = {}
+
+    def fake_run(board, kernel, logs, cache, **kw):
+        seen.update(kw)
+        raise BringupError("stop here")
+
+    monkeypatch.setattr(aa, "run", fake_run)
+    assert cli.main(["aa", "-b", "qemu-arm"]) == 2
+    assert (seen["runs"], seen["lmbench_runs"], seen["delay_ms"], seen["guard"]) == (2, 2, 0, False)
+    assert cli.main(["aa", "-b", "qemu-arm", "--clock", "host"]) == 2
+    assert (seen["runs"], seen["lmbench_runs"]) == (5, 5)
+    assert cli.main(["aa", "-b", "qemu-arm", "--runs", "1", "--lmbench-runs", "1", "--delay-ms", "250"]) == 2
+    assert (seen["runs"], seen["lmbench_runs"], seen["delay_ms"]) == (1, 1, 250)

@@ -28,6 +28,7 @@ from bringup.build import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure.footprint import build_records, deb_entries, measure_session
 from bringup.model.board import Board
+from bringup.model.clocks import clock_of
 from bringup.model.milestones import load_rules
 from bringup.model.workload import DISK_MOUNT, INPUTS_DIR, Input, Mode, Workload, load_all
 from bringup.parse import workload as wp
@@ -539,6 +540,7 @@ def record(board, kid, build, recdir, done, rd, wls: dict[str, Workload], mode, 
         "disturbed": done["disturbed"],
         "disk": disk,
         "workloads": out,
+        "clock": clock_of(board).record(),
     }
 
 
