@@ -83,6 +83,9 @@ def test_floors_are_the_shipped_ones_raised_by_the_board_s_own_aa(tmp_path):
     own = clocks.floors("qemu-arm", tmp_path)
     assert own["metrics"]["lmbench:Simple syscall"] == max(0.4, shipped.floors.get("lmbench:Simple syscall", 0))
     assert "bad" not in own["metrics"] and "aa.json" in own["source"]
+    # a metric the A/A found identical keeps the default floor: never a floor of 0
+    (d / "aa.json").write_text(json.dumps({**rec, "spread": {"lmbench:new metric": 0.0}}))
+    assert clocks.floors("qemu-arm", tmp_path)["metrics"]["lmbench:new metric"] == shipped.default_floor_pct
     assert "lmbench:Simple syscall" not in clocks.floors("qemu-arm", tmp_path, own=False)["metrics"] or (
         shipped.floors.get("lmbench:Simple syscall") is not None
     )

@@ -143,7 +143,7 @@ def run(
         lmbench=lmbench,
         lmbench_runs=lmbench_runs,
         clock=clock_of(aa).record(),
-        spread=spreads(aa, logs, root),
+        spread={} if delay_ms else spreads(aa, logs, root),  # an A/B's spread is its known cost
     )
     if delay_ms:
         result["sensitivity"] = sensitivity(model, delay_ms)

@@ -177,6 +177,6 @@ def floors(board_name: str, logs: Path, own: bool = True) -> dict:
         if (rec.get("clock") or {}).get("kind") == "instructions" and isinstance(rec.get("spread"), dict):
             for k, v in rec["spread"].items():
                 if isinstance(v, int | float) and v >= 0:
-                    metrics[k] = max(metrics.get(k, 0.0), float(v))
+                    metrics[k] = max(metrics.get(k, shipped.default_floor_pct), float(v))
             out["source"] = f"configs/clock.toml and {paths.rel(aa)}"
     return out
