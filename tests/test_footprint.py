@@ -7,6 +7,7 @@ import pytest
 
 import recordfactory as rf
 from bringup.measure import footprint
+from bringup.parse import lmbench as lp
 from bringup.util import cpio
 
 
@@ -137,6 +138,7 @@ def guest_outputs(pipe=2.0, ctx=10.0, malloc_kb=2048):
         "mem_eat": f"mem_eat: total = 1048576 = 1024kB\nGot total = {malloc_kb * 1024} = {malloc_kb}kB\n",
         "mem_eat_rc": 0,
         "lmbench": [lmbench_pass(pipe, ctx)],
+        "lmbench_parsed": [lp.parse_runner(lmbench_pass(pipe, ctx))],
         "lmbench_retried": [],
         "console_text": "\n".join(
             ["U-Boot", "Starting kernel ...", "[    0.000000] Linux version", MEMORY_LINE, "login:"]
@@ -197,7 +199,11 @@ def test_records_of_a_run_name_their_lines(canned_guest):
 
     g = canned_guest
     board, logs, cache, rd, memory = g.board, g.logs, g.cache, g.rd, MEMORY_LINE
-    passes = [guest_outputs(2.0, 10.0), guest_outputs(3.0, 12.0), dict(guest_outputs(), lmbench=[""])]
+    passes = [
+        guest_outputs(2.0, 10.0),
+        guest_outputs(3.0, 12.0),
+        dict(guest_outputs(), lmbench=[""], lmbench_parsed=[{}]),
+    ]
     g.answer = lambda kid, n: passes[min(n, 3) - 1]  # one lmbench pass per boot, one boot per kernel per round
     footprint.footprint(board, logs, cache, lmbench_runs=2, say=lambda m: None, guard=False)
 
@@ -325,7 +331,9 @@ def test_footprint_rounds_count_boots_against_the_plan(canned_guest, monkeypatch
 
     g = canned_guest
     g.answer = lambda kid, n: guest_outputs(2.0 + n, 10.0)
-    monkeypatch.setattr(footprint, "Progress", functools.partial(footprint.Progress, every=0, tty=False))
+    from bringup.boot import rounds
+
+    monkeypatch.setattr(rounds, "Progress", functools.partial(rounds.Progress, every=0, tty=False))  # the engine's
     lines: list[str] = []
     footprint.footprint(g.board, g.logs, g.cache, lmbench_runs=2, say=lines.append, guard=False)
     counts = re.findall(r"footprint rounds: (\d+) % \((\d+)/(\d+) boots\)", "\n".join(lines))

@@ -322,6 +322,7 @@ def test_records_keep_rounds_and_never_write_zero_for_a_failure(tmp_path):
                 "host": None,
             }
         )
+        rounds[-1]["values"] = mw.round_values(wls, rounds[-1]["ran"], "quick")
 
     class Rd:
         def ref(self):
@@ -455,7 +456,9 @@ def test_the_round_loop_boots_each_kernel_once_per_round_interleaved(tmp_path, m
     import functools
     import re
 
-    monkeypatch.setattr(mw, "Progress", functools.partial(mw.Progress, every=0, tty=False))
+    from bringup.boot import rounds
+
+    monkeypatch.setattr(rounds, "Progress", functools.partial(rounds.Progress, every=0, tty=False))  # the engine's
     lines: list[str] = []
     res = mw.workloads(board, logs, tmp_path / "cache", names=["openssl"], runs=2, guard=False, say=lines.append)
     assert boots == ["5.10", "6.12", "6.12", "5.10"]
@@ -656,6 +659,7 @@ def test_the_record_names_the_disk_and_a_v1_record_still_reads(tmp_path):
     sh = FakeShell({"postmark": (wp.split(body)[0] + "\n", 0)})
     rnd = {"round": 1, "run_dir": tmp_path / "workload-runs/r1", "host": None}
     rnd["ran"] = mw.run_in_boot(sh, wls, "quick", {}, say=lambda *_: None)
+    rnd["values"] = mw.round_values(wls, rnd["ran"], "quick")
 
     class Rd:
         def ref(self):
@@ -734,7 +738,7 @@ def test_a_round_with_a_disk_workload_makes_mounts_and_deletes_a_fresh_image(tmp
     seen, shells = [], []
 
     class FakeSession:
-        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None):
+        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None, cancel=None):
             assert disk == run_dir / "disk.img" and disk.stat().st_size == 256 * 1024 * 1024
             assert target_for is None  # QEMU's own target attaches the image
             seen.append(disk)
@@ -795,7 +799,7 @@ def test_a_labgrid_board_holds_its_place_for_all_workload_rounds(tmp_path, monke
     text = capture("openssl-speed-armhf.txt")
 
     class FakeSession:
-        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None):
+        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None, cancel=None):
             assert disk is None
             run_dir.mkdir(parents=True, exist_ok=True)
             log.append(target_for(run_dir)[0])
