@@ -981,3 +981,65 @@ def test_generated_pictures_and_clips_are_the_pixel_formula_byte_for_byte():
     assert len(frames) == 3
     for t, f in enumerate(frames):
         assert f[: w * h] == bytes(mw._pixel(x, y, t, 11) for y in range(h) for x in range(w))
+
+
+def test_workloads_run_on_the_round_engine_with_until_ci_and_two_local_workers(tmp_path, monkeypatch):
+    """workloads() goes through the round engine (rounds.run): with jobs=2 two local workers,
+    and --until-ci, new for the workloads, adds rounds until every metric's difference is
+    narrow (the same openssl output on both kernels: narrow at the first check, round 3)."""
+    import recordfactory as rf
+    from bringup import records
+    from bringup.boot import rounds
+    from bringup.model.board import load_board
+
+    board = load_board("qemu-arm")
+    logs = tmp_path / "logs"
+    for k in board.kernels:
+        records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
+    monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {"openssl": "3.0.20-1~deb12u2"}, {}))
+    monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rf.rootfs("workloads", "qemu-arm", mode="quick"))
+    text = capture("openssl-speed-armhf.txt")
+
+    class FakeSession:
+        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
+            run_dir.mkdir(parents=True, exist_ok=True)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def shell(self):
+            return FakeShell({"openssl speed": (text, 0)})
+
+    monkeypatch.setattr(mw, "measure_session", FakeSession)
+    seen: list[dict] = []
+    real = rounds.run
+
+    def spy(kernels, rule, boot, **kw):
+        seen.append({**kw, "rule": rule})
+        return real(kernels, rule, boot, **kw)
+
+    monkeypatch.setattr(rounds, "run", spy)
+    lines: list[str] = []
+    res = mw.workloads(
+        board,
+        logs,
+        tmp_path / "cache",
+        names=["openssl"],
+        runs=2,
+        guard=False,
+        say=lines.append,
+        until_ci=5.0,
+        max_rounds=8,
+        jobs=2,
+    )
+    assert len(seen) == 1 and seen[0]["jobs"] == 2 and seen[0]["label"] == "  workload rounds"
+    stopped = seen[0]["rule"].stopped
+    assert stopped.startswith("95 % confidence intervals of 5 headline differences within ±5 % after 3 rounds")
+    assert "  2 local workers: up to 2 boots at once" in lines
+    rec = res["6.12"]
+    # the other worker's round under way when the rule was met is finished and counts
+    assert rec.runs in (3, 4) and rec.workloads["openssl"].metrics[0].rounds == list(range(1, rec.runs + 1))
+    assert (rec.runs == 4) == stopped.endswith("(1 more round under way on other workers finished and counted)")

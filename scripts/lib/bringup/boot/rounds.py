@@ -323,8 +323,9 @@ class _Engine(Generic[T]):
                 if self.rule.pct is not None and self.headline is not None:
                     with self.lock:
                         head = self.headline([x for x in self.runs if not x.redone])
-                left = self.rule.left
-                if not self.dealer.finished(rnd, head) and left:
+                stop = self.dealer.finished(rnd, head)
+                left = self.rule.left  # what this check left wide
+                if not stop and left:
                     n = len(self.dealer.finished_rounds)
                     self.tell(f"  after round {n}: {len(left)} interval(s) not yet narrow: {left[0]}")
 
