@@ -115,6 +115,9 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
             "argument --lmbench-runs: 'x' is not a whole number",
         ),
         (["build-all", "-b", "qemu-arm", "-j", "0"], "argument -j/--jobs: 0 is outside 1..1024"),
+        (["boot-timing", "-b", "qemu-arm", "--jobs", "0"], "argument --jobs/-j: 0 is outside 1..1024"),
+        (["footprint-report", "-b", "qemu-arm", "--jobs", "0"], "argument --jobs/-j: 0 is outside 1..1024"),
+        (["workloads", "-b", "qemu-arm", "--jobs", "x"], "argument --jobs/-j: 'x' is not a whole number"),
     ],
 )
 def test_bad_command_line_values_are_one_line_before_any_work(tmp_path, args, message):
@@ -256,3 +259,18 @@ def test_aa_passes_its_root_on(empty_logs, monkeypatch, capsys):
     assert seen["root"] == "nfs" and seen["runs"] == 3 and seen["kernel"] == "6.12"
     assert cli.main(["aa", "-b", "qemu-arm"]) == 2
     assert seen["root"] == "ramdisk"
+
+
+@pytest.mark.parametrize("cmd", ["boot-timing", "footprint-report", "workloads"])
+def test_jobs_with_the_guard_asked_for_or_on_a_labgrid_board_is_one_line_before_any_work(tmp_path, cmd):
+    """--jobs 2 turns the host-load guard off when BRINGUP_HOST_GUARD is not set; asked for
+    with BRINGUP_HOST_GUARD=1 it is refused, and so is --jobs on a labgrid board (its places
+    already run in parallel): one line naming the option, before anything is built or booted."""
+    env = {"BRINGUP_LOGS": str(tmp_path / "logs"), "BRINGUP_CACHE": str(tmp_path / "cache")}
+    p = run_cli(cmd, "-b", "qemu-arm", "--jobs", "2", env_extra={**env, "BRINGUP_HOST_GUARD": "1"})
+    assert p.returncode != 0 and "--jobs 2: the host-load guard judges one run at a time" in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+    p = run_cli(cmd, "-b", "labgrid-example", "--jobs", "2", env_extra={**env, "LG_COORDINATOR": "127.0.0.1:1"})
+    assert p.returncode != 0 and "--jobs 2: the board is a labgrid board" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+    assert not (tmp_path / "logs").exists() and not (tmp_path / "cache").exists()

@@ -24,8 +24,13 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _host_guard() -> bool:
-    """The host-load guard (util/hostload.py) is on unless BRINGUP_HOST_GUARD=0 (no, false, off)."""
+def _host_guard(jobs: int = 1) -> bool:
+    """The host-load guard (util/hostload.py) is on unless BRINGUP_HOST_GUARD=0 (no, false, off).
+    With --jobs above 1 it is off unless BRINGUP_HOST_GUARD asks for it (parallel boots disturb
+    each other; the round engine refuses the guard with parallel local workers)."""
+    if jobs > 1 and "BRINGUP_HOST_GUARD" not in os.environ:
+        _say(f"bringup: --jobs {jobs}: the host-load guard is off (parallel boots would disturb each other)")
+        return False
     return env_switch("BRINGUP_HOST_GUARD")
 
 
@@ -101,6 +106,7 @@ def cmd_build_report(a) -> int:
 
 def cmd_boot_timing(a) -> int:
     from bringup import records, targets
+    from bringup.boot import rounds
     from bringup.boot import timing as boottiming
     from bringup.build import rootfs
     from bringup.model.board import load_board
@@ -110,6 +116,8 @@ def cmd_boot_timing(a) -> int:
     b = load_board(a.board)
     profile = load_profile(a.profile)
     places = targets.places(b, targets.parse_places(a.places), say=_say)
+    guard = _host_guard(a.jobs)
+    rounds.check(places, a.jobs, guard)  # --jobs that cannot work: refused before any work
     logs = paths.logs_dir()
     boottiming.plan(b, logs, a.path or b.boot, a.root, a.kernel or None)  # fails before the ramdisk is built
     rd = rootfs.build(b, logs, paths.cache_dir(), say=_say)
@@ -127,8 +135,9 @@ def cmd_boot_timing(a) -> int:
         timeout_factor=a.timeout_factor,
         root=a.root,
         say=_say,
-        guard=_host_guard(),
+        guard=guard,
         profile=profile,
+        jobs=a.jobs,
     )
     sys.stdout.write(boottiming.render_table(summary, load_rules(b.milestones)))
     failed = sum(k["failed"] for k in summary["kernels"].values())
@@ -160,9 +169,10 @@ def cmd_footprint(a) -> int:
         lmbench_source=spec,
         lmbench_runs=a.lmbench_runs,
         say=_say,
-        guard=_host_guard(),
+        guard=_host_guard(a.jobs),
         places=places,
         **_until_ci(a),
+        jobs=a.jobs,
     )
     sys.stdout.write(footprint.render_footprint(b.name, res))
     sys.stdout.write(footprint.render_lmbench(res))
@@ -170,6 +180,7 @@ def cmd_footprint(a) -> int:
 
 
 def cmd_workloads(a) -> int:
+    from bringup import targets
     from bringup.measure import workloads
     from bringup.model.board import load_board
 
@@ -186,8 +197,11 @@ def cmd_workloads(a) -> int:
         mode=a.mode,
         runs=a.runs,
         timeout_factor=a.timeout_factor,
-        guard=_host_guard(),
+        guard=_host_guard(a.jobs),
         say=_say,
+        places=targets.parse_places(a.places),
+        **_until_ci(a),
+        jobs=a.jobs,
     )
     sys.stdout.write(workloads.render(res))
     return 0
@@ -531,6 +545,20 @@ def _places_arg(s) -> None:
     )
 
 
+def _jobs_arg(s) -> None:
+    """--jobs (make's JOBS=): local parallel boots of a measuring step (the round engine)."""
+    s.add_argument(
+        "--jobs",
+        "-j",
+        type=_count(1, 1024),
+        default=1,
+        metavar="N",
+        help="on a board that is not a labgrid board (QEMU, a bench board): up to N boots at once, each "
+        "worker with targets of its own (default 1); turns the host-load guard off unless "
+        "BRINGUP_HOST_GUARD=1 asks for it, which is refused with N above 1",
+    )
+
+
 def _lmbench_args(s) -> None:
     """Options of the footprint step (footprint-report, study)."""
     s.add_argument(
@@ -659,6 +687,7 @@ def build_parser() -> argparse.ArgumentParser:
     _boot_args(s)
     _until_ci_args(s, "the boot milestones the summary states", "--max-runs")
     _places_arg(s)
+    _jobs_arg(s)
     s.add_argument(
         "--profile",
         default="timing",
@@ -684,6 +713,7 @@ def build_parser() -> argparse.ArgumentParser:
     _until_ci_args(s, "memory available to malloc() and every lmbench metric")
     s.add_argument("--timeout-factor", type=_number(0, 100), default=1.0, help="scale every timeout (0 .. 100]")
     _places_arg(s)
+    _jobs_arg(s)
     s.set_defaults(fn=cmd_footprint)
 
     s = sub.add_parser(
@@ -709,6 +739,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--mode", choices=("quick", "full"), default="quick", help="each workload's quick (default) or full size"
     )
     s.add_argument("--timeout-factor", type=_number(0, 100), default=1.0, help="scale every timeout (0 .. 100]")
+    _until_ci_args(s, "every workload metric")
+    _places_arg(s)
+    _jobs_arg(s)
     s.set_defaults(fn=cmd_workloads)
 
     s = sub.add_parser(
