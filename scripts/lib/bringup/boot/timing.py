@@ -507,7 +507,7 @@ def _delta_cell(summary: dict, base: str, k: str, name: str, med0: float | None,
         test = stats.wilcoxon_paired([x for x, _ in pairs], [y for _, y in pairs])
     else:
         test = stats.mann_whitney(va, vb)
-    mark = "" if test is None else " *" if test["p"] < 0.05 else " (n.s.)"
+    mark = "" if test is None else " *" if test["p"] < stats.ALPHA else " (n.s.)"
     return f"{'+' if d >= 0 else '-'} {abs(d):.0f} %{mark}"
 
 

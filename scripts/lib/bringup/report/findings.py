@@ -33,7 +33,7 @@ from bringup.records.measure import Metric
 from bringup.report import workloads
 from bringup.report.tables import pct
 
-ALPHA = 0.05
+ALPHA = stats.ALPHA  # the one definition is stats.py's
 SIZE_PCT = 1.0
 # build times compare only when both builds were (nearly) cold: a cold ccache still gives some hits
 # (about 8-11 % for qemu-arm's two kernels: files the first build already compiled)
