@@ -16,7 +16,9 @@ not know whether the target is QEMU or a board on the bench.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -206,7 +208,7 @@ def boot_timing(
     )
     names = [p.name for p in places]
     tag = f"{'-nfs' if root == 'nfs' else ''}{'' if pname == 'timing' else '-' + pname}"
-    recs, out, place_of_run = _rounds(
+    recs, out, place_of_run, texts = _rounds(
         board, builds, initrd, rules, rule, path, root, tag, args, timeout_factor, places, jobs, guard, say
     )
     taken = out.rounds()
@@ -224,17 +226,16 @@ def boot_timing(
     summary["profile"] = pname
     summary["cmdline_args"] = args
     for kid in kernels:
-        summary["kernels"][kid]["console"] = console_summary(
-            [r for r in recs if r["kernel"] == kid], builds[kid][1], rules, board.console
-        )
-        summary["kernels"][kid]["deferred"] = deferred_summary([r for r in recs if r["kernel"] == kid], builds[kid][1])
+        mine = [r for r in recs if r["kernel"] == kid]
+        summary["kernels"][kid]["console"] = console_summary(mine, builds[kid][1], rules, board.console, texts)
+        summary["kernels"][kid]["deferred"] = deferred_summary(mine, builds[kid][1], texts)
     if profile is not None and profile.record_initcalls:
         for kid in kernels:
             rec_b, recdir = builds[kid]
             smap = rec_b.get("artifacts", {}).get("System.map")
             say(f"  {kid}: reading the initcalls of its runs")
             summary["kernels"][kid]["initcalls"] = initcall_summary(
-                [r for r in recs if r["kernel"] == kid], recdir, recdir / smap if smap else None, rules
+                [r for r in recs if r["kernel"] == kid], recdir, recdir / smap if smap else None, rules, texts
             )
     failed = sum(k["failed"] for k in summary["kernels"].values())
     name = records.boot_timing_name(root, failed=failed > 0, profile=pname)
@@ -244,19 +245,23 @@ def boot_timing(
 
 def _rounds(
     board, builds, initrd, rules, rule, path, root, tag, args, timeout_factor, places, jobs, guard, say
-) -> tuple[list[dict], rounds.Outcome[dict], dict[str, str]]:
+) -> tuple[list[dict], rounds.Outcome[dict], dict[str, str], dict[str, bytes]]:
     """boot_timing()'s rounds on the round engine: every run's record (redone ones marked),
-    the engine's outcome, and the place of each run (by run id) on labgrid places."""
+    the engine's outcome, the place of each run (by run id) on labgrid places, and each
+    good run's console.log, read once as its boot ends, for the summaries that read the
+    console's lines again (console_summary, deferred_summary, initcall_summary)."""
     kernels = list(builds)
     stamp = clock.stamp()
 
     def run_dir(kid: str, suffix: str) -> Path:
         return builds[kid][1] / "boot" / f"{stamp}-{path}{tag}{suffix}"
 
+    logs: dict[str, bytes] = {}
+
     def boot(run: rounds.Run) -> dict:
         rec_b, recdir = builds[run.kernel]
         d = run_dir(run.kernel, run.suffix)
-        return boot_once(
+        r = boot_once(
             board,
             run.kernel,
             rec_b,
@@ -272,6 +277,10 @@ def _rounds(
             extra_args=args[run.kernel],
             cancel=run.cancel,
         )
+        if r.get("status") == "ok" and r.get("log"):
+            with contextlib.suppress(OSError):  # the summaries read the file when this fails
+                logs[r["run_id"]] = (d / r["log"]).read_bytes()  # once, while the page cache holds it
+        return r
 
     place_of_run: dict[str, str] = {}
     several = len(places) > 1
@@ -303,7 +312,7 @@ def _rounds(
         label="  boot rounds",
         say=say,
     )
-    return [d.result for d in out.runs], out, place_of_run
+    return [d.result for d in out.runs], out, place_of_run, logs
 
 
 STAMP_RE = re.compile(r"^\[\s*-?\d+\.\d+\s+-?\d+\.\d+\] ?")  # console.log's "[abs delta] " (console.py)
@@ -315,29 +324,39 @@ def baud_of(console: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def console_bytes(log: Path, upto: int) -> tuple[int, int]:
+def console_bytes(log: Path | bytes, upto: int) -> tuple[int, int]:
     """(all bytes, the kernel's bytes) a console printed up to and including line
     `upto` of a run's console.log, each line counted with the CR LF a serial console
     sends; the kernel's from its first line with a printk time."""
     total = kernel = 0
     in_kernel = False
-    with open(log, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            if n > upto:
-                break
-            text = STAMP_RE.sub("", raw.decode("utf-8", errors="replace").rstrip("\r\n"), count=1)
-            size = len(text.encode("utf-8")) + 2
-            total += size
-            in_kernel = in_kernel or ms.PRINTK_RE.match(text) is not None
-            kernel += size if in_kernel else 0
+    data = log if isinstance(log, bytes) else Path(log).read_bytes()
+    for n, raw in enumerate(io.BytesIO(data), 1):  # lines as a file gives them: split at LF only
+        if n > upto:
+            break
+        text = STAMP_RE.sub("", raw.decode("utf-8", errors="replace").rstrip("\r\n"), count=1)
+        size = len(text.encode("utf-8")) + 2
+        total += size
+        in_kernel = in_kernel or ms.PRINTK_RE.match(text) is not None
+        kernel += size if in_kernel else 0
     return total, kernel
 
 
-def console_summary(recs: list[dict], recdir: Path, rules: ms.Rules, console: str) -> dict | None:
+def _log(r: dict, recdir: Path, logs: dict[str, bytes] | None) -> bytes:
+    """A run's console.log: the copy read once after its boot when there is one, else the file."""
+    if logs is not None and r["run_id"] in logs:
+        return logs[r["run_id"]]
+    return (recdir / "boot" / r["run_id"] / r["log"]).read_bytes()
+
+
+def console_summary(
+    recs: list[dict], recdir: Path, rules: ms.Rules, console: str, logs: dict[str, bytes] | None = None
+) -> dict | None:
     """What the console printed before user space (up to the after_initcalls milestone's
     line) in each good run, and what that costs at the console's baud rate: 10 bits a
     character (start, 8 data, stop).  QEMU's emulated UART is not rate-limited, so a
-    QEMU boot does not pay it; a real board's serial line does."""
+    QEMU boot does not pay it; a real board's serial line does.  logs: run id -> its
+    console.log, read once after the boot (boot_timing); else the files are read."""
     end = next((m.name for m in rules.milestones if m.after_initcalls), None)
     totals: list[float] = []
     kernel: list[float] = []
@@ -346,7 +365,7 @@ def console_summary(recs: list[dict], recdir: Path, rules: ms.Rules, console: st
         if r["status"] != "ok" or r.get("redone") or not hit:
             continue
         try:
-            t, k = console_bytes(recdir / "boot" / r["run_id"] / r["log"], hit["line"])
+            t, k = console_bytes(_log(r, recdir, logs), hit["line"])
         except OSError:
             continue
         totals.append(t)
@@ -369,7 +388,7 @@ def _version(build_rec: dict) -> str:
     return build_rec.get("version") or build_rec.get("kernelrelease") or ""
 
 
-def deferred_summary(recs: list[dict], recdir: Path) -> list[dict]:
+def deferred_summary(recs: list[dict], recdir: Path, logs: dict[str, bytes] | None = None) -> list[dict]:
     """The devices whose probe was deferred in the good runs (parse/deferred.py), each
     with the runs that printed it: most boots print none (a kernel says it only for
     `deferred probe pending` at the timeout, or with initcall_debug / dynamic debug)."""
@@ -378,7 +397,7 @@ def deferred_summary(recs: list[dict], recdir: Path) -> list[dict]:
         if r["status"] != "ok" or r.get("redone"):
             continue
         try:
-            res = dfparse.parse_deferred((recdir / "boot" / r["run_id"] / r["log"]).read_bytes(), r["log"])
+            res = dfparse.parse_deferred(_log(r, recdir, logs), r["log"])
         except (OSError, ParseError):
             continue
         for d in res["devices"]:
@@ -392,7 +411,9 @@ def deferred_summary(recs: list[dict], recdir: Path) -> list[dict]:
     return list(devices.values())
 
 
-def initcall_summary(recs: list[dict], recdir: Path, system_map: Path | None, rules: ms.Rules) -> dict:
+def initcall_summary(
+    recs: list[dict], recdir: Path, system_map: Path | None, rules: ms.Rules, logs: dict[str, bytes] | None = None
+) -> dict:
     """One kernel's initcalls over its good runs (those in the statistics), from each
     run's console.log (parse/initcalls.py), named and levelled from the kernel's
     System.map when its initcalls were printed as addresses (no CONFIG_KALLSYMS).
@@ -420,7 +441,7 @@ def initcall_summary(recs: list[dict], recdir: Path, system_map: Path | None, ru
     for i, r in enumerate(runs):
         log = recdir / "boot" / r["run_id"] / r["log"]
         try:
-            res = icparse.parse_initcalls(log.read_bytes(), str(log))
+            res = icparse.parse_initcalls(_log(r, recdir, logs), str(log))
         except (OSError, ParseError):
             res = {"initcalls": [], "format": None}
         if smap is not None:
