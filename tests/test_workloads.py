@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from bringup.errors import BringupError
+from bringup.measure import footprint
 from bringup.measure import workloads as mw
 from bringup.model import workload as wm
 from bringup.model.base import DataError
@@ -452,7 +453,7 @@ def test_the_round_loop_boots_each_kernel_once_per_round_interleaved(tmp_path, m
     def session(board, kid, build, recdir, initrd, run_dir, *_a, **_kw):
         return FakeSession(board, kid, build, recdir, initrd, run_dir)
 
-    monkeypatch.setattr(mw, "measure_session", session)
+    monkeypatch.setattr(footprint, "measure_session", session)
     import functools
     import re
 
@@ -494,7 +495,7 @@ def test_a_real_board_runs_workloads_on_the_kernel_we_built_through_its_bootload
         for f in build["artifacts"].values():
             (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / f).write_bytes(b"image")
-        s = mw.measure_session(
+        s = footprint.measure_session(
             board, "6.12", build, tmp_path, tmp_path / "rd", tmp_path / "run", load_rules(), 1.0, print
         )
         assert s.path == path, name
@@ -756,7 +757,7 @@ def test_a_round_with_a_disk_workload_makes_mounts_and_deletes_a_fresh_image(tmp
         def shell(self):
             return self.sh
 
-    monkeypatch.setattr(mw, "measure_session", FakeSession)
+    monkeypatch.setattr(footprint, "measure_session", FakeSession)
     mw.workloads(board, logs, tmp_path / "cache", names=["postmark"], runs=1, guard=False, say=lambda *_: None)
     assert len(seen) == 2 and not any(d.exists() for d in seen)
     rec = records.read(logs / "qemu-arm" / "5.10" / "workloads.json", records.Workloads)
@@ -766,6 +767,23 @@ def test_a_round_with_a_disk_workload_makes_mounts_and_deletes_a_fresh_image(tmp
     assert "=== postmark run rc=0" in raw and raw.rstrip().endswith("=== disk unmount")
     order = [next(k for k in ("mount -t", "postmark", "umount") if k in c) for c in shells[0].commands]
     assert order == ["mount -t", "postmark", "umount"]
+
+
+class OpensslSession:
+    """A booted workload ramdisk (measure_session's session) whose shell answers `openssl
+    speed` with the table a guest printed."""
+
+    def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
+        run_dir.mkdir(parents=True, exist_ok=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def shell(self):
+        return FakeShell({"openssl speed": (capture("openssl-speed-armhf.txt"), 0)})
 
 
 def test_a_labgrid_board_holds_its_place_for_all_workload_rounds(tmp_path, monkeypatch):
@@ -796,24 +814,14 @@ def test_a_labgrid_board_holds_its_place_for_all_workload_rounds(tmp_path, monke
             log.append("release")
 
     monkeypatch.setattr(mw.targets, "places", lambda board, names=None, say=print: [HeldPlace()])
-    text = capture("openssl-speed-armhf.txt")
 
-    class FakeSession:
+    class FakeSession(OpensslSession):
         def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None, cancel=None):
             assert disk is None
-            run_dir.mkdir(parents=True, exist_ok=True)
+            super().__init__(board, kid, build, recdir, initrd, run_dir)
             log.append(target_for(run_dir)[0])
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def shell(self):
-            return FakeShell({"openssl speed": (text, 0)})
-
-    monkeypatch.setattr(mw, "measure_session", FakeSession)
+    monkeypatch.setattr(footprint, "measure_session", FakeSession)
     mw.workloads(board, logs, tmp_path / "cache", names=["openssl"], runs=2, guard=False, say=lambda *_: None)
     n = 2 * len(board.kernels)
     assert log == ["acquire"] + ["target of p1"] * n + ["release"]
@@ -998,22 +1006,7 @@ def test_workloads_run_on_the_round_engine_with_until_ci_and_two_local_workers(t
         records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
     monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {"openssl": "3.0.20-1~deb12u2"}, {}))
     monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rf.rootfs("workloads", "qemu-arm", mode="quick"))
-    text = capture("openssl-speed-armhf.txt")
-
-    class FakeSession:
-        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
-            run_dir.mkdir(parents=True, exist_ok=True)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def shell(self):
-            return FakeShell({"openssl speed": (text, 0)})
-
-    monkeypatch.setattr(mw, "measure_session", FakeSession)
+    monkeypatch.setattr(footprint, "measure_session", OpensslSession)
     seen: list[dict] = []
     real = rounds.run
 

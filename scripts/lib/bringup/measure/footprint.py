@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pexpect
@@ -275,26 +276,8 @@ def footprint(
     rd = rootfs.build(
         board, logs, cache, extra=extra, name="footprint", extra_key={"mem_eat": True, **lm_info, "mode": mode}, say=say
     )
-    initrd = Path(logs) / board.name / "rootfs" / rd.file
-    rules = load_rules(board.milestones)
-    done = run_rounds(
-        board,
-        kernels,
-        builds,
-        logs,
-        initrd,
-        rules,
-        clock.stamp(),
-        bset,
-        mode,
-        lm_missing,
-        rule,
-        timeout_factor,
-        guard,
-        say,
-        places=where,
-        jobs=jobs,
-    )
+    step = Step(board, logs, builds, Path(logs) / board.name / "rootfs" / rd.file, timeout_factor, "footprint-runs")
+    done = run_rounds(step, kernels, bset, mode, lm_missing, rule, guard, say, places=where, jobs=jobs)
     results = {}
     for kid in kernels:
         recdir = Path(logs) / board.name / kid
@@ -311,54 +294,29 @@ def footprint(
 
 
 def run_rounds(
-    board: Board,
+    step: Step,
     kernels: list[str],
-    builds: dict,
-    logs: Path,
-    initrd: Path,
-    rules,
-    stamp: str,
     bset: BenchSet,
     mode: str,
     lm_missing: str | None,
     rule: stats.UntilCI,
-    timeout_factor: float,
     guard: bool,
     say=print,
-    target_for: TargetFactory | None = None,
     places: Sequence[Place] | None = None,
     jobs: int = 1,
 ) -> dict[str, dict]:
-    """The footprint's rounds on the round engine (boot/rounds.py: run), until `rule`
-    says stop (rule.stopped says why); each boots every kernel once and measures free,
+    """The footprint's rounds on the round engine (Step.rounds), until `rule` says stop
+    (rule.stopped says why); each boots every kernel once and measures free,
     /proc/meminfo, mem_eat and one lmbench pass, parsed once as the boot ends.  The
     unit of replication is the boot.  A round on a disturbed host (util/hostload.py)
-    is done again.  places: where the boots go (targets.places), else target_for's
-    targets (default: a fresh target of the board).  Per kernel: its rounds (round,
-    run_dir, after: the guest's outputs, eat: mem_eat parsed, lmbench: the pass parsed,
-    host) and how many were done again."""
+    is done again.  Per kernel: its rounds (round, host, run_dir, after: the guest's
+    outputs, eat: mem_eat parsed, lmbench: the pass parsed) and how many were done again."""
     of = f"{rule.limit}" if rule.pct is None else f"at most {rule.limit}"
 
     def boot(run: rounds.Run) -> dict:
-        recdir = Path(logs) / board.name / run.kernel
-        run_dir = recdir / "footprint-runs" / f"{stamp}{run.suffix}"
+        run_dir = step.run_dir(run)
         run.say(f"  round {run.round} of {of}, {run.kernel}: booting the ramdisk")
-        after = _one_boot(
-            board,
-            run.kernel,
-            builds[run.kernel],
-            recdir,
-            initrd,
-            run_dir,
-            rules,
-            bset,
-            mode,
-            lm_missing,
-            timeout_factor,
-            run.say,
-            run.target_for,
-            run.cancel,
-        )
+        after = _one_boot(step, run, run_dir, bset, mode, lm_missing)
         parsed = after.get("lmbench_parsed") or [None]
         return {
             "run_dir": run_dir,
@@ -367,24 +325,7 @@ def run_rounds(
             "lmbench": parsed[0],
         }
 
-    out = rounds.run(
-        kernels,
-        rule,
-        boot,
-        places=places or [rounds.Plain(target_for) if target_for is not None else targets.BoardPlace(board, say)],
-        jobs=jobs,
-        guard=guard,
-        headline=lambda kept: headline(kept, kernels),
-        label="  footprint rounds",
-        say=say,
-    )
-    return {
-        kid: {
-            "rounds": [{"round": d.round, "host": d.host, **d.result} for d in out.kept(kid)],
-            "disturbed": out.redone(kid),
-        }
-        for kid in kernels
-    }
+    return step.rounds(kernels, rule, boot, places, jobs, guard, lambda kept: headline(kept, kernels), "footprint", say)
 
 
 def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dict[str, dict[int, float]]]:
@@ -450,32 +391,83 @@ def measure_session(
     )
 
 
-def _one_boot(
-    board,
-    kid,
-    build,
-    recdir,
-    initrd,
-    run_dir,
-    rules,
-    bset,
-    mode,
-    lm_missing,
-    timeout_factor,
-    say,
-    target_for=None,
-    cancel=None,
-) -> dict:
-    session = measure_session(
-        board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say, target_for, cancel=cancel
-    )
+@dataclass
+class Step:
+    """What every boot of a measuring step (the footprint, the workloads) shares, and its
+    rounds on the round engine.  runs: the directory of the kernel's record directory
+    its run directories go to (footprint-runs, workload-runs)."""
+
+    board: Board
+    logs: Path
+    builds: dict
+    initrd: Path
+    timeout_factor: float
+    runs: str
+    stamp: str = field(default_factory=clock.stamp)
+
+    def __post_init__(self) -> None:
+        self.rules = load_rules(self.board.milestones)
+
+    def recdir(self, kid: str) -> Path:
+        return Path(self.logs) / self.board.name / kid
+
+    def run_dir(self, run: rounds.Run) -> Path:
+        return self.recdir(run.kernel) / self.runs / f"{self.stamp}{run.suffix}"
+
+    def session(self, run: rounds.Run, run_dir: Path, disk: Path | None = None) -> BootSession:
+        """The boot session of one run (measure_session) on the run's target, or, with a
+        disk image, on a fresh QEMU target that attaches it."""
+        k = run.kernel
+        return measure_session(
+            self.board,
+            k,
+            self.builds[k],
+            self.recdir(k),
+            self.initrd,
+            run_dir,
+            self.rules,
+            self.timeout_factor,
+            run.say,
+            target_for=None if disk else run.target_for,
+            disk=disk,
+            cancel=run.cancel,
+        )
+
+    def failed(self, run: rounds.Run, what: str, e: BootFailed, run_dir: Path) -> BootFailed:
+        return BootFailed(
+            f"{self.board.name}/{run.kernel}: {what} run failed: {e} (log: {paths.rel(run_dir / 'console.log')})"
+        )
+
+    def rounds(self, kernels, rule, boot, places, jobs, guard, headline, what: str, say) -> dict[str, dict]:
+        """The rounds on the round engine (boot/rounds.py: run): per kernel the rounds kept
+        (round, host and the boot's result) and how many were done again."""
+        out = rounds.run(
+            kernels,
+            rule,
+            boot,
+            places=places or [targets.BoardPlace(self.board, say)],
+            jobs=jobs,
+            guard=guard,
+            headline=headline,
+            label=f"  {what} rounds",
+            say=say,
+        )
+        return {
+            kid: {
+                "rounds": [{"round": d.round, "host": d.host, **d.result} for d in out.kept(kid)],
+                "disturbed": out.redone(kid),
+            }
+            for kid in kernels
+        }
+
+
+def _one_boot(step: Step, run: rounds.Run, run_dir: Path, bset, mode, lm_missing) -> dict:
+    session = step.session(run, run_dir)
     try:
         with session:
-            after = measure(session, bset, mode, lm_missing, 1, timeout_factor, say)
+            after = measure(session, bset, mode, lm_missing, 1, step.timeout_factor, run.say)
     except BootFailed as e:
-        raise BootFailed(
-            f"{board.name}/{kid}: footprint run failed: {e} (log: {paths.rel(run_dir / 'console.log')})"
-        ) from None
+        raise step.failed(run, "footprint", e, run_dir) from None
     (run_dir / "steps.txt").write_text("\n".join(f"=== {k}\n{v}" for k, v in after.items() if k != "console_text"))
     return after
 

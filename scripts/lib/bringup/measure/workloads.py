@@ -26,9 +26,8 @@ from bringup import records, stats, targets
 from bringup.boot import rounds
 from bringup.build import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
-from bringup.measure.footprint import build_records, deb_entries, measure_session
+from bringup.measure.footprint import Step, build_records, deb_entries
 from bringup.model.board import Board
-from bringup.model.milestones import load_rules
 from bringup.model.workload import DISK_MOUNT, INPUTS_DIR, Input, Mode, Workload, load_all
 from bringup.parse import workload as wp
 from bringup.util import clock, cpio, paths
@@ -384,53 +383,20 @@ def workloads(
         extra_key={"libraries": [f"{p}={v}" for p, v in sorted(versions.items())], "mode": mode},
         say=say,
     )
-    initrd = Path(logs) / board.name / "rootfs" / rd.file
-    rules = load_rules(board.milestones)
-    stamp = clock.stamp()
+    step = Step(board, logs, builds, Path(logs) / board.name / "rootfs" / rd.file, timeout_factor, "workload-runs")
     of = f"{rule.limit}" if rule.pct is None else f"at most {rule.limit}"
 
     def boot(run: rounds.Run) -> dict:
-        recdir = Path(logs) / board.name / run.kernel
-        run_dir = recdir / "workload-runs" / f"{stamp}{run.suffix}"
+        run_dir = step.run_dir(run)
         run.say(f"  round {run.round}/{of} {run.kernel}: booting the workload ramdisk")
-        ran = _one_boot(
-            board,
-            run.kernel,
-            builds[run.kernel],
-            recdir,
-            initrd,
-            run_dir,
-            rules,
-            wls,
-            mode,
-            missing,
-            timeout_factor,
-            run.say,
-            disk,
-            run.target_for,
-            run.cancel,
-        )
+        ran = _one_boot(step, run, run_dir, wls, mode, missing, disk)
         return {"run_dir": run_dir, "ran": ran, "values": round_values(wls, ran, mode)}
 
-    out = rounds.run(
-        kernels,
-        rule,
-        boot,
-        places=where,
-        jobs=jobs,
-        guard=guard,
-        headline=lambda kept: headline(kept, kernels),
-        label="  workload rounds",
-        say=say,
-    )
+    done = step.rounds(kernels, rule, boot, where, jobs, guard, lambda kept: headline(kept, kernels), "workload", say)
     results = {}
     for kid in kernels:
         recdir = Path(logs) / board.name / kid
-        done = {
-            "rounds": [{"round": d.round, "host": d.host, **d.result} for d in out.kept(kid)],
-            "disturbed": out.redone(kid),
-        }
-        rec = record(board, kid, builds[kid], recdir, done, rd, wls, mode, versions, disk)
+        rec = record(board, kid, builds[kid], recdir, done[kid], rd, wls, mode, versions, disk)
         results[kid] = records.write(recdir / "workloads.json", rec, records.Workloads)
     return results
 
@@ -446,43 +412,17 @@ def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dic
     return out
 
 
-def _one_boot(
-    board,
-    kid,
-    build,
-    recdir,
-    initrd,
-    run_dir,
-    rules,
-    wls,
-    mode,
-    missing,
-    timeout_factor,
-    say,
-    disk=None,
-    target_for=None,
-    cancel=None,
-) -> dict:
+def _one_boot(step: Step, run: rounds.Run, run_dir: Path, wls, mode, missing, disk=None) -> dict:
+    board = step.board
     users = [n for n, wl in wls.items() if wl.needs_disk and n not in missing] if disk else []
     image = None
     if users and board.qemu is not None:  # a fresh image for every boot: rounds are independent
         image = Path(run_dir) / "disk.img"
         diskimage.make(image, disk["image_mb"], disk["fs"])
-    # a real board boots the kernel we built through its bootloader, as for the footprint
-    session = measure_session(  # a disk image is QEMU's own: its target attaches it
-        board,
-        kid,
-        build,
-        recdir,
-        initrd,
-        run_dir,
-        rules,
-        timeout_factor,
-        say,
-        target_for=None if image else target_for,
-        disk=image,
-        cancel=cancel,
-    )
+    # a real board boots the kernel we built through its bootloader, as for the footprint;
+    # a disk image is QEMU's own: its target attaches it
+    session = step.session(run, run_dir, disk=image)
+    say = run.say
     raw = []
     skip = dict(missing)
     try:
@@ -499,9 +439,7 @@ def _one_boot(
             ran = run_in_boot(sh, wls, mode, skip, say)
             unmounted = unmount_disk(sh) if mounted else None
     except BootFailed as e:
-        raise BootFailed(
-            f"{board.name}/{kid}: workload run failed: {e} (log: {paths.rel(run_dir / 'console.log')})"
-        ) from None
+        raise step.failed(run, "workload", e, run_dir) from None
     finally:
         if image is not None:
             image.unlink(missing_ok=True)  # up to disk_mb of written blocks; the next boot makes its own
