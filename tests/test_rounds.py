@@ -270,3 +270,34 @@ def test_ctrl_c_stops_every_local_worker(ctrl_c_handled):
         rounds.run(["a", "b"], stats.UntilCI(runs=10), boot, places=[LocalPlace()], jobs=2, say=said.append)
     assert cancelled == [True, True]
     assert "  interrupted: stopping the boots under way, then releasing the places" in said
+
+
+def test_a_shell_step_under_way_stops_when_its_worker_is_cancelled():
+    """A footprint or workload boot of one worker may be minutes into a shell step (lmbench)
+    when another worker fails: the step looks at the cancel event every SLICE seconds and
+    stops as interrupted; without an event, or before it is set, the step's own timeout holds."""
+    import pexpect
+
+    from bringup.boot import shell
+
+    class Exp:  # a console that never prints the awaited line
+        def __init__(self):
+            self.waited = 0.0
+
+        def expect(self, pattern, timeout):
+            time.sleep(timeout)
+            self.waited += timeout
+            raise pexpect.TIMEOUT("no match")
+
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        shell.expect(Exp(), "never", 30.0, cancel)
+    assert time.monotonic() - t0 < 0.3 + 2 * shell.SLICE + 0.5
+    exp = Exp()
+    with pytest.raises(pexpect.TIMEOUT):
+        shell.expect(exp, "never", 0.6, threading.Event())  # never set: the step's timeout
+    assert exp.waited == pytest.approx(0.6, abs=0.01)
+    with pytest.raises(pexpect.TIMEOUT):
+        shell.expect(Exp(), "never", 0.1)

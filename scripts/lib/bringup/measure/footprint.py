@@ -22,6 +22,7 @@ import pexpect
 from bringup import records, stats, targets
 from bringup.boot import rounds
 from bringup.boot.session import BootSession
+from bringup.boot.shell import expect
 from bringup.boot.target import Place, TargetFactory
 from bringup.build import lmbench as lmbench_build
 from bringup.build import rootfs
@@ -145,8 +146,11 @@ def bench_files(bset: BenchSet, mode: str) -> list[cpio.Entry]:
     ]
 
 
-def run_benchmarks(exp, bset: BenchSet, mode: str, factor: float, say=print, only: list | None = None) -> str:
-    """Start the runner and follow its blocks; each benchmark has its own timeout."""
+def run_benchmarks(
+    exp, bset: BenchSet, mode: str, factor: float, say=print, only: list | None = None, cancel=None
+) -> str:
+    """Start the runner and follow its blocks; each benchmark has its own timeout.  cancel:
+    once set (another worker failed, Ctrl-C), the pass stops as interrupted."""
     names = [b for b in bset.bench if (mode == "full" or b.quick) and (not only or b.name in only)]
     exp.sendline(f"bringup-bench {' '.join(only or [])}; echo '@@@ ''RUNNER DONE' $?")
     mult = 1 if mode == "quick" else bset.full_timeout_factor
@@ -156,8 +160,8 @@ def run_benchmarks(exp, bset: BenchSet, mode: str, factor: float, say=print, onl
         for b in names:
             t = b.timeout * mult * factor
             try:
-                exp.expect(rf"@@@ BEGIN {b.name} @@@", timeout=t)
-                exp.expect(rf"@@@ END {b.name} rc=-?\d+ @@@", timeout=t)
+                expect(exp, rf"@@@ BEGIN {b.name} @@@", t, cancel)
+                expect(exp, rf"@@@ END {b.name} rc=-?\d+ @@@", t, cancel)
             except pexpect.TIMEOUT:
                 raise BootFailed(f"lmbench step '{b.name}' did not finish within {t:.0f}s") from None
             text.append(f"@@@ BEGIN {b.name} @@@{exp.before}{exp.after}")
@@ -213,7 +217,7 @@ def measure(
         for i in range(lmbench_runs):
             if lmbench_runs > 1:
                 say(f"    lmbench run {i + 1}/{lmbench_runs}")
-            text = run_benchmarks(sh.exp, bset, mode, timeout_factor, say)
+            text = run_benchmarks(sh.exp, bset, mode, timeout_factor, say, cancel=sh.cancel)
             got = lp.parse_runner(text)  # each pass is parsed once, here
             # lmbench prints nothing when a result comes out <= 0 after its overhead
             # correction, which happens now and then with -N 1 under emulation: run
@@ -221,7 +225,7 @@ def measure(
             empty = [n for n, v in got.items() if not v["metrics"]]
             if empty:
                 say(f"    no number from {', '.join(empty)}: running once more")
-                again = run_benchmarks(sh.exp, bset, mode, timeout_factor, say, only=empty)
+                again = run_benchmarks(sh.exp, bset, mode, timeout_factor, say, only=empty, cancel=sh.cancel)
                 text += "\n" + again
                 got.update(lp.parse_runner(again))  # what parsing the whole text gives: a later block wins
             texts.append(text)
