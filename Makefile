@@ -7,13 +7,18 @@
 #                    footprint-report and workloads: up to n boots at once on a board that is not a
 #                    labgrid board (default 1; the host-load guard is then off)
 #   CROSS_COMPILE=<prefix>  override the board's toolchain prefix (external toolchains)
-#   RUNS=<n>         boots per kernel for boot-timing (default 5)
+#   CLOCK=instructions|host  what measures time (default: the board's qemu.clock; docs/clock.md):
+#                    instructions: QEMU icount, deterministic, one boot per kernel by default;
+#                    host: the host's clock, rounds and tests, the host-load guard
+#   RUNS=<n>         boots per kernel for boot-timing (default 1 on the instruction clock, 5 on the host's)
 #   BOOT_PATH=direct|u-boot  boot path for boot-timing (default: the board's 'boot')
 #   ROOT=ramdisk|nfs  root filesystem for boot-timing (nfs: NFS-Ganesha per run, kernel nfsroot)
 #   PROFILE=<name>   boot profile for boot-timing, configs/profiles/: timing (default), initcalls, quiet
 #   LMBENCH=quick|full|none  lmbench set for footprint-report
 #   KIND=bootlog|lmbench FILE=<file> [LABEL=<text>] [LMBENCH_HOST=<host>] [REPLACE=1]  for make import
-#   LMBENCH_RUNS=<n>  footprint rounds: each boots every kernel once (mem_eat + one lmbench pass)
+#   LMBENCH_RUNS=<n>  footprint rounds: each boots every kernel once (mem_eat + one lmbench pass;
+#                    default 1 on the instruction clock, 5 on the host's)
+#   DELAY_MS=<ms>    make ab: the known cost arm b's init waits before the userspace marker (default 500)
 #   LMBENCH_SRC=<tree|tarball|URL> [LMBENCH_SHA256=<hex>]  build lmbench from this source
 #   UNTIL_CI=1 [CI_PCT=<pct>] [MAX_ROUNDS=<n>]  boot-timing, footprint-report, workloads: add rounds until every
 #                    headline difference's 95 % interval is within ±CI_PCT % (default 5), at most
@@ -38,20 +43,22 @@ REPLACE ?=
 FORCE ?=
 JOBS ?=
 CROSS_COMPILE ?=
-RUNS ?= 5
+CLOCK ?=
+RUNS ?=
+DELAY_MS ?= 500
 BOOT_PATH ?=
 ROOT ?= ramdisk
 PROFILE ?= timing
 LMBENCH ?= quick
 LMBENCH_SRC ?=
-LMBENCH_RUNS ?= 5
+LMBENCH_RUNS ?=
 LMBENCH_SHA256 ?=
 UNTIL_CI ?=
 CI_PCT ?=
 MAX_ROUNDS ?=
 WORKLOADS ?=
 PLACES ?=
-WORKLOAD_RUNS ?= 3
+WORKLOAD_RUNS ?=
 WORKLOAD_MODE ?= quick
 PYTEST_ARGS ?=
 BENCH_ROUNDS ?=
@@ -62,7 +69,7 @@ BENCH_ROUNDS ?=
 # an option takes it after '=' (KERNEL=--force is a kernel id, not an option).  Bringup checks
 # what each value means (docs/errors.md).  Command-line variables are not exported either
 # (exporting would expand them); PYTEST_ARGS alone is split into words (pytest options).
-USER_VARS := BOARD KERNEL KIND FILE LABEL LMBENCH_HOST REPLACE FORCE JOBS CROSS_COMPILE RUNS BOOT_PATH \
+USER_VARS := BOARD KERNEL KIND FILE LABEL LMBENCH_HOST REPLACE FORCE JOBS CROSS_COMPILE CLOCK DELAY_MS RUNS BOOT_PATH \
 	ROOT PROFILE LMBENCH LMBENCH_SRC LMBENCH_RUNS LMBENCH_SHA256 UNTIL_CI CI_PCT MAX_ROUNDS WORKLOADS \
 	PLACES WORKLOAD_RUNS WORKLOAD_MODE BENCH_ROUNDS PYTEST_ARGS
 unexport $(USER_VARS)
@@ -83,7 +90,8 @@ PLACE_OPT = $(call opt,--places,PLACES)
 LMSRC = $(call opt,--lmbench-runs,LMBENCH_RUNS) $(call opt,--lmbench-source,LMBENCH_SRC) $(call opt,--lmbench-sha256,LMBENCH_SHA256)
 UNTIL = $(if $(value UNTIL_CI),$(call opt,--until-ci-if,UNTIL_CI) $(if $(value CI_PCT),$(call opt,--until-ci,CI_PCT),--until-ci),$(call opt,--ci-pct-alone,CI_PCT)) $(call opt,--max-rounds,MAX_ROUNDS)
 WL_OPT = $(call opt,--workloads,WORKLOADS) $(call opt,--workload-runs,WORKLOAD_RUNS) $(call opt,--workload-mode,WORKLOAD_MODE)
-BOOT_OPT = $(call opt,--path,BOOT_PATH) $(call opt,--root,ROOT)
+BOOT_OPT = $(call opt,--path,BOOT_PATH) $(call opt,--root,ROOT) $(CLOCK_OPT)
+CLOCK_OPT = $(call opt,--clock,CLOCK)
 DEPS_STAMP := .venv/.requirements.sha256
 
 # the tests keep their compiled modules (__pycache__, git-ignored) even where the environment
@@ -95,7 +103,7 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -m pytest
 # xdist's default chunks, side by side on a busy 2-core host, 2026-11-26)
 UNIT := -m "not integration" -n 4 --dist worksteal
 
-.PHONY: help deps check lint format typecheck aa all study build-all build-report boot-timing footprint-report workloads report import boards test test-unit test-integration bench bench-ccache bench-aa bench-boot bench-labgrid bench-places clean
+.PHONY: help deps check lint format typecheck aa ab all study build-all build-report boot-timing footprint-report workloads report import boards test test-unit test-integration bench bench-ccache bench-aa bench-boot bench-labgrid bench-places clean
 
 help: ## list the targets
 	@printf 'bringup -- make targets (BOARD=%s):\n' $(call qv,BOARD)
@@ -125,10 +133,10 @@ boot-timing: $(DEPS_STAMP) ## boot each kernel of BOARD RUNS times over the seri
 	@$(BRINGUP) boot-timing $(call opt,--board,BOARD) $(call opt,--runs,RUNS) $(KSEL) $(BOOT_OPT) $(call opt,--profile,PROFILE) $(UNTIL) $(PLACE_OPT) $(call opt,--jobs,JOBS)
 
 footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc() (mem_eat), lmbench (LMBENCH=quick|full|none)
-	@$(BRINGUP) footprint-report $(call opt,--board,BOARD) $(KSEL) $(call opt,--lmbench,LMBENCH) $(LMSRC) $(UNTIL) $(PLACE_OPT) $(call opt,--jobs,JOBS)
+	@$(BRINGUP) footprint-report $(call opt,--board,BOARD) $(KSEL) $(call opt,--lmbench,LMBENCH) $(LMSRC) $(UNTIL) $(PLACE_OPT) $(CLOCK_OPT) $(call opt,--jobs,JOBS)
 
 workloads: $(DEPS_STAMP) ## application workloads in a ramdisk, WORKLOAD_RUNS rounds [WORKLOADS=a,b|all WORKLOAD_MODE=quick|full]; docs/workloads.md
-	@$(BRINGUP) workloads $(call opt,--board,BOARD) $(KSEL) $(call opt,--runs,WORKLOAD_RUNS) $(call opt,--mode,WORKLOAD_MODE) $(call opt,--workloads,WORKLOADS) $(UNTIL) $(PLACE_OPT) $(call opt,--jobs,JOBS)
+	@$(BRINGUP) workloads $(call opt,--board,BOARD) $(KSEL) $(call opt,--runs,WORKLOAD_RUNS) $(call opt,--mode,WORKLOAD_MODE) $(call opt,--workloads,WORKLOADS) $(UNTIL) $(PLACE_OPT) $(CLOCK_OPT) $(call opt,--jobs,JOBS)
 
 report: $(DEPS_STAMP) ## write logs/BOARD/report/index.html and report.md from the records (tables, charts, summary)
 	@$(BRINGUP) report $(call opt,--board,BOARD)
@@ -163,7 +171,10 @@ test-integration: $(DEPS_STAMP) ## run only the integration tests
 	@$(PYTEST) -m integration $(value PYTEST_ARGS)
 
 aa: $(DEPS_STAMP) ## A/A check: KERNEL (default the board's last) as two arms; the summary must claim no difference
-	@$(BRINGUP) aa $(call opt,--board,BOARD) $(KSEL) $(call opt,--runs,RUNS) $(call opt,--root,ROOT) $(call opt,--lmbench,LMBENCH) $(call opt,--lmbench-runs,LMBENCH_RUNS)
+	@$(BRINGUP) aa $(call opt,--board,BOARD) $(KSEL) $(call opt,--runs,RUNS) $(call opt,--root,ROOT) $(call opt,--lmbench,LMBENCH) $(call opt,--lmbench-runs,LMBENCH_RUNS) $(CLOCK_OPT)
+
+ab: $(DEPS_STAMP) ## sensitivity check: KERNEL as two arms, arm b DELAY_MS (500) later before the userspace marker; the summary must claim that and nothing else [CLOCK=host|instructions]
+	@$(BRINGUP) aa $(call opt,--board,BOARD) $(KSEL) $(call opt,--runs,RUNS) $(call opt,--root,ROOT) $(call opt,--lmbench,LMBENCH) $(call opt,--lmbench-runs,LMBENCH_RUNS) $(CLOCK_OPT) $(call opt,--delay-ms,DELAY_MS)
 
 bench: $(DEPS_STAMP) ## build benchmarks: bringup vs bare make, ccache cold vs bare and warm vs cold, no-op rerun, ccache settings
 	@.venv/bin/python bench/build_bench.py $(call opt,--board,BOARD) $(KSEL) $(call opt,--rounds,BENCH_ROUNDS)

@@ -31,7 +31,7 @@ def canned_aa(tmp_path, monkeypatch):
 
     monkeypatch.setattr(aa.boottiming, "boot_timing", boot_timing)
     monkeypatch.setattr(aa.footprint, "footprint", lambda *a, **kw: seen.update(footprint=kw))
-    monkeypatch.setattr(aa.report, "collect", lambda board, logs: {"findings": []})
+    monkeypatch.setattr(aa.report, "collect", lambda board, logs, own_floors=True: {"findings": []})
     return board, logs, tmp_path / "cache", seen
 
 

@@ -16,6 +16,7 @@ from bringup.boot.console import Console
 from bringup.boot.target import Network, Staging, Target
 from bringup.errors import BootFailed, BringupError
 from bringup.model.board import UbootSpec, load_board
+from bringup.model.clocks import with_clock
 from bringup.model.milestones import load_rules
 from fakeboard import KERNEL, UBOOT_BANNER, FakeBoard
 from recordfactory import build as build_record
@@ -23,7 +24,9 @@ from recordfactory import build as build_record
 
 @pytest.fixture
 def arm():
-    return load_board("qemu-arm")
+    """qemu-arm on the host clock: the fakes answer in host time, without printk times
+    for most milestones (the shipped board's instruction clock: the tests at the end)."""
+    return with_clock(load_board("qemu-arm"), "host")
 
 
 @pytest.fixture
@@ -493,9 +496,10 @@ def test_session_offers_a_shell_and_records_when_it_ends(arm, fake_build, tmp_pa
         assert (out, rc) == ("output of free\n", 0)
         assert "root" in fb.received
     saved = json.loads((tmp_path / "run" / "boot.json").read_text())
-    assert all(saved[k] == v for k, v in s.record.items()) and saved["schema"] == "bringup.boot/3"
+    assert all(saved[k] == v for k, v in s.record.items()) and saved["schema"] == "bringup.boot/4"
     assert saved["status"] == "ok" and saved["error"] is None
     assert saved["t0"] == "power-on" and saved["console"] == fb.console_url and "login" in saved["milestones"]
+    assert saved["clock"] == {"kind": "host", "shift": None, "ns_per_instruction": None}
 
 
 def test_a_step_that_fails_in_the_session_is_recorded(arm, fake_build, tmp_path):
@@ -549,3 +553,87 @@ def test_qemu_argv_attaches_the_disk_image_with_the_boards_device(arm, tmp_path)
     with pytest.raises(BringupError, match=r"no qemu.disk_device, so QEMU cannot attach a disk"):
         targets.qemu.qemu_argv(board, 5555, "direct", files, "x", None, img)
     assert targets.for_board(arm, tmp_path, disk=img).disk == img
+
+
+# --- the instruction clock ----------------------------------------------------
+
+
+def guest_runs(k, printk_scale=1.0, n=3, clock=None):
+    """Boots of kernel k as the console shows them on the instruction clock: the kernel's
+    milestones have printk times; the bootloader's and the login prompt have none."""
+    out = []
+    for i in range(n):
+        ms = {
+            "kernel_load": {"host_s": 0.3 + 0.05 * i, "printk_s": None},
+            "linux_version": {"host_s": 0.9 + 0.1 * i, "printk_s": 0.0},
+            "freeing_init": {"host_s": 2.0 + 0.2 * i, "printk_s": round(1.2 * printk_scale, 6)},
+            "userspace": {"host_s": 2.4 + 0.2 * i, "printk_s": round(1.5 * printk_scale, 6)},
+            "login": {"host_s": 3.0 + 0.3 * i, "printk_s": None},
+        }
+        r = {
+            "kernel": k,
+            "status": "ok",
+            "run_id": f"{k}{i}",
+            "error": None,
+            "kernelrelease": k,
+            "round": i + 1,
+            "milestones": ms,
+        }
+        if clock:
+            r["clock"] = clock
+        out.append(r)
+    return out
+
+
+def test_on_the_instruction_clock_the_summary_takes_the_kernel_s_printk_times():
+    """boot-timing/7 on the instruction clock: each milestone's values are the kernel's
+    printk times from its clock zero (reference "kernel clock"); a milestone without a
+    printk time has no time; `host` keeps the host's view.  The host clock is unchanged."""
+    rules = load_rules()
+    shipped = load_board("qemu-arm")
+    recs = guest_runs("6.12")
+    s = boottiming.summarize(shipped, recs, rules, ["6.12"])
+    assert s["clock"] == {"kind": "instructions", "shift": 3, "ns_per_instruction": 8}
+    k = s["kernels"]["6.12"]
+    assert k["reference"] == "kernel clock" == boottiming.GUEST_REFERENCE
+    ms = k["milestones"]
+    assert "login" not in ms and "kernel_load" not in ms  # no printk time: no time on this clock
+    assert ms["freeing_init"]["values"] == [1.2, 1.2, 1.2] and ms["userspace"]["values"] == [1.5, 1.5, 1.5]
+    assert ms["freeing_init"]["printk"]["median"] == 1.2
+    assert ms["freeing_init"]["host"]["median"] == pytest.approx(2.2 - 0.35)  # host time from the load command
+    assert ms["freeing_init"]["rounds"] == [1, 2, 3]
+    # the same boots on the host clock: host times from the bootloader's load command, login too
+    h = boottiming.summarize(with_clock(shipped, "host"), recs, rules, ["6.12"])
+    assert h["clock"] == {"kind": "host", "shift": None, "ns_per_instruction": None}
+    assert h["kernels"]["6.12"]["reference"] == "kernel_load"
+    assert h["kernels"]["6.12"]["milestones"]["freeing_init"]["values"] == pytest.approx([1.7, 1.85, 2.0])
+    assert "login" in h["kernels"]["6.12"]["milestones"]
+    # --until-ci's headline reads each boot on its own clock
+    head = boottiming.headline(guest_runs("6.12", clock={"kind": "instructions"}), ["6.12"], rules)
+    assert head["boot to userspace marker"] == {"6.12": {1: 1.5, 2: 1.5, 3: 1.5}}
+    assert head['boot to "login:" prompt'] == {"6.12": {}}
+    head = boottiming.headline(guest_runs("6.12"), ["6.12"], rules)
+    assert head["boot to userspace marker"]["6.12"] == pytest.approx({1: 2.1, 2: 2.25, 3: 2.4})
+
+
+def test_the_table_on_the_instruction_clock_gives_printk_medians_and_measured_deltas():
+    rules = load_rules()
+    shipped = load_board("qemu-arm")
+    s = boottiming.summarize(shipped, guest_runs("A") + guest_runs("B", printk_scale=1.1), rules, ["A", "B"])
+    s["path"] = "u-boot"
+    t = boottiming.render_table(s, rules)
+    assert "the instruction clock is deterministic: a delta is a measured difference" in t
+    assert "Time from the kernel's clock zero: printk times on the instruction clock (8 ns per instruction):" in t
+    row = next(line for line in t.splitlines() if "userspace marker" in line and line.startswith("|"))
+    assert "1.5000s" in row and "1.6500s" in row and row.rstrip(" |").endswith("+ 10.0 %")
+    assert "*" not in t and "(n.s.)" not in t and "±" not in t.split("\n\n", 1)[1]
+    assert not [line for line in t.splitlines() if "login" in line and line.startswith("|")]
+
+
+def test_a_boot_records_the_clock_of_its_board(fake_build, tmp_path):
+    fb = FakeBoard(uboot=False, shell=True)
+    with session(load_board("qemu-arm"), fake_build, tmp_path, fb) as s:
+        s.shell().run("true", timeout=5)
+    saved = json.loads((tmp_path / "run" / "boot.json").read_text())
+    assert saved["schema"] == "bringup.boot/4"
+    assert saved["clock"] == {"kind": "instructions", "shift": 3, "ns_per_instruction": 8}

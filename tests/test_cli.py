@@ -75,6 +75,8 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
                 "none",
                 "--workload-runs",
                 "2",
+                "--clock",
+                "host",
             ]
         )
         == 2
@@ -90,7 +92,7 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
         "lmbench_runs": 4,
         "root": "nfs",
         "say": cli._say,
-        "guard": True,  # BRINGUP_HOST_GUARD unset: the host-load guard is on
+        "guard": True,  # BRINGUP_HOST_GUARD unset and the host clock: the host-load guard is on
         "places": [],  # no --places: the board file's
         "workloads": [],  # --workloads none: no workloads step
         "workload_runs": 2,
@@ -99,8 +101,56 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize(
+    ("clock", "expected"),
+    [
+        # qemu-arm's own clock: one boot, one footprint round and one workload round per kernel, no guard
+        ([], {"clock": "instructions", "runs": 1, "lmbench_runs": 1, "workload_runs": 1, "guard": False}),
+        (["--clock", "instructions"], {"clock": "instructions", "runs": 1, "lmbench_runs": 1, "workload_runs": 1}),
+        (["--clock", "host"], {"clock": "host", "runs": 5, "lmbench_runs": 5, "workload_runs": 3, "guard": True}),
+    ],
+)
+def test_the_study_s_rounds_and_guard_follow_the_clock(empty_logs, monkeypatch, clock, expected):
+    monkeypatch.delenv("BRINGUP_HOST_GUARD", raising=False)
+    from bringup import study
+    from bringup.errors import BringupError
+    from bringup.model.clocks import clock_of
+
+    seen = {}
+
+    def fake_run(board, logs, cache, **kw):
+        seen.update(kw, clock=clock_of(board).kind)
+        raise BringupError("stop here")
+
+    monkeypatch.setattr(study, "run", fake_run)
+    assert cli.main(["study", "-b", "qemu-arm", *clock]) == 2
+    assert {k: seen[k] for k in expected} == expected
+    # rounds asked for are rounds run, on either clock
+    assert cli.main(["study", "-b", "qemu-arm", *clock, "--runs", "4", "--lmbench-runs", "3"]) == 2
+    assert (seen["runs"], seen["lmbench_runs"]) == (4, 3)
+
+
+@pytest.mark.parametrize("command", ["boot-timing", "footprint-report", "workloads", "study", "aa"])
+def test_the_instruction_clock_on_a_board_without_qemu_is_one_line_before_any_work(tmp_path, command):
+    p = run_cli(
+        command,
+        "-b",
+        "labgrid-example",
+        "--clock",
+        "instructions",
+        env_extra={"BRINGUP_LOGS": str(tmp_path / "logs"), "BRINGUP_CACHE": str(tmp_path / "cache")},
+    )
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr == (
+        "bringup: error: --clock instructions: board labgrid-example is not a QEMU board; only QEMU has an "
+        "instruction clock (a real board runs on its own time)\n"
+    )
+    assert not (tmp_path / "logs").exists() and not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize(
     "args, message",
     [
+        (["boot-timing", "-b", "qemu-arm", "--clock", "wall"], "argument --clock: invalid choice: 'wall'"),
         (["boot-timing", "-b", "qemu-arm", "--runs", "0"], "argument --runs/-n: 0 is outside 1..1000"),
         (["boot-timing", "-b", "qemu-arm", "--runs", "-1"], "argument --runs/-n: -1 is outside 1..1000"),
         (["boot-timing", "-b", "qemu-arm", "--timeout-factor", "nan"], "argument --timeout-factor: nan is outside"),
@@ -263,14 +313,39 @@ def test_aa_passes_its_root_on(empty_logs, monkeypatch, capsys):
 
 @pytest.mark.parametrize("cmd", ["boot-timing", "footprint-report", "workloads"])
 def test_jobs_with_the_guard_asked_for_or_on_a_labgrid_board_is_one_line_before_any_work(tmp_path, cmd):
-    """--jobs 2 turns the host-load guard off when BRINGUP_HOST_GUARD is not set; asked for
-    with BRINGUP_HOST_GUARD=1 it is refused, and so is --jobs on a labgrid board (its places
-    already run in parallel): one line naming the option, before anything is built or booted."""
+    """On the host clock, --jobs 2 turns the host-load guard off when BRINGUP_HOST_GUARD is not
+    set; asked for with BRINGUP_HOST_GUARD=1 it is refused, and so is --jobs on a labgrid board
+    (its places already run in parallel): one line naming the option, before anything is built
+    or booted.  On the instruction clock the guard is not used, so nothing is refused for it."""
     env = {"BRINGUP_LOGS": str(tmp_path / "logs"), "BRINGUP_CACHE": str(tmp_path / "cache")}
-    p = run_cli(cmd, "-b", "qemu-arm", "--jobs", "2", env_extra={**env, "BRINGUP_HOST_GUARD": "1"})
+    guard = {**env, "BRINGUP_HOST_GUARD": "1"}
+    p = run_cli(cmd, "-b", "qemu-arm", "--clock", "host", "--jobs", "2", env_extra=guard)
     assert p.returncode != 0 and "--jobs 2: the host-load guard judges one run at a time" in p.stderr, p.stderr
     assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+    p = run_cli(cmd, "-b", "qemu-arm", "--clock", "instructions", "--jobs", "2", env_extra=guard)
+    assert "host-load guard" not in p.stderr and "no build record" in p.stderr, p.stderr
     p = run_cli(cmd, "-b", "labgrid-example", "--jobs", "2", env_extra={**env, "LG_COORDINATOR": "127.0.0.1:1"})
     assert p.returncode != 0 and "--jobs 2: the board is a labgrid board" in p.stderr, p.stderr
     assert "Traceback" not in p.stderr
     assert not (tmp_path / "logs").exists() and not (tmp_path / "cache").exists()
+
+
+def test_aa_boots_each_arm_twice_at_least_on_the_instruction_clock(empty_logs, monkeypatch):
+    """An A/A or A/B check needs two boots per arm to see the spread within an arm: on the
+    instruction clock (one boot per kernel by default) it asks for 2; rounds given are kept."""
+    from bringup import aa
+    from bringup.errors import BringupError
+
+    seen = {}
+
+    def fake_run(board, kernel, logs, cache, **kw):
+        seen.update(kw)
+        raise BringupError("stop here")
+
+    monkeypatch.setattr(aa, "run", fake_run)
+    assert cli.main(["aa", "-b", "qemu-arm"]) == 2
+    assert (seen["runs"], seen["lmbench_runs"], seen["delay_ms"], seen["guard"]) == (2, 2, 0, False)
+    assert cli.main(["aa", "-b", "qemu-arm", "--clock", "host"]) == 2
+    assert (seen["runs"], seen["lmbench_runs"]) == (5, 5)
+    assert cli.main(["aa", "-b", "qemu-arm", "--runs", "1", "--lmbench-runs", "1", "--delay-ms", "250"]) == 2
+    assert (seen["runs"], seen["lmbench_runs"], seen["delay_ms"]) == (1, 1, 250)

@@ -150,11 +150,13 @@ def guest_outputs(pipe=2.0, ctx=10.0, malloc_kb=2048):
 def canned_guest(tmp_path, monkeypatch):
     """footprint() on qemu-arm with the guest replaced: no ramdisk is built and each boot
     answers guest.answer(kernel, n), n counting that kernel's boots from 1; guest.boots
-    lists (kernel, n) in boot order."""
+    lists (kernel, n) in boot order.  guest.board is qemu-arm on the host clock (set it to
+    the shipped board for its instruction clock)."""
     from bringup import records
     from bringup.model.board import load_board
+    from bringup.model.clocks import with_clock
 
-    board = load_board("qemu-arm")
+    board = with_clock(load_board("qemu-arm"), "host")  # the host clock's rounds and tests
     logs, cache = tmp_path / "logs", tmp_path / "cache"
     for k in board.kernels:
         records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
@@ -323,6 +325,41 @@ def test_drift_in_one_kernel_s_early_footprint_rounds_is_not_claimed(canned_gues
     pipe_f = next(f for f in family if f["key"] == "lmbench:Pipe latency")
     assert pipe_f["paired"] and pipe_f["delta_pct"] is not None
     assert len(family) == 3 and not any(f["significant"] for f in family)
+
+
+def test_on_the_instruction_clock_one_round_is_a_measurement_decided_against_the_floor(canned_guest):
+    """The shipped qemu-arm measures on the instruction clock: its footprint and lmbench
+    records say so, and the report's findings of one round each are deterministic, a
+    difference stated when it is at least 3 x the A/A floor and 1 %, else about the same."""
+    from bringup import records
+    from bringup.model.board import load_board
+    from bringup.report import findings
+
+    g = canned_guest
+    g.board = load_board("qemu-arm")
+    pipe = {"5.10": 2.0, "6.12": 3.0}  # +50 %
+    ctx = {"5.10": 10.0, "6.12": 10.05}  # +0.5 %: below 1 %
+    g.answer = lambda kid, n: guest_outputs(pipe[kid], ctx[kid])
+    footprint.footprint(g.board, g.logs, g.cache, lmbench_runs=1, say=lambda m: None, guard=False)
+    d = g.logs / "qemu-arm"
+    fa, fb = (records.read(d / k / "footprint.json", records.Footprint) for k in ("5.10", "6.12"))
+    la, lb = (records.read(d / k / "lmbench.json", records.Lmbench) for k in ("5.10", "6.12"))
+    for rec in (fa, fb, la, lb):
+        assert (rec.clock.kind, rec.clock.shift, rec.clock.ns_per_instruction) == ("instructions", 3, 8)
+    assert lb.runs == 1 and len(g.boots) == 2
+    sizes = [f for f in findings.footprint_findings(fa, fb, "6.12") if f["kind"] == "size"]  # any clock
+    fs = findings.lmbench_metric_findings(la, lb, "6.12") + [
+        f for f in findings.footprint_findings(fa, fb, "6.12") if f["kind"] != "size"
+    ]
+    assert sizes and {f["kind"] for f in fs} == {"deterministic"} and len(fs) == 3
+    for f in fs:
+        findings.decide(f, {}, 0.1)
+    by = {f["key"]: f for f in fs}
+    assert by["lmbench:Pipe latency"]["significant"] is True
+    assert "+50 %, instruction clock; one boot each" in by["lmbench:Pipe latency"]["claim"]
+    assert by["lmbench:ctx 2p/0K"]["significant"] is False
+    assert by["lmbench:ctx 2p/0K"]["verdict"] == "about the same"
+    assert by["footprint:malloc_kb"]["significant"] is False  # the same malloc() total
 
 
 def test_footprint_rounds_count_boots_against_the_plan(canned_guest, monkeypatch):

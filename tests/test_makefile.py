@@ -96,7 +96,12 @@ def test_import_takes_kind_and_file_as_positionals_after_double_dash(tmp_path):
 
 def test_flags_and_defaults():
     argv = dry_run("boot-timing")
-    assert argv[1:] == ["boot-timing", "--board=qemu-arm", "--runs=5", "--root=ramdisk", "--profile=timing"]
+    # no --runs: bringup chooses the rounds from the board's clock (1 on the instruction clock, 5 on the host's)
+    assert argv[1:] == ["boot-timing", "--board=qemu-arm", "--root=ramdisk", "--profile=timing"]
+    assert "--runs=7" in dry_run("boot-timing", RUNS="7")
+    assert "--clock=host" in dry_run("boot-timing", CLOCK="host") and "--clock=host" in dry_run("all", CLOCK="host")
+    assert "--delay-ms=500" in dry_run("ab") and "--delay-ms=250" in dry_run("ab", DELAY_MS="250")
+    assert not [a for a in dry_run("aa") if a.startswith("--delay-ms")]
     argv = dry_run("boot-timing", UNTIL_CI="1", BOARD="qemu-x86")
     assert "--until-ci" in argv and "--until-ci-if=1" in argv and "--board=qemu-x86" in argv
     # an on/off variable reaches bringup with its value, which decides (FORCE=0 does not force)

@@ -50,12 +50,13 @@ def test_v1_footprint_migrates_to_v2(tmp_path):
     f = tmp_path / "footprint.json"
     new = rf.footprint("6.12").model_dump(mode="json")
     old = {**new, "schema": "bringup.footprint/1", "run": "logs/qemu-arm/6.12/footprint-runs/20260101T000000Z"}
+    old.pop("clock")  # new in /5
     old["memory_line"] = {k: v for k, v in new["memory_line"].items() if k not in ("line", "text")}
     old["memory_line"]["line"] = "[    0.000000] Memory: 505660K/524288K available"
     old["rootfs"] = {"file": "footprint.cpio.gz", "sha256": rf.key("fp")}
     f.write_text(json.dumps(old))
     rec = records.read(f, records.Footprint)
-    assert rec.schema_ == "bringup.footprint/4" and rec.stopped is None
+    assert rec.schema_ == "bringup.footprint/5" and rec.stopped is None and rec.clock.kind == "host"
     assert rec.memory_line is not None
     assert rec.memory_line.text == "[    0.000000] Memory: 505660K/524288K available" and rec.memory_line.line is None
     assert rec.run == "footprint-runs/20260101T000000Z" and rec.rootfs.inputs_key is None
@@ -64,13 +65,15 @@ def test_v1_footprint_migrates_to_v2(tmp_path):
     assert records.read(f, records.Footprint).run == "footprint-runs/20260101T000000Z"
 
 
-def test_v3_footprint_reads_as_v4_with_no_stopping_reason(tmp_path):
+def test_v3_footprint_reads_as_v5_with_no_stopping_reason_on_the_host_clock(tmp_path):
     f = tmp_path / "footprint.json"
     old = {**rf.footprint("6.12").model_dump(mode="json"), "schema": "bringup.footprint/3"}
     old.pop("stopped")
+    old.pop("clock")
     f.write_text(json.dumps(old))
     rec = records.read(f, records.Footprint)
-    assert rec.schema_ == "bringup.footprint/4" and rec.stopped is None
+    assert rec.schema_ == "bringup.footprint/5" and rec.stopped is None
+    assert rec.clock == records.base.ClockInfo(kind="host", shift=None, ns_per_instruction=None)
     assert rec.rounds == old["rounds"] and rec.malloc_kb_values == old["malloc_kb_values"]
 
 
@@ -104,11 +107,12 @@ def test_v1_lmbench_migrates_to_v2(tmp_path):
 
 def test_v1_boot_timing_and_rootfs_migrate(tmp_path):
     new = rf.boot_timing(kernels={"5.10": rf.kernel_timing({}, ["r1"])}).model_dump(mode="json")
-    old = {k: v for k, v in new.items() if k != "root"}
+    old = {k: v for k, v in new.items() if k not in ("root", "clock")}
     old.update(schema="bringup.boot-timing/1", rootfs={"file": "initramfs.cpio.gz", "sha256": rf.key("rd")})
     (tmp_path / "bt.json").write_text(json.dumps(old))
     rec = records.read(tmp_path / "bt.json", records.BootTiming)
     assert rec.root == "ramdisk" and rec.rootfs.inputs_key is None and rec.kernels["5.10"].run_ids == ["r1"]
+    assert rec.clock.kind == "host"
     rd = {
         "schema": "bringup.rootfs/1",
         "board": "qemu-arm",
@@ -124,6 +128,39 @@ def test_v1_boot_timing_and_rootfs_migrate(tmp_path):
     (tmp_path / "rd.json").write_text(json.dumps(rd))
     old = records.read(tmp_path / "rd.json", records.Rootfs)
     assert old.inputs_key is None and old.archive_sha256 is None
+
+
+CLOCKED = {
+    "boot": (rf.boot_run, 4),
+    "boot-timing": (rf.boot_timing, 7),
+    "footprint": (rf.footprint, 5),
+    "lmbench": (rf.lmbench, 5),
+    "workloads": (rf.workloads, 3),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CLOCKED))
+def test_a_record_from_before_the_clock_reads_as_the_host_clock(tmp_path, kind):
+    """Every measurement record got `clock` in one version: the one before reads (same
+    fields) as a record of the host clock; a record of the instruction clock says its rate."""
+    make, version = CLOCKED[kind]
+    rec = make()
+    assert rec.schema_ == f"bringup.{kind}/{version}" and rec.clock.kind == "host" and rec.clock.shift is None
+    old = {**rec.model_dump(mode="json", by_alias=True), "schema": f"bringup.{kind}/{version - 1}"}
+    old.pop("clock")
+    f = tmp_path / f"{kind}.json"
+    f.write_text(json.dumps(old))
+    back = records.read(f, type(rec))
+    assert back.schema_ == f"bringup.{kind}/{version}" and back == rec
+    on = make(clock=rf.INSTRUCTIONS)
+    records.write(f, on)
+    assert json.loads(f.read_text())["clock"] == {"kind": "instructions", "shift": 3, "ns_per_instruction": 8}
+    assert records.read(f, type(rec)).clock.ns_per_instruction == 8
+    # a clock bringup does not have is refused, naming the field
+    f.write_text(json.dumps({**old, "schema": f"bringup.{kind}/{version}", "clock": {"kind": "wall"}}))
+    with pytest.raises(RecordError) as e:
+        records.read(f, type(rec))
+    assert "field 'clock.kind'" in one_line(e, f) and "'wall'" in str(e.value)
 
 
 def test_every_kind_round_trips_and_writes_its_current_schema(tmp_path):

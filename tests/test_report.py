@@ -111,7 +111,7 @@ def test_summary_states_only_what_the_numbers_support(logs):
     # boot to login: every 6.12 run slower than every 5.10 run -> significant (exact p = 2/252)
     login = next(x for x in c if x.startswith('boot to "login:"'))
     assert login.startswith('boot to "login:" prompt: 13 % slower (0.708 → 0.798 s; shift 0.09 s (95 % CI '), login
-    assert "Mann-Whitney U (exact), n=5, q=" in login  # the fixture's runs carry no rounds: unpaired
+    assert "Welch t-test (logs), n=5, q=" in login  # the fixture's runs carry no rounds: unpaired
     # overlapping runs: must not be claimed
     fi = next(x for x in c if x.startswith('boot to "Freeing'))
     assert fi.startswith('boot to "Freeing unused kernel memory" (enter user space): no significant difference (n=5;')
@@ -194,24 +194,35 @@ def test_tested_finding_rules():
     f = findings.tested_finding("x", [1, 2, 3, 4, 5], [1.5, 2.5, 3.5, 4.5, 5.5], "s", "lower")
     findings.resolve([f])
     assert f["significant"] is False and f["claim"].startswith("x: no significant difference (n=5;")
+    assert "smallest difference this run could claim: ±" in f["claim"]  # what the run could have seen
     f = findings.tested_finding("bw", [10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "MB/s", "higher", "lower", "higher")
     findings.resolve([f])
     assert f["significant"] is True and f["claim"].startswith("bw: 83 % higher")
-    # the same clear difference among 56 tests: 5 unpaired runs can still pass (2/252 * 56 > 0.05 fails)
+    # the same clear difference among 56 tests: 5 unpaired runs still pass the correction (Welch's t on the
+    # logs; Mann-Whitney's smallest p, 2/252, times 56 could not), and the 55 identical metrics do not
     g = findings.tested_finding("bw", [10, 11, 12, 13, 14], [20, 21, 22, 23, 24], "MB/s", "higher", "lower", "higher")
     others = [findings.tested_finding(f"m{i}", [1, 2, 3, 4, 5], [1, 2, 3, 4, 5], "us", "lower") for i in range(55)]
     findings.resolve([g, *others])
-    assert g["significant"] is False and "q=0.44" in g["claim"]
-    # paired by round, five rounds can never pass the correction: the claim says how many could
+    assert g["significant"] is True and "Welch t-test (logs), n=5, q=" in g["claim"]
+    assert not any(o["significant"] for o in others)
+    # paired by round, five rounds of a consistent difference pass (the signed-rank test's smallest p is 0.0625)
     h = findings.tested_finding(
         "p", [1, 2, 3, 4, 5], [2, 3, 4, 5, 6.5], "s", "lower", a_rounds=[1, 2, 3, 4, 5], b_rounds=[1, 2, 3, 4, 5]
     )
     findings.resolve([h])
-    assert (
-        h["paired"]
-        and h["significant"] is False
-        and "5 rounds cannot reach significance among 1 tests, 6 could" in h["claim"]
+    assert h["paired"] and h["significant"] is True and "paired t-test (log ratios), n=5 rounds" in h["claim"]
+    # five rounds whose differences change sign are no difference
+    n = findings.tested_finding(
+        "p",
+        [1, 2, 3, 4, 5],
+        [1.1, 1.9, 3.2, 3.8, 5.1],
+        "s",
+        "lower",
+        a_rounds=[1, 2, 3, 4, 5],
+        b_rounds=[1, 2, 3, 4, 5],
     )
+    findings.resolve([n])
+    assert n["significant"] is False
     f = findings.size_finding("img", 1000, 1005, "kB")
     assert f["claim"] == "img: about the same (+0.5 %, 1000 → 1005 kB)"
 
@@ -269,11 +280,13 @@ def test_lmbench_with_repeated_runs_is_tested(logs):
     c = [x for x in c if x.startswith(("Context", "Local"))]
     ctx = next(x for x in c if x.startswith("Context switching"))
     assert ctx.startswith("Context switching: up to 91 % slower (ctx 2p/0K: 11 → 21 us; shift 10 us (95 % CI ")
-    assert "Mann-Whitney U (exact), n=5, q=0.016 over 4 tests" in ctx  # 2/252 * 4 / 2: BH over the family
-    assert (
-        "Local communication latencies: no significant difference "
-        "(closest: Pipe latency, n=5; medians 88 → 87 us, p=1.00, q=1.00)" in c
+    assert "Welch t-test (logs), n=5, q=" in ctx and "over 4 tests" in ctx  # BH over the kernel's family
+    pipe = next(x for x in c if x.startswith("Local communication latencies"))
+    assert pipe.startswith(
+        "Local communication latencies: no significant difference (closest: Pipe latency, n=5; "
+        "medians 88 → 87 us, p=0.9"
     )
+    assert "q=0.97; smallest difference this run could claim: ±12 %)" in pipe
 
 
 def test_bad_records_are_left_out_and_named(logs):

@@ -10,11 +10,15 @@ import recordfactory as rf
 from bringup import records, study
 from bringup.build import rootfs
 from bringup.model.board import load_board
+from bringup.model.clocks import with_clock
+from bringup.records.base import ClockInfo
 
 
 @pytest.fixture
 def board():
-    return load_board("qemu-arm")
+    """qemu-arm on the host clock: the records of these tests are host-clock records
+    (the shipped board measures on the instruction clock: see the clock tests below)."""
+    return with_clock(load_board("qemu-arm"), "host")
 
 
 @pytest.fixture(autouse=True)
@@ -266,3 +270,68 @@ def test_the_study_ends_with_its_time_line(tmp_path, board, monkeypatch):
         r"report 0m0\ds; total 0m0\ds",
         said[-1],
     ), said[-1]
+
+
+# --- the clock a record was measured on ----------------------------------------
+
+
+def test_a_record_measured_on_another_clock_is_out_of_date(tmp_path, board):
+    """qemu-arm measures on the instruction clock: a study's host-clock records (or the
+    other way round, CLOCK=host) are redone, each step saying why; the same records
+    measured on the board's clock are up to date."""
+    shipped = load_board("qemu-arm")
+    assert shipped.qemu is not None and shipped.qemu.clock == "instructions"
+    now = rootfs.inputs_key(board)
+    write_builds(tmp_path, board)
+    f = tmp_path / "qemu-arm" / "boot-timing.json"
+    records.write(f, timing(board, now))  # the host clock: the model's default
+    wanted = "measured on the host clock, the instructions clock wanted"
+    assert study.boot_fresh(board, tmp_path, tmp_path, 5, "u-boot") is None
+    assert study.boot_fresh(shipped, tmp_path, tmp_path, 5, "u-boot") == wanted
+    records.write(f, timing(board, now).model_copy(update={"clock": ClockInfo(**rf.INSTRUCTIONS)}))
+    assert study.boot_fresh(shipped, tmp_path, tmp_path, 5, "u-boot") is None
+    assert (
+        study.boot_fresh(board, tmp_path, tmp_path, 5, "u-boot")
+        == "measured on the instructions clock, the host clock wanted"
+    )
+    # footprint and workloads: per kernel
+    for k in board.kernels:
+        d = tmp_path / "qemu-arm" / k.id
+        fp = rf.footprint(k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("footprint", now))
+        records.write(d / "footprint.json", fp)
+        records.write(d / "lmbench.json", rf.lmbench(k.id, runs=5))
+        wl = rf.workloads(k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("workloads", now))
+        records.write(d / "workloads.json", wl)
+    assert study.footprint_fresh(board, tmp_path, "quick", 5) is None
+    assert study.footprint_fresh(shipped, tmp_path, "quick", 5) == f"5.10: {wanted}"
+    assert study.workloads_fresh(board, tmp_path, ["openssl"], "quick", 3) is None
+    assert study.workloads_fresh(shipped, tmp_path, ["openssl"], "quick", 3) == f"5.10: {wanted}"
+    for k in board.kernels:
+        d = tmp_path / "qemu-arm" / k.id
+        fp = rf.footprint(
+            k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("footprint", now), clock=rf.INSTRUCTIONS
+        )
+        records.write(d / "footprint.json", fp)
+        wl = rf.workloads(
+            k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("workloads", now), clock=rf.INSTRUCTIONS
+        )
+        records.write(d / "workloads.json", wl)
+    assert study.footprint_fresh(shipped, tmp_path, "quick", 5) is None
+    assert study.workloads_fresh(shipped, tmp_path, ["openssl"], "quick", 3) is None
+    assert study.workloads_fresh(board, tmp_path, ["openssl"], "quick", 3) == (
+        "5.10: measured on the instructions clock, the host clock wanted"
+    )
+
+
+def test_the_study_says_which_clock_measures(tmp_path, board, monkeypatch):
+    monkeypatch.setattr(study.build, "build_all", lambda *a, **kw: None)
+    monkeypatch.setattr(study, "boot_fresh", lambda *a, **kw: None)
+    monkeypatch.setattr(study, "footprint_fresh", lambda *a, **kw: None)
+    monkeypatch.setattr(study.report, "write", lambda *a, **kw: None)
+    for b, words in [
+        (load_board("qemu-arm"), "instruction clock (8 ns per instruction, QEMU icount)"),
+        (board, "host clock"),
+    ]:
+        said: list[str] = []
+        study.run(b, tmp_path, tmp_path, say=said.append, workloads=[])
+        assert said[0] == f"== qemu-arm: measured on the {words}"

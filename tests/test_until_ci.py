@@ -10,6 +10,7 @@ from bringup.boot import rounds
 from bringup.boot import timing as boottiming
 from bringup.errors import BringupError
 from bringup.model.board import load_board
+from bringup.model.clocks import with_clock
 from bringup.report import findings
 from recordfactory import boot_run, build, key
 
@@ -145,8 +146,8 @@ def test_drift_in_one_arm_s_early_rounds_does_not_stop_the_rounds_nor_become_a_c
 @pytest.fixture
 def canned_boots(tmp_path, monkeypatch):
     """boot_timing() on qemu-arm with boot_once replaced: each kernel's boots reach the
-    summary's milestones at canned times, round by round."""
-    board = load_board("qemu-arm")
+    summary's milestones at canned times, round by round (host times: qemu-arm on the host clock)."""
+    board = with_clock(load_board("qemu-arm"), "host")
     logs = tmp_path / "logs"
     for k in board.kernels:
         records.write(logs / "qemu-arm" / k.id / "build.json", build(k.id))

@@ -1,7 +1,11 @@
-"""The A/A check on real kernels: qemu-arm's 6.12 build booted as two arms, in rounds,
-with the host-load guard on; the management summary must claim no difference."""
+"""The A/A and sensitivity checks on real kernels: qemu-arm's 6.12 build booted as two
+arms, on the host clock in rounds with the host-load guard on, and on the instruction
+clock with the host loaded by two CPU hogs; the management summary must claim no
+difference between a kernel and itself, and exactly the known cost of `make ab`."""
 
+import contextlib
 import json
+import subprocess
 
 import pytest
 
@@ -19,6 +23,8 @@ def test_a_kernel_compared_with_itself_shows_no_difference(arm_built):
         "qemu-arm",
         "--kernel",
         "6.12",
+        "--clock",
+        "host",
         "--runs",
         "4",
         "--path",
@@ -39,3 +45,74 @@ def test_a_kernel_compared_with_itself_shows_no_difference(arm_built):
     assert all(k["ok"] == 4 for k in timing["kernels"].values())
     fp = json.loads((arm_built["logs"] / "qemu-arm-aa" / "a" / "footprint.json").read_text())
     assert fp["rounds"] == [1, 2, 3] and len(fp["malloc_kb_values"]) == 3 and len(fp["host"]) == 3
+
+
+@contextlib.contextmanager
+def cpu_hogs(n=2):
+    """n busy loops on the host for the block's duration."""
+    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+
+
+def test_on_the_instruction_clock_a_loaded_host_changes_nothing(arm_built):
+    with cpu_hogs():
+        p = bringup(
+            arm_built,
+            "aa",
+            "--board",
+            "qemu-arm",
+            "--kernel",
+            "6.12",
+            "--clock",
+            "instructions",
+            "--path",
+            "direct",
+            "--lmbench",
+            "quick",
+            timeout=3600,
+        )
+    assert p.returncode == 0, p.stderr[-3000:] + p.stdout[-3000:]
+    assert "differences the summary claims: 0 (must be 0)" in p.stdout
+    result = json.loads((arm_built["logs"] / "qemu-arm-aa" / "aa.json").read_text())
+    assert result["clock"]["kind"] == "instructions" and result["claims"] == []
+    spread = result["spread"]
+    boot = {k: v for k, v in spread.items() if k.startswith("boot-timing.json:")}
+    assert boot and max(boot.values()) <= 0.1, boot  # every printk milestone within 0.1 %
+    timing = json.loads((arm_built["logs"] / "qemu-arm-aa" / "boot-timing.json").read_text())
+    assert timing["clock"]["kind"] == "instructions"
+    assert all(k["ok"] == 2 and not k["disturbed"] for k in timing["kernels"].values())  # no guard, no redo
+    assert any(k.startswith("lmbench:") for k in spread)
+
+
+@pytest.mark.parametrize("clock", ["instructions", "host"])
+def test_the_sensitivity_check_sees_the_known_cost(arm_built, clock):
+    runs = ["--runs", "6", "--lmbench-runs", "2"] if clock == "host" else []
+    p = bringup(
+        arm_built,
+        "aa",
+        "--board",
+        "qemu-arm",
+        "--kernel",
+        "6.12",
+        "--clock",
+        clock,
+        "--delay-ms",
+        "500",
+        "--path",
+        "direct",
+        "--lmbench",
+        "none",
+        *runs,
+        timeout=3600,
+    )
+    assert p.returncode == 0, p.stderr[-3000:] + p.stdout[-3000:]
+    result = json.loads((arm_built["logs"] / "qemu-arm-ab" / "ab.json").read_text())
+    sens = result["sensitivity"]
+    assert sens["passed"] and sens["claimed_right"] and not sens["claimed_elsewhere"], sens
+    for c in sens["claimed_right"]:
+        assert abs(c["measured_s"] - 0.5) <= 0.05

@@ -7,6 +7,20 @@ boot timing and the footprint in rounds (A B, B A, ...; host-load guard on), and
 asks the report what its management summary would claim.  The answer must be
 nothing.  It also reports the per-metric false-positive rate before and after the
 Benjamini-Hochberg correction.  The result goes to logs/B-aa/aa.json.
+
+On the instruction clock (docs/clock.md) it also reports every metric's spread:
+the largest relative difference between any two boots of the two arms (boot
+milestones as printk times, lmbench, mem_eat), largest first, and how many are
+identical.  That spread is the board's A/A floor: the report of board B judges
+its deterministic findings against it.
+
+The sensitivity check (`make ab`, delay_ms > 0) is the same with a known cost
+added to arm b: its init waits delay_ms before the userspace marker (the
+command line's bringup.delay_ms=, read by rootfs-overlay's rcS; arm a gets
+bringup.delay_ms=0, so both command lines are the same length).  The summary
+must claim that difference, with the right sign and within SENSITIVITY_TOLERANCE
+of its size, on the milestones from the `delayed` one on, and nothing else.
+The board is B-ab and the result logs/B-ab/ab.json.
 """
 
 from __future__ import annotations
@@ -15,6 +29,7 @@ import dataclasses
 import json
 import os
 import shutil
+import statistics
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -25,21 +40,28 @@ from bringup.boot.session import ROOTS
 from bringup.build import rootfs
 from bringup.errors import BringupError
 from bringup.measure import footprint
-from bringup.model.board import Board
+from bringup.model.board import Board, Kernel
+from bringup.model.clocks import clock_of
 from bringup.report import page as report
 from bringup.util import clock
 
 ARMS = ("a", "b")
+SENSITIVITY_TOLERANCE = 0.10  # the sensitivity check's claimed size must be within 10 % of the known cost
 
 
-def aa_board(board: Board, kernel_id: str) -> Board:
-    """The A/A board: two kernels, `a` and `b`, both the board's kernel `kernel_id`."""
+def aa_board(board: Board, kernel_id: str, delay_ms: int = 0) -> Board:
+    """The A/A board: two kernels, `a` and `b`, both the board's kernel `kernel_id`; with
+    delay_ms the A/B board of the sensitivity check (arm b waits delay_ms in its init)."""
     k = board.kernel(kernel_id)
-    return dataclasses.replace(
-        board,
-        name=f"{board.name}-aa",
-        kernels=[dataclasses.replace(k, id=arm, description=f"{kernel_id} (A/A arm {arm})") for arm in ARMS],
-    )
+
+    def arm(name: str) -> Kernel:
+        if not delay_ms:
+            return dataclasses.replace(k, id=name, description=f"{kernel_id} (A/A arm {name})")
+        ms = delay_ms if name == "b" else 0
+        cmd = " ".join(x for x in (k.cmdline, f"bringup.delay_ms={ms:0{len(str(delay_ms))}d}") if x)
+        return dataclasses.replace(k, id=name, description=f"{kernel_id} (A/B arm {name}: +{ms} ms)", cmdline=cmd)
+
+    return dataclasses.replace(board, name=f"{board.name}-{'ab' if delay_ms else 'aa'}", kernels=[arm(a) for a in ARMS])
 
 
 def link_build(logs: Path, board: Board, kernel_id: str, aa: Board) -> None:
@@ -75,19 +97,21 @@ def run(
     say=print,
     guard: bool = True,
     root: str = "ramdisk",
+    delay_ms: int = 0,
 ) -> dict[str, Any]:
     """The A/A check; root: the boot-timing root (ramdisk, or nfs: boot-timing-nfs.json,
     and the summary's "Boot, root over NFS" section).  The footprint always boots the
-    ramdisk."""
+    ramdisk.  delay_ms > 0: the sensitivity check (module docstring)."""
     if not (Path(logs) / board.name / kernel_id / "build.json").exists():
         raise BringupError(
             f"{board.name}/{kernel_id}: no build record (run: make build-all BOARD={board.name} KERNEL={kernel_id})"
         )
     path = path or board.boot
     boottiming.plan(board, logs, path, root, [kernel_id])  # root and path refused before anything is linked
-    aa = aa_board(board, kernel_id)
+    aa = aa_board(board, kernel_id, delay_ms)
     link_build(logs, board, kernel_id, aa)
-    say(f"A/A check: {board.name}/{kernel_id} as arms {' and '.join(ARMS)} (board {aa.name})")
+    what = f"sensitivity check (arm b +{delay_ms} ms before the userspace marker)" if delay_ms else "A/A check"
+    say(f"{what}: {board.name}/{kernel_id} as arms {' and '.join(ARMS)} (board {aa.name}, {clock_of(aa).label})")
     boottiming.plan(aa, logs, path, root)
     for r in ROOTS:  # only this check's boot timing is judged: none left from an earlier one
         for failed in (False, True):
@@ -108,7 +132,7 @@ def run(
     )
     say(f"footprint: {lmbench_runs} rounds, lmbench {lmbench}")
     footprint.footprint(aa, logs, cache, mode=lmbench, lmbench_runs=lmbench_runs, say=say, guard=guard)
-    model = report.collect(aa, logs)
+    model = report.collect(aa, logs, own_floors=False)  # judged against the shipped floors, never its own
     result = judge(model)
     result.update(
         board=board.name,
@@ -118,9 +142,95 @@ def run(
         root=root,
         lmbench=lmbench,
         lmbench_runs=lmbench_runs,
+        clock=clock_of(aa).record(),
+        spread=spreads(aa, logs, root),
     )
-    records.write_text(Path(logs) / aa.name / "aa.json", json.dumps(result, indent=2) + "\n")
+    if delay_ms:
+        result["sensitivity"] = sensitivity(model, delay_ms)
+    records.write_text(
+        Path(logs) / aa.name / ("ab.json" if delay_ms else "aa.json"), json.dumps(result, indent=2) + "\n"
+    )
     return result
+
+
+def _rel_spread(vals: list[float]) -> float | None:
+    if len(vals) < 2:
+        return None
+    med = statistics.median(vals)
+    return round((max(vals) - min(vals)) / abs(med) * 100, 6) if med else None
+
+
+def spreads(aa: Board, logs: Path, root: str = "ramdisk") -> dict[str, float]:
+    """Every metric's spread over all boots of both arms, in % of its median: boot
+    milestones on the record's clock (printk times on the instruction clock), mem_eat,
+    every lmbench metric; keyed as the summary's findings are (report/findings.py)."""
+    values = _boot_values(Path(logs) / aa.name, records.boot_timing_name(root)) | _footprint_values(
+        Path(logs) / aa.name
+    )
+    out = {k: s for k, vals in values.items() if (s := _rel_spread(vals)) is not None}
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def _boot_values(d: Path, name: str) -> dict[str, list[float]]:
+    """Both arms' milestone values, by finding key."""
+    out: dict[str, list[float]] = {}
+    if not (d / name).exists():
+        return out
+    timing = records.read(d / name, records.BootTiming)
+    for arm in ARMS:
+        kt = timing.kernels.get(arm)
+        for milestone, st in (kt.milestones if kt else {}).items():
+            out.setdefault(f"{name}:{milestone}", []).extend(st.values or [])
+    return out
+
+
+def _footprint_values(d: Path) -> dict[str, list[float]]:
+    """Both arms' mem_eat totals and lmbench values, by finding key."""
+    out: dict[str, list[float]] = {}
+    for arm in ARMS:
+        if (d / arm / "footprint.json").exists():
+            fp = records.read(d / arm / "footprint.json", records.Footprint)
+            out.setdefault("footprint:malloc_kb", []).extend(float(v) for v in fp.malloc_kb_values)
+        if (d / arm / "lmbench.json").exists():
+            rec = records.read(d / arm / "lmbench.json", records.Lmbench)
+            for b in rec.benchmarks.values():
+                for met in b.metrics:
+                    out.setdefault(f"lmbench:{met.name}", []).extend(met.values or [met.value])
+    return out
+
+
+def sensitivity(model: dict, delay_ms: int) -> dict[str, Any]:
+    """The sensitivity check's verdict: the boot milestones from the `delayed` one on must
+    be claimed slower by delay_ms (within SENSITIVITY_TOLERANCE), and nothing else claimed."""
+    delayed = set(model.get("delayed_milestones") or [])
+    want = delay_ms / 1000
+    seen: list[dict] = []
+    wrong: list[dict] = []
+    other: list[str] = []
+    for f in model["findings"]:
+        for _, items in f["sections"]:
+            for it in items:
+                if it.get("kind") not in ("tested", "deterministic") or not it.get("significant"):
+                    continue
+                key = str(it.get("key", ""))
+                milestone = key.rpartition(":")[2] if key.startswith("boot-timing") else None
+                if milestone in delayed:
+                    got = it.get("shift") if it.get("kind") == "tested" else None
+                    if got is None and it.get("a") is not None and it.get("b") is not None:
+                        got = it["b"] - it["a"]
+                    ok = got is not None and abs(got - want) <= SENSITIVITY_TOLERANCE * want
+                    (seen if ok else wrong).append({"claim": it["claim"], "measured_s": got})
+                else:
+                    other.append(it["claim"])
+    passed = bool(seen) and not wrong and not other
+    return {
+        "delay_s": want,
+        "delayed_milestones": sorted(delayed),
+        "claimed_right": seen,
+        "claimed_wrong": wrong,
+        "claimed_elsewhere": other,
+        "passed": passed,
+    }
 
 
 def judge(model: dict) -> dict[str, Any]:
@@ -128,7 +238,9 @@ def judge(model: dict) -> dict[str, Any]:
     claims, tested = [], []
     for f in model["findings"]:
         for _, items in f["sections"]:
-            claims += [it["claim"] for it in items if it.get("kind") == "tested" and it.get("significant")]
+            claims += [
+                it["claim"] for it in items if it.get("kind") in ("tested", "deterministic") and it.get("significant")
+            ]
         tested += list(f.get("tested", {}).items())
     raw = sum(1 for _, t in tested if t["p"] < 0.05)
     corrected = sum(1 for _, t in tested if t["significant"])
@@ -145,17 +257,45 @@ def judge(model: dict) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> str:
+    sens = result.get("sensitivity")
+    ck = result.get("clock") or {}
+    on = (
+        f"instruction clock, {ck.get('ns_per_instruction')} ns per instruction"
+        if ck.get("kind") == "instructions"
+        else "host clock"
+    )
     lines = [
-        f"A/A check of {result['board']}/{result['kernel']}: {result['runs']} boot rounds "
+        f"{'Sensitivity' if sens else 'A/A'} check of {result['board']}/{result['kernel']} ({on}): "
+        f"{result['runs']} boot rounds "
         f"(root {result.get('root', 'ramdisk')}), "
         f"{result['lmbench_runs']} footprint rounds (lmbench {result['lmbench']})",
         f"  metrics tested: {result['tested']}",
         f"  p < 0.05 before correction: {result['raw_false_positives']} ({_pct(result['raw_rate'])})",
         f"  significant after Benjamini-Hochberg: {result['corrected_false_positives']} "
         f"({_pct(result['corrected_rate'])})",
-        f"  differences the summary claims: {len(result['claims'])} (must be 0)",
+        f"  differences the summary claims: {len(result['claims'])}"
+        + (" (must be the known cost only)" if sens else " (must be 0)"),
     ]
     lines += [f"    - {c}" for c in result["claims"]]
+    spread = result.get("spread") or {}
+    if spread:
+        same = sum(1 for v in spread.values() if v == 0)
+        top = list(spread.items())[:8]
+        lines.append(
+            f"  spread over all boots of both arms: largest {top[0][1]:.3g} % ({top[0][0]}); "
+            f"{same} of {len(spread)} metrics identical"
+        )
+        lines += [f"    {v:8.3g} %  {k}" for k, v in top]
+    if sens:
+        verdict = "PASSED" if sens["passed"] else "FAILED"
+        lines.append(
+            f"  known cost: +{sens['delay_s'] * 1000:.0f} ms on {', '.join(sens['delayed_milestones'])}: {verdict}"
+        )
+        lines += [f"    seen: {c['claim']}" for c in sens["claimed_right"]]
+        lines += [f"    wrong size or sign: {c['claim']}" for c in sens["claimed_wrong"]]
+        lines += [f"    claimed where nothing changed: {c}" for c in sens["claimed_elsewhere"]]
+        if not sens["claimed_right"] and not sens["claimed_wrong"]:
+            lines.append("    the known cost was not claimed: the study cannot see it")
     return "\n".join(lines) + "\n"
 
 

@@ -24,14 +24,38 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _host_guard(jobs: int = 1) -> bool:
-    """The host-load guard (util/hostload.py) is on unless BRINGUP_HOST_GUARD=0 (no, false, off).
+def _host_guard(board=None, jobs: int = 1) -> bool:
+    """The host-load guard (util/hostload.py) is on unless BRINGUP_HOST_GUARD=0 (no, false, off),
+    and only on the host clock: on the instruction clock a busy host slows a run, not what it measures.
     With --jobs above 1 it is off unless BRINGUP_HOST_GUARD asks for it (parallel boots disturb
     each other; the round engine refuses the guard with parallel local workers)."""
-    if jobs > 1 and "BRINGUP_HOST_GUARD" not in os.environ:
+    from bringup.model.clocks import guard_needed
+
+    on = env_switch("BRINGUP_HOST_GUARD") and (board is None or guard_needed(board))
+    if on and jobs > 1 and "BRINGUP_HOST_GUARD" not in os.environ:
         _say(f"bringup: --jobs {jobs}: the host-load guard is off (parallel boots would disturb each other)")
         return False
-    return env_switch("BRINGUP_HOST_GUARD")
+    return on
+
+
+def _board(a):
+    """The board of --board, measured with the clock of --clock (CLOCK=) when given."""
+    from bringup.model.board import load_board
+    from bringup.model.clocks import with_clock
+
+    return with_clock(load_board(a.board), getattr(a, "clock", None))
+
+
+def _runs(b, given: int | None, kind: str) -> int:
+    """Rounds asked for, or the clock's default (model/clocks.py): boot, lmbench or workload rounds."""
+    from bringup.model import clocks
+
+    table = {
+        "boot": clocks.DEFAULT_RUNS,
+        "lmbench": clocks.DEFAULT_LMBENCH_RUNS,
+        "workload": clocks.DEFAULT_WORKLOAD_RUNS,
+    }[kind]
+    return clocks.default_runs(b, given, table)
 
 
 def cmd_boards(a) -> int:
@@ -109,14 +133,13 @@ def cmd_boot_timing(a) -> int:
     from bringup.boot import rounds
     from bringup.boot import timing as boottiming
     from bringup.build import rootfs
-    from bringup.model.board import load_board
     from bringup.model.milestones import load_rules
     from bringup.model.profiles import load_profile
 
-    b = load_board(a.board)
+    b = _board(a)
     profile = load_profile(a.profile)
     places = targets.places(b, targets.parse_places(a.places), say=_say)
-    guard = _host_guard(a.jobs)
+    guard = _host_guard(b, a.jobs)
     rounds.check(places, a.jobs, guard)  # --jobs that cannot work: refused before any work
     logs = paths.logs_dir()
     boottiming.plan(b, logs, a.path or b.boot, a.root, a.kernel or None)  # fails before the ramdisk is built
@@ -128,7 +151,7 @@ def cmd_boot_timing(a) -> int:
         None,
         places=places,
         rootfs_ref=rd.ref(),
-        runs=a.runs,
+        runs=_runs(b, a.runs, "boot"),
         path=a.path,
         only=a.kernel or None,
         **_until_ci(a),
@@ -153,9 +176,8 @@ def cmd_footprint(a) -> int:
     from bringup import targets
     from bringup.build.lmbench import parse_spec
     from bringup.measure import footprint
-    from bringup.model.board import load_board
 
-    b = load_board(a.board)
+    b = _board(a)
     places = targets.parse_places(a.places)
     targets.places(b, places)  # PLACES on a board that is not in a lab: refused before any work
     spec = parse_spec(a.lmbench_source, a.lmbench_sha256)
@@ -167,9 +189,9 @@ def cmd_footprint(a) -> int:
         mode=a.lmbench,
         timeout_factor=a.timeout_factor,
         lmbench_source=spec,
-        lmbench_runs=a.lmbench_runs,
+        lmbench_runs=_runs(b, a.lmbench_runs, "lmbench"),
         say=_say,
-        guard=_host_guard(a.jobs),
+        guard=_host_guard(b, a.jobs),
         places=places,
         **_until_ci(a),
         jobs=a.jobs,
@@ -182,9 +204,8 @@ def cmd_footprint(a) -> int:
 def cmd_workloads(a) -> int:
     from bringup import targets
     from bringup.measure import workloads
-    from bringup.model.board import load_board
 
-    b = load_board(a.board)
+    b = _board(a)
     names = _workload_names(a.workloads)
     if names == []:
         raise BringupError("--workloads none: name the workloads to run, all, or leave it out for the default set")
@@ -195,9 +216,9 @@ def cmd_workloads(a) -> int:
         only=a.kernel or None,
         names=names,
         mode=a.mode,
-        runs=a.runs,
+        runs=_runs(b, a.runs, "workload"),
         timeout_factor=a.timeout_factor,
-        guard=_host_guard(a.jobs),
+        guard=_host_guard(b, a.jobs),
         say=_say,
         places=targets.parse_places(a.places),
         **_until_ci(a),
@@ -228,28 +249,27 @@ def _workload_names(text: str | None) -> list[str] | None:
 def cmd_study(a) -> int:
     from bringup import study, targets
     from bringup.build.lmbench import parse_spec
-    from bringup.model.board import load_board
 
-    b = load_board(a.board)
+    b = _board(a)
     places = targets.parse_places(a.places)
     targets.places(b, places)  # PLACES on a board that is not in a lab: refused before any work
     rep = study.run(
         b,
         paths.logs_dir(),
         paths.cache_dir(),
-        runs=a.runs,
+        runs=_runs(b, a.runs, "boot"),
         path=a.path,
         lmbench=a.lmbench,
         jobs=a.jobs,
         force=a.force,
         lmbench_source=parse_spec(a.lmbench_source, a.lmbench_sha256),
-        lmbench_runs=a.lmbench_runs,
+        lmbench_runs=_runs(b, a.lmbench_runs, "lmbench"),
         root=a.root,
         say=_say,
-        guard=_host_guard(),
+        guard=_host_guard(b),
         places=places,
         workloads=_workload_names(a.workloads),
-        workload_runs=a.workload_runs,
+        workload_runs=_runs(b, a.workload_runs, "workload"),
         workload_mode=a.workload_mode,
     )
     _say("\n" + rep.summary())
@@ -260,25 +280,31 @@ def cmd_study(a) -> int:
 
 def cmd_aa(a) -> int:
     from bringup import aa
-    from bringup.model.board import load_board
 
-    b = load_board(a.board)
+    b = _board(a)
     kernel = a.kernel or b.kernels[-1].id
     b.kernel(kernel)  # an unknown kernel fails here, before any work
+    # an A/A or A/B check needs two boots per arm at least, to see the spread within an arm too
     result = aa.run(
         b,
         kernel,
         paths.logs_dir(),
         paths.cache_dir(),
-        runs=a.runs,
+        runs=max(2, _runs(b, a.runs, "boot")) if a.runs is None else a.runs,
         lmbench=a.lmbench,
-        lmbench_runs=a.lmbench_runs,
+        lmbench_runs=max(2, _runs(b, a.lmbench_runs, "lmbench")) if a.lmbench_runs is None else a.lmbench_runs,
         path=a.path,
         root=a.root,
         say=_say,
-        guard=_host_guard(),
+        guard=_host_guard(b),
+        delay_ms=getattr(a, "delay_ms", 0),
     )
     sys.stdout.write(aa.render(result))
+    if a.delay_ms:
+        if not result["sensitivity"]["passed"]:
+            _say("bringup: error: the sensitivity check failed: the summary did not claim the known cost alone")
+            return 1
+        return 0
     if result["claims"]:
         _say(f"bringup: error: the summary claims {len(result['claims'])} difference(s) between a kernel and itself")
         return 1
@@ -400,15 +426,15 @@ def cmd_import(a) -> int:
     return 0
 
 
-VALIDATE_KINDS = ("board", "arch", "era", "milestones", "lmbench", "profile", "workload", "record")
+VALIDATE_KINDS = ("board", "arch", "era", "milestones", "lmbench", "clock", "profile", "workload", "record")
 
 
 def _kind_of(f: Path) -> str:
     """What a data file is, from where it lives: configs/<kind>/, configs/milestones.toml,
-    configs/lmbench.toml, a .json record; any other .toml is a board file."""
+    configs/lmbench.toml, configs/clock.toml, a .json record; any other .toml is a board file."""
     if f.suffix == ".json":
         return "record"
-    if f.name in ("milestones.toml", "lmbench.toml"):
+    if f.name in ("milestones.toml", "lmbench.toml", "clock.toml"):
         return f.stem
     folder = f.absolute().parent.name
     return {"arch": "arch", "era": "era", "profiles": "profile", "workloads": "workload"}.get(folder, "board")
@@ -417,7 +443,7 @@ def _kind_of(f: Path) -> str:
 def cmd_validate(a) -> int:
     """Check data files and records as the steps that read them would, without doing any work."""
     from bringup import records
-    from bringup.model import benchset, board, milestones, profiles, workload
+    from bringup.model import benchset, board, clocks, milestones, profiles, workload
 
     for name in a.files:
         f = Path(name)
@@ -431,6 +457,8 @@ def cmd_validate(a) -> int:
             milestones.load_rules(file=f)
         elif kind == "lmbench":
             benchset.load_set(f)
+        elif kind == "clock":
+            clocks.load_floors(f)
         elif kind == "profile":
             profiles.load_profile_file(f)
         elif kind == "workload":
@@ -521,7 +549,14 @@ def _until_ci_args(s, what: str, *aliases: str) -> None:
 
 def _boot_args(s) -> None:
     """Options of the boot-timing step (boot-timing, study)."""
-    s.add_argument("--runs", "-n", type=_count(1, 1000), default=5, help="boots per kernel (default 5)")
+    s.add_argument(
+        "--runs",
+        "-n",
+        type=_count(1, 1000),
+        default=None,
+        help="boots per kernel (default: 1 on the instruction clock, 5 on the host clock)",
+    )
+    _clock_arg(s)
     s.add_argument("--path", choices=("direct", "u-boot"), help="boot path (default: the board's 'boot')")
     s.add_argument(
         "--root",
@@ -530,6 +565,18 @@ def _boot_args(s) -> None:
         help="root filesystem: the ramdisk (default), or the same files over NFS with the "
         "kernel's nfsroot, served by NFS-Ganesha for each run (board file [nfs]); "
         "results go to boot-timing-nfs.json",
+    )
+
+
+def _clock_arg(s) -> None:
+    """--clock (make's CLOCK=): what measures time, instead of the board's qemu.clock."""
+    s.add_argument(
+        "--clock",
+        choices=("host", "instructions"),
+        default=None,
+        help="what measures time (default: the board's qemu.clock): instructions (QEMU icount, deterministic: "
+        "one boot per kernel, differences judged against the A/A floor) or host (rounds and tests); "
+        "docs/clock.md",
     )
 
 
@@ -578,10 +625,11 @@ def _lmbench_args(s) -> None:
     s.add_argument(
         "--lmbench-runs",
         type=_count(1, 100),
-        default=1,
+        default=None,
         metavar="N",
         help="N rounds: each round boots every kernel once (order A B, B A, ...) and measures free, "
-        "mem_eat and one lmbench pass; the report tests differences across the boots (default 1)",
+        "mem_eat and one lmbench pass; the report tests differences across the boots (default: 1 on the "
+        "instruction clock, 5 on the host clock)",
     )
 
 
@@ -710,6 +758,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--board", "-b", required=True)
     s.add_argument("--kernel", "-k", action="append")
     _lmbench_args(s)
+    _clock_arg(s)
     _until_ci_args(s, "memory available to malloc() and every lmbench metric")
     s.add_argument("--timeout-factor", type=_number(0, 100), default=1.0, help="scale every timeout (0 .. 100]")
     _places_arg(s)
@@ -733,7 +782,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the workloads to run (default: the default set of configs/workloads/; all: every one)",
     )
     s.add_argument(
-        "--runs", type=_count(1, 100), default=3, metavar="N", help="rounds: boots of each kernel (default 3)"
+        "--runs",
+        type=_count(1, 100),
+        default=None,
+        metavar="N",
+        help="rounds: boots of each kernel (default: 1 on the instruction clock, 3 on the host clock)",
     )
     s.add_argument(
         "--mode", choices=("quick", "full"), default="quick", help="each workload's quick (default) or full size"
@@ -742,6 +795,7 @@ def build_parser() -> argparse.ArgumentParser:
     _until_ci_args(s, "every workload metric")
     _places_arg(s)
     _jobs_arg(s)
+    _clock_arg(s)
     s.set_defaults(fn=cmd_workloads)
 
     s = sub.add_parser(
@@ -774,7 +828,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="the application workloads of the workloads step (default: the default set of configs/workloads/; "
         "all: every one; none: no step)",
     )
-    s.add_argument("--workload-runs", type=_count(1, 100), default=3, metavar="N", help="workload rounds (default 3)")
+    s.add_argument(
+        "--workload-runs",
+        type=_count(1, 100),
+        default=None,
+        metavar="N",
+        help="workload rounds (default: 1 on the instruction clock, 3 on the host clock)",
+    )
     s.add_argument("--workload-mode", choices=("quick", "full"), default="quick", help="workload size (default quick)")
     s.add_argument("-j", "--jobs", type=_count(1, 1024), default=None)
     s.add_argument("--force", action="store_true", help="run every step again")
@@ -792,7 +852,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--kernel", "-k", help="the kernel id (default: the board's last kernel)")
     _boot_args(s)
     s.add_argument("--lmbench", choices=("quick", "full", "none"), default="quick")
-    s.add_argument("--lmbench-runs", type=_count(1, 100), default=5, metavar="N", help="footprint rounds (default 5)")
+    s.add_argument(
+        "--lmbench-runs",
+        type=_count(1, 100),
+        default=None,
+        metavar="N",
+        help="footprint rounds (default: 2 on the instruction clock, 5 on the host clock)",
+    )
+    s.add_argument(
+        "--delay-ms",
+        type=_count(0, 60000),
+        default=0,
+        metavar="MS",
+        help="the sensitivity check (make ab): arm b's init waits MS ms before 'userspace up' "
+        "(bringup.delay_ms= on its command line; arm a gets bringup.delay_ms=0); the summary must claim "
+        "that difference, right sign and size, and nothing else",
+    )
     s.set_defaults(fn=cmd_aa)
 
     s = sub.add_parser(

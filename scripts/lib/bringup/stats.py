@@ -1,11 +1,15 @@
 """Statistics for repeated measurements, from scipy.stats (pinned in requirements.txt).
 
 The unit of replication is the boot: each round boots every kernel once, so a
-metric has one value per kernel per round.  Comparisons of two kernels use
+metric has one value per kernel per round.  The summary's comparisons of two
+kernels (compare()) use Student's t on the ratio scale (t_test()):
 
-  - the Wilcoxon signed-rank test on the per-round differences when the runs
-    are paired by round (the better test: drift over time cancels out), else
-  - the Mann-Whitney U test on the two samples;
+  - the paired t-test of the per-round log ratios when the runs are paired by
+    round (drift over time cancels out), else
+  - Welch's t-test of the logs of the two samples;
+
+a rank test (Wilcoxon signed-rank, Mann-Whitney U; kept for the tables' marks)
+cannot pass a family's correction with few rounds (5 rounds: p >= 0.0625);
 
 every difference carries its Hodges-Lehmann shift estimate (the median of the
 paired differences' Walsh averages, or of all pairwise differences) with a
@@ -201,11 +205,59 @@ def rounds_needed(family: int, paired: bool = True, alpha: float = ALPHA) -> int
     return n
 
 
+def t_test(a: Sequence[float | None], b: Sequence[float | None], paired: bool) -> dict[str, Any] | None:
+    """Student's t-test of b against a on the ratio scale: the paired test of the
+    per-round log ratios log(b/a) (paired), else Welch's test of log b against log a,
+    when every value is positive (times, sizes, rates); on the values themselves
+    otherwise.  Unlike a rank test it has no smallest p: with few rounds a large,
+    consistent difference passes a family's correction (5 exact rounds of the
+    signed-rank test never reach p < 0.0625).  Also its standard error `se` and
+    degrees of freedom `df` on that scale, for the smallest detectable difference
+    (detectable()).  None below 2 values a side (2 pairs)."""
+    if paired:
+        pairs = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
+        xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+    else:
+        xs, ys = _clean(a), _clean(b)
+    if len(xs) < 2 or len(ys) < 2:
+        return None
+    log = all(v > 0 for v in xs + ys)
+    fx, fy = (np.log(xs), np.log(ys)) if log else (np.array(xs, float), np.array(ys, float))
+    scale = "log" if log else "raw"
+    name = "paired t-test" if paired else "Welch t-test"
+    method = ("log ratios" if paired else "logs") if log else "values"
+    if paired:
+        d = fy - fx
+        n = len(d)
+        sd = float(np.std(d, ddof=1))
+        se, df, mean = sd / math.sqrt(n), float(n - 1), float(np.mean(d))
+    else:
+        vx, vy = float(np.var(fx, ddof=1)), float(np.var(fy, ddof=1))
+        se = math.sqrt(vx / len(fx) + vy / len(fy))
+        mean = float(np.mean(fy) - np.mean(fx))
+        num = (vx / len(fx) + vy / len(fy)) ** 2
+        den = (vx / len(fx)) ** 2 / (len(fx) - 1) + (vy / len(fy)) ** 2 / (len(fy) - 1)
+        df = num / den if den > 0 else len(fx) + len(fy) - 2
+    # no spread at all: the same difference in every round (p 0), or none (p 1)
+    p = (1.0 if mean == 0 else 0.0) if se == 0 else float(2 * sps.t.sf(abs(mean / se), df))
+    return {"test": name, "p": p, "n": len(xs), "method": method, "se": se, "df": df, "scale": scale}
+
+
+def detectable(t: dict[str, Any], alpha: float) -> float | None:
+    """The smallest difference, in % of a's value, that a t_test() with this standard
+    error would find at level alpha (two-sided): t(1 - alpha/2, df) x se, on the log
+    scale turned back into a ratio.  None on the raw scale (no % without a base)."""
+    if t.get("scale") != "log" or t.get("se") is None:
+        return None
+    half = float(sps.t.isf(alpha / 2, t["df"])) * t["se"]
+    return (math.exp(half) - 1) * 100
+
+
 def compare(a: list[float | None], b: list[float | None], paired: bool) -> dict[str, Any] | None:
-    """One comparison of kernel b against kernel a: the test (paired signed-rank
-    or Mann-Whitney), the Hodges-Lehmann shift, its bootstrap interval, and the
-    shift relative to a's median."""
-    test = wilcoxon_paired(a, b) if paired else mann_whitney(a, b)
+    """One comparison of kernel b against kernel a: the test (Student's t on the
+    ratio scale, paired by round or Welch's: t_test()), the Hodges-Lehmann shift,
+    its bootstrap interval, and the shift relative to a's median."""
+    test = t_test(a, b, paired)
     if test is None:
         return None
     shift = hodges_lehmann(a, b, paired)

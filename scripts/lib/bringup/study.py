@@ -43,6 +43,7 @@ from bringup.measure import footprint
 from bringup.measure import workloads as appworkloads
 from bringup.model.benchset import load_set
 from bringup.model.board import Board, check_boot_path, check_root
+from bringup.model.clocks import clock_of
 from bringup.model.profiles import Profile, study_profiles
 from bringup.model.workload import Mode
 from bringup.model.workload import load_all as load_workloads
@@ -89,6 +90,12 @@ def _read(f: Path, model: type[R]) -> tuple[R | None, str | None]:
         return None, f"a record does not read: {e}"
 
 
+def _other_clock(board: Board, measured: str) -> str | None:
+    """Why a record measured on another clock than the board's is not up to date (None: the same)."""
+    now = clock_of(board).kind
+    return None if measured == now else f"measured on the {measured} clock, the {now} clock wanted"
+
+
 def build_keys(board: Board, logs: Path) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for k in board.kernels:
@@ -126,6 +133,8 @@ def boot_fresh(
         return f"{name} is an imported record"
     if s.path != path:
         return f"made with boot path {s.path}, not {path}"
+    if (why_clock := _other_clock(board, s.clock.kind)) is not None:
+        return why_clock
     for kid, key in build_keys(board, logs).items():
         k = s.kernels.get(kid)
         if k is None:
@@ -145,6 +154,8 @@ def footprint_fresh(board: Board, logs: Path, mode: str, lmbench_runs: int = 1) 
             return why_fp or why_lm or f"no footprint records for {kid}"
         if fp.rootfs is None or fp.imported is not None or lm.imported is not None:
             return f"{kid}: its records are imported (docs/import.md)"
+        if (why_clock := _other_clock(board, fp.clock.kind)) is not None:
+            return f"{kid}: {why_clock}"
         if key is None or fp.build_key != key:
             return f"{kid} was rebuilt since"
         if lm.mode != mode:
@@ -169,6 +180,8 @@ def workloads_fresh(board: Board, logs: Path, names: list[str] | None, mode: str
             return f"{kid} was rebuilt since"
         if rec.mode != mode:
             return f"{kid}: workloads {rec.mode}, {mode} wanted"
+        if (why_clock := _other_clock(board, rec.clock.kind)) is not None:
+            return f"{kid}: {why_clock}"
         if rec.runs < runs:
             return f"{kid}: {rec.runs} workload round(s), {runs} wanted"
         for n, wl in wanted.items():
@@ -218,6 +231,7 @@ def run(
     profiles = study_profiles()  # a bad boot profile (configs/profiles/): refused here, not after the builds
     steps = 4 if workloads == [] else 5
     clock = StepClock()
+    say(f"== {board.name}: measured on the {clock_of(board).label}")
     say(f"== [1/{steps}] build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
     with clock.step("build-all"):
         build.build_all(board, logs, cache, force=force, jobs=jobs, say=say)
@@ -232,7 +246,8 @@ def run(
             _boot_timing(board, logs, cache, where, runs, path, root, say, guard)
 
     for prof in profiles:  # e.g. initcalls: a few boots with initcall_debug, for "Boot time explained"
-        n = prof.spec.study_runs or 1
+        # on the instruction clock one boot is a measurement (docs/clock.md); the host clock takes the profile's rounds
+        n = 1 if clock_of(board).deterministic else prof.spec.study_runs or 1
         why = "FORCE" if force else boot_fresh(board, logs, cache, n, path, root, say, profile=prof.name)
         if why is None:
             say(f"== [2/{steps}] boot-timing, profile {prof.name}: up to date, skipped")

@@ -47,6 +47,7 @@ from bringup.boot.shell import Shell
 from bringup.boot.target import BootSpec, Target
 from bringup.errors import BootFailed, BringupError
 from bringup.model.board import Board, check_boot_path
+from bringup.model.clocks import clock_of
 from bringup.parse import milestones as ms
 from bringup.util import clock
 
@@ -179,6 +180,7 @@ class BootSession:
             "t0": target.describe()["t0"],
             "log": "console.log",
             "raw": "console.raw",
+            "clock": clock_of(board).record(),
         }
 
     # -- the boot -------------------------------------------------------------

@@ -30,6 +30,7 @@ from bringup.boot.session import PATHS, ROOTS, boot_once
 from bringup.boot.target import Place, TargetFactory
 from bringup.errors import BringupError
 from bringup.model.board import Board, check_boot_path, check_root
+from bringup.model.clocks import clock_of
 from bringup.model.milestones import load_rules
 from bringup.model.profiles import Profile
 from bringup.parse import deferred as dfparse
@@ -41,9 +42,15 @@ from bringup.util import clock
 # --- runs, statistics, summary ---------------------------------------------
 
 
-def reference(rec: dict, rules: ms.Rules) -> tuple[str, float]:
+GUEST_REFERENCE = "kernel clock"  # on the instruction clock: times are the kernel's own printk times
+
+
+def reference(rec: dict, rules: ms.Rules, guest: bool = False) -> tuple[str, float]:
     """Times are reported from the reference milestone (the start of loading the kernel
-    when a bootloader loaded it: seed 002's reference) when the boot reached it, else from t0."""
+    when a bootloader loaded it: seed 002's reference) when the boot reached it, else from t0.
+    guest (the instruction clock): from the kernel's clock zero; a time is a printk time."""
+    if guest:
+        return GUEST_REFERENCE, 0.0
     ref = rules.reference()
     m = rec.get("milestones", {})
     if ref is not None and ref.name in m and m[ref.name]["host_s"] is not None:
@@ -66,36 +73,44 @@ def summarize(
     places: run id -> the labgrid place it ran on; then each milestone's values
     carry their places (`places`), for the report's test of place as a factor."""
     out: dict[str, Any] = {"board": board.name, "created": clock.now(), "kernels": {}}
+    ck = clock_of(board)
+    guest = ck.deterministic  # the instruction clock: the kernel's printk times are the measurement
+    out["clock"] = ck.record()
     for kid in kernels:
         mine = [r for r in recs if r["kernel"] == kid]
         runs = [r for r in mine if not r.get("redone")]
         ok = [r for r in runs if r["status"] == "ok"]
         per = {}
-        refs = {reference(r, rules)[0] for r in ok}
+        refs = {reference(r, rules, guest)[0] for r in ok}
         for m in rules.milestones:
             vals: list[float] = []
+            hosts: list[float] = []
             rnds: list[int] = []
             plc: list[str] = []
             pk: list[float] = []
             for r in ok:
                 f = r["milestones"].get(m.name)
-                if f and f["host_s"] is not None:
-                    vals.append(f["host_s"] - reference(r, rules)[1])
-                    rnds.append(r.get("round") or r.get("run_index") or len(rnds) + 1)
-                    plc.append((places or {}).get(r["run_id"], ""))
-                    if f["printk_s"] is not None:
-                        pk.append(f["printk_s"])
+                if not f or f["host_s"] is None or (guest and f["printk_s"] is None):
+                    continue  # on the instruction clock a milestone without a printk time has no time
+                hosts.append(f["host_s"] - reference(r, rules)[1])
+                vals.append(f["printk_s"] if guest else hosts[-1])
+                rnds.append(r.get("round") or r.get("run_index") or len(rnds) + 1)
+                plc.append((places or {}).get(r["run_id"], ""))
+                if f["printk_s"] is not None:
+                    pk.append(f["printk_s"])
             if vals:
                 per[m.name] = {
                     "label": m.label,
-                    "host": stats.summarize(vals),
+                    "host": stats.summarize(hosts),
                     "printk": stats.summarize(pk),
                     "values": [round(v, 6) for v in vals],
                     "rounds": rnds,
                     "places": plc if places else None,
                 }
-        hidden = [r["hidden_at_zero_s"] for r in ok if r.get("hidden_at_zero_s") is not None]
-        lags = [r["printk_lag_ms"] for r in ok if r.get("printk_lag_ms")]
+        # the time hidden before the kernel's clock and the printk lag compare the host's clock with the
+        # kernel's: on the instruction clock the kernel's clock is the measurement, they mean nothing
+        hidden = [r["hidden_at_zero_s"] for r in ok if r.get("hidden_at_zero_s") is not None and not guest]
+        lags = [r["printk_lag_ms"] for r in ok if r.get("printk_lag_ms") and not guest]
         out["kernels"][kid] = {
             "runs": len(runs),
             "ok": len(ok),
@@ -453,9 +468,11 @@ def initcall_summary(
         out["rounds"].append(r.get("round") or i + 1)
         out["count"].append(len(res["initcalls"]))
         out["total_us"].append(sum(e["us"] or 0 for e in res["initcalls"]))
-        out["end_s"].append(round(hit["host_s"] - ref, 6) if hit and hit["host_s"] is not None else None)
+        end_t = clock_time(r, hit, rules) if hit else None  # printk time on the instruction clock
+        out["end_s"].append(round(end_t, 6) if end_t is not None else None)
         cz = r.get("clock_zero_host_s")
-        out["before_clock_s"].append(round(cz - ref, 6) if cz is not None else None)
+        # on the instruction clock times start at the kernel's clock zero: nothing before it is measured
+        out["before_clock_s"].append(round(cz - ref, 6) if cz is not None and not on_guest_clock(r) else None)
         out["hidden_at_zero_s"].append(r.get("hidden_at_zero_s"))
         for e in res["initcalls"]:
             key = e["fn"] + (f" [{e['module']}]" if e["module"] else "")
@@ -492,22 +509,35 @@ def headline(recs: list[dict], kernels: list[str], rules: ms.Rules) -> dict[str,
         per = out.setdefault(f"boot to {m.label}", {k: {} for k in kernels})
         for r in recs:
             f = r["milestones"].get(m.name) if r["status"] == "ok" and not r.get("redone") else None
-            if f and f["host_s"] is not None and r["kernel"] in per:
-                per[r["kernel"]][r.get("round") or r.get("run_index") or len(per[r["kernel"]]) + 1] = (
-                    f["host_s"] - reference(r, rules)[1]
-                )
+            t = clock_time(r, f, rules) if f else None
+            if t is not None and r["kernel"] in per:
+                per[r["kernel"]][r.get("round") or r.get("run_index") or len(per[r["kernel"]]) + 1] = t
     return out
+
+
+def on_guest_clock(r: dict) -> bool:
+    """A boot record measured on the instruction clock (its times: the kernel's printk times)."""
+    return (r.get("clock") or {}).get("kind") == "instructions"
+
+
+def clock_time(r: dict, hit: dict, rules: ms.Rules) -> float | None:
+    """A milestone's time on the run's clock: its printk time on the instruction clock,
+    else its host time from the reference."""
+    if on_guest_clock(r):
+        return hit.get("printk_s")
+    return hit["host_s"] - reference(r, rules)[1] if hit["host_s"] is not None else None
 
 
 def _run_line(r: dict, rnd: int, limit: int, rules: ms.Rules, on: str = "") -> str:
     if r["status"] != "ok":
         return f"  run {rnd}/{limit} {r['kernel']}{on}: FAILED: {r['error']}"
-    ref_name, ref = reference(r, rules)
+    ref_name, _ = reference(r, rules, on_guest_clock(r))
     m = r["milestones"]
     parts = []
     for x in rules.flagged("progress"):
-        if x.name in m:
-            parts.append(f"{x.name} {m[x.name]['host_s'] - ref:.2f}s")
+        t = clock_time(r, m[x.name], rules) if x.name in m else None
+        if t is not None:
+            parts.append(f"{x.name} {t:.3f}s" if on_guest_clock(r) else f"{x.name} {t:.2f}s")
     return f"  run {rnd}/{limit} {r['kernel']}{on}: ok ({', '.join(parts)}; from {ref_name})"
 
 
@@ -532,12 +562,24 @@ def _delta_cell(summary: dict, base: str, k: str, name: str, med0: float | None,
     return f"{'+' if d >= 0 else '-'} {abs(d):.0f} %{mark}"
 
 
+def _guest_delta(med0: float | None, med: float | None) -> str:
+    if med is None or med0 in (None, 0):
+        return "n/a"
+    assert med0 is not None
+    d = (med - med0) / med0 * 100
+    return f"{'+' if d >= 0 else '-'} {abs(d):.1f} %"
+
+
 def render_table(summary: dict, rules: ms.Rules) -> str:
     kern = list(summary["kernels"])
     refs = {v["reference"] for v in summary["kernels"].values() if v["reference"]}
     ref = rules.reference()
+    guest = (summary.get("clock") or {}).get("kind") == "instructions"
+    ns = (summary.get("clock") or {}).get("ns_per_instruction")
     ref_label = (
-        f"{ref.label} (the bootloader's load command)"
+        f"kernel's clock zero: printk times on the instruction clock ({ns} ns per instruction)"
+        if guest
+        else f"{ref.label} (the bootloader's load command)"
         if ref is not None and refs == {ref.name}
         else "QEMU start / power-on"
         if refs == {"t0"}
@@ -551,7 +593,14 @@ def render_table(summary: dict, rules: ms.Rules) -> str:
         cells, meds = [], []
         for k in kern:
             st = summary["kernels"][k]["milestones"].get(m.name)
-            if st:
+            if st and guest and st["printk"]:
+                h = st["printk"]  # deterministic: the spread of the runs, not an interval
+                spread = (
+                    f" (spread {(h['max'] - h['min']) / h['median'] * 100:.2f} %)" if h["n"] > 1 and h["median"] else ""
+                )
+                cells.append(f"{h['median']:.4f}s{spread}")
+                meds.append(h["median"])
+            elif st and not guest:
                 h = st["host"]
                 ci = f" ±{(h['ci95'][1] - h['ci95'][0]) / 2:.2f}" if h["ci95"] else ""
                 cells.append(f"{h['median']:.2f}s{ci}")
@@ -561,15 +610,24 @@ def render_table(summary: dict, rules: ms.Rules) -> str:
                 meds.append(None)
         if all(c == "-" for c in cells):
             continue
-        deltas = [_delta_cell(summary, kern[0], k, m.name, meds[0], v) for k, v in zip(kern[1:], meds[1:], strict=True)]
+        deltas = [
+            _guest_delta(meds[0], v) if guest else _delta_cell(summary, kern[0], k, m.name, meds[0], v)
+            for k, v in zip(kern[1:], meds[1:], strict=True)
+        ]
         rows.append([f"... until {m.label}", *cells, *deltas])
     widths = [max(len(r[i]) for r in [heads, *rows]) for i in range(len(heads))]
+    head = (
+        "; the instruction clock is deterministic: a delta is a measured difference, judged in the "
+        "report against the A/A floor (docs/clock.md)"
+        if guest
+        else "; ± is the 95 % confidence half-width; * marks a delta significant at p < 0.05 "
+        "(Wilcoxon signed-rank over the rounds, else Mann-Whitney U; uncorrected: the report "
+        "corrects for the number of tests), (n.s.) one that is not"
+    )
     out = [
         f"Boot timing for {summary['board']} ({summary.get('path')}): medians of "
         + ", ".join(f"{k} n={summary['kernels'][k]['ok']}" for k in kern)
-        + "; ± is the 95 % confidence half-width; * marks a delta significant at p < 0.05 "
-        "(Wilcoxon signed-rank over the rounds, else Mann-Whitney U; uncorrected: the report "
-        "corrects for the number of tests), (n.s.) one that is not",
+        + head,
         f"Time from the {ref_label}:",
         "",
     ]

@@ -29,6 +29,7 @@ from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.model.benchset import BenchSet, load_set
 from bringup.model.board import Board, measure_path
+from bringup.model.clocks import clock_of
 from bringup.model.milestones import load_rules
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
@@ -535,6 +536,7 @@ def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missin
         "runs": rel,
         "host": [r["host"] for r in rs if r["host"]],
         "disturbed": done["disturbed"],
+        "clock": clock_of(board).record(),
     }
     lm = {
         "board": board.name,
@@ -544,6 +546,7 @@ def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missin
         "mode": mode,
         "source": lm_info,
         "run": rel[0],
+        "clock": clock_of(board).record(),
     }
     if lm_missing or mode == "none":
         lm.update(measured=False, reason=lm_missing or "not requested", runs=0, retried=[], benchmarks={})

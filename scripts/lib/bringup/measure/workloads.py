@@ -28,6 +28,7 @@ from bringup.build import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure.footprint import Step, build_records, deb_entries
 from bringup.model.board import Board
+from bringup.model.clocks import clock_of
 from bringup.model.workload import DISK_MOUNT, INPUTS_DIR, Input, Mode, Workload, load_all
 from bringup.parse import workload as wp
 from bringup.util import clock, cpio, paths
@@ -507,6 +508,7 @@ def record(board, kid, build, recdir, done, rd, wls: dict[str, Workload], mode, 
         "disturbed": done["disturbed"],
         "disk": disk,
         "workloads": out,
+        "clock": clock_of(board).record(),
     }
 
 

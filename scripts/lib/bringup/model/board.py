@@ -646,7 +646,7 @@ class ImageSpec(Strict):
 # the board file and the records say (-m 4096 against memory_mb = 512), or the console bringup reads
 QEMU_OWN_OPTIONS = (
     "M", "machine", "cpu", "m", "smp", "display", "monitor", "nodefaults", "serial",
-    "kernel", "initrd", "dtb", "append", "bios",
+    "kernel", "initrd", "dtb", "append", "bios", "icount", "rtc", "seed",
 )  # fmt: skip
 
 
@@ -677,6 +677,23 @@ class QemuSpec(Strict):
             "virtio-mmio, virtio-blk-pci on PCI); empty: the board has no disk",
         ),
     ] = ""
+    clock: Annotated[
+        Literal["host", "instructions"],
+        Field(
+            description="what measures time: 'instructions' (QEMU icount: guest time advances by executed "
+            "instructions, 2^icount_shift ns each, and jumps over idle time; deterministic, docs/clock.md) or "
+            "'host' (the guest runs as fast as the host lets it; noisy, measured in rounds)"
+        ),
+    ] = "host"
+    icount_shift: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=10,
+            description="instruction clock: 2^icount_shift ns per instruction (3: 8 ns, 125 MIPS); "
+            "choose it to approximate the real CPU's instruction rate",
+        ),
+    ] = 3
 
     @field_validator("binary")
     @classmethod
@@ -692,6 +709,19 @@ class QemuSpec(Strict):
             raise ValueError("a path with '..': give the absolute path of the QEMU binary")
         return v
 
+    @model_validator(mode="after")
+    def _icount_without_kvm(self) -> QemuSpec:
+        if self.clock == "instructions":
+            for i, arg in enumerate(self.args):
+                nxt = self.args[i + 1] if i + 1 < len(self.args) else ""
+                if arg in ("-enable-kvm", "--enable-kvm") or (arg in ("-accel", "--accel") and nxt.startswith("kvm")):
+                    raise located(
+                        f"args[{i}]",
+                        f'{arg!r}: QEMU\'s instruction counter (clock = "instructions") runs under TCG only; '
+                        'drop KVM or set clock = "host"',
+                    )
+        return self
+
     @field_validator("args")
     @classmethod
     def _not_own_options(cls, v: list[str]) -> list[str]:
@@ -704,8 +734,9 @@ class QemuSpec(Strict):
                 )
             if arg.startswith("-") and name in QEMU_OWN_OPTIONS:
                 raise ValueError(
-                    f"@[{i}]@{arg!r}: an option bringup gives QEMU itself (from memory_mb, qemu.machine, "
-                    "qemu.cpu, qemu.smp, the console and the boot files); set those fields instead"
+                    f"@[{i}]@{arg!r}: an option bringup gives QEMU itself or keeps for the instruction clock (from "
+                    "memory_mb, qemu.machine, qemu.cpu, qemu.smp, qemu.clock, the console and the boot files); "
+                    "set those fields instead"
                 )
         return v
 

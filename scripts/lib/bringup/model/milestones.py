@@ -125,6 +125,7 @@ class MilestoneSpec(Strict):
     prompt: bool = False
     required_for: list[Literal["ramdisk", "nfs"]] = []
     after_initcalls: bool = False
+    delayed: bool = False
 
     @model_validator(mode="after")
     def _some_regex(self) -> MilestoneSpec:
@@ -178,6 +179,8 @@ class MilestonesFile(Strict):
             raise ValueError("more than one milestone has reference = true")
         if sum(m.after_initcalls for m in v) > 1:
             raise ValueError("more than one milestone has after_initcalls = true")
+        if sum(m.delayed for m in v) > 1:
+            raise ValueError("more than one milestone has delayed = true")
         return v
 
 
@@ -257,4 +260,5 @@ def _milestone(m: MilestoneSpec, variants: list[tuple[str, str]], file: Path | N
         prompt=m.prompt,
         required_for=tuple(m.required_for),
         after_initcalls=m.after_initcalls,
+        delayed=m.delayed,
     )

@@ -57,6 +57,7 @@ class Milestone:
     prompt: bool = False
     required_for: tuple[str, ...] = ()
     after_initcalls: bool = False
+    delayed: bool = False  # the sensitivity check's known cost (make ab) lands just before it
 
     def match(self, body: str, text: str) -> str | None:
         """Who prints the wording this line matches ("" when unnamed), or None."""

@@ -13,7 +13,7 @@ import datetime as dt
 import re
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -111,6 +111,24 @@ def _rel_path(v: str) -> str:
 
 RelPath = Annotated[str, Field(max_length=1000), AfterValidator(_rel_path)]
 """A path relative to the directory of the record that holds it, never leaving it."""
+
+
+class ClockInfo(Part):
+    """What measured a record's times (model/clocks.py, docs/clock.md): the host clock, or
+    QEMU's instruction clock at ns_per_instruction (2^shift).  Records made before the
+    instruction clock have none and read as the host clock."""
+
+    kind: Literal["host", "instructions"] = "host"
+    shift: Annotated[int, Field(ge=0, le=10)] | None = None
+    ns_per_instruction: Annotated[int, Field(ge=1)] | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.kind == "host" and (self.shift is not None or self.ns_per_instruction is not None):
+            raise ValueError("the host clock has no instruction shift")
+        if self.kind == "instructions" and (self.shift is None or self.ns_per_instruction != 2**self.shift):
+            raise ValueError("the instruction clock needs its shift and ns_per_instruction = 2^shift")
+        return self
 
 
 # --- records ----------------------------------------------------------------

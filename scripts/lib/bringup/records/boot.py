@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from bringup.records.base import (
+    ClockInfo,
     Count,
     FileName,
     Id,
@@ -106,8 +107,8 @@ class LabgridPlace(Part):
 
 class Boot(Record):
     KIND = "bringup.boot"
-    VERSION = 3
-    MIGRATIONS = {1: same_fields, 2: same_fields}
+    VERSION = 4
+    MIGRATIONS = {1: same_fields, 2: same_fields, 3: same_fields}
 
     board: Id
     kernel: Id
@@ -140,6 +141,7 @@ class Boot(Record):
     host: HostLoad | None = None  # the host-load guard's view of this run (/2)
     booted_kernel: Text | None = None  # the 'Linux version' banner the console showed (/3)
     labgrid: LabgridPlace | None = None  # the labgrid place the boot ran on (/3)
+    clock: ClockInfo = ClockInfo()  # what measured its times (/4); older records: the host clock
 
 
 class Stats(Part):
@@ -256,8 +258,8 @@ def _timing_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class BootTiming(Record):
     KIND = "bringup.boot-timing"
-    VERSION = 6
-    MIGRATIONS = {1: _timing_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields, 5: same_fields}
+    VERSION = 7
+    MIGRATIONS = {1: _timing_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields, 5: same_fields, 6: same_fields}
 
     board: Id
     created: Timestamp
@@ -274,3 +276,10 @@ class BootTiming(Record):
     cmdline_args: dict[Name, Text] = {}  # what the profile added to each kernel's command line (/4)
     places: list[Name] = []  # the labgrid places the rounds were spread over (/5); empty off labgrid
     round_places: list[Name] = []  # the place that ran each round, in the order of `order` (/5)
+    clock: ClockInfo = ClockInfo()  # what measured the times (/7): on the instruction clock every
+    # milestone's `values` are the kernel's own printk times; older records: the host clock
+
+    def times(self, st: MilestoneStats) -> Stats | None:
+        """A milestone's statistics on the record's clock: its printk times on the
+        instruction clock, else its host times from the reference."""
+        return st.printk if self.clock.kind == "instructions" else st.host

@@ -11,6 +11,7 @@ from pydantic import Field
 from bringup.records.base import (
     KB,
     Bytes,
+    ClockInfo,
     Count,
     Id,
     LineNo,
@@ -87,8 +88,8 @@ def _footprint_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class Footprint(Record):
     KIND = "bringup.footprint"
-    VERSION = 4
-    MIGRATIONS = {1: _footprint_1_to_2, 2: same_fields, 3: same_fields}
+    VERSION = 5
+    MIGRATIONS = {1: _footprint_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields}
 
     board: Id
     kernel: Id
@@ -113,6 +114,7 @@ class Footprint(Record):
     disturbed: Count = 0  # rounds done again because the host was disturbed (/3)
     imported: Imported | None = None  # where an imported record came from (/4); None for a live run
     stopped: Text | None = None  # why no more rounds were run, as boot-timing.json's (/4)
+    clock: ClockInfo = ClockInfo()  # what measured the boots (/5); older records: the host clock
 
 
 class Metric(Part):
@@ -150,8 +152,8 @@ def _lmbench_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class Lmbench(Record):
     KIND = "bringup.lmbench"
-    VERSION = 4
-    MIGRATIONS = {1: _lmbench_1_to_2, 2: same_fields, 3: same_fields}
+    VERSION = 5
+    MIGRATIONS = {1: _lmbench_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields}
 
     board: Id
     kernel: Id
@@ -166,3 +168,4 @@ class Lmbench(Record):
     retried: list[Name]  # benchmarks run once more after printing no number
     benchmarks: dict[Name, Benchmark]
     imported: Imported | None = None  # where an imported record came from (/4); None for a live run
+    clock: ClockInfo = ClockInfo()  # what lmbench's timer counted (/5): the guest's clock runs on it

@@ -7,7 +7,20 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from bringup.records.base import Count, Id, Name, NonNeg, Part, Record, RelPath, Sha256, Text, Timestamp, same_fields
+from bringup.records.base import (
+    ClockInfo,
+    Count,
+    Id,
+    Name,
+    NonNeg,
+    Part,
+    Record,
+    RelPath,
+    Sha256,
+    Text,
+    Timestamp,
+    same_fields,
+)
 from bringup.records.boot import HostLoad
 from bringup.records.rootfs import RootfsRef
 
@@ -49,8 +62,8 @@ class WorkloadDisk(Part):
 
 class Workloads(Record):
     KIND = "bringup.workloads"
-    VERSION = 2
-    MIGRATIONS = {1: same_fields}
+    VERSION = 3
+    MIGRATIONS = {1: same_fields, 2: same_fields}
 
     board: Id
     kernel: Id
@@ -65,3 +78,4 @@ class Workloads(Record):
     disturbed: Count  # rounds done again because the host was busy
     disk: WorkloadDisk | None = None  # the disk of the disk workloads (/2); None when none ran on one
     workloads: dict[Name, WorkloadResult]
+    clock: ClockInfo = ClockInfo()  # what the steps' times counted (/3); older records: the host clock

@@ -66,10 +66,16 @@ def compare(a_ref: tuple[Path, str], b_ref: tuple[Path, str]) -> dict:
     la, lb = f"{ra.board}/{ka}", f"{rb.board}/{kb}"
     if la == lb and fa.resolve() != fb.resolve():
         la, lb = f"{la} ({fa})", f"{lb} ({fb})"
+    if ra.clock.kind != rb.clock.kind:
+        raise BringupError(
+            f"{fa} and {fb}: one was measured on the {ra.clock.kind} clock, the other on the {rb.clock.kind} "
+            "clock; their times do not compare (docs/clock.md)"
+        )
     rows: list[dict[str, Any]] = []
     for name, ma in a.milestones.items():
         mb = b.milestones.get(name)
-        if mb is None or ma.host is None or mb.host is None:
+        sa, sb = ra.times(ma), rb.times(mb) if mb is not None else None
+        if mb is None or sa is None or sb is None:
             continue
         va, vb = list(ma.values or []), list(mb.values or [])
         t = stats.mann_whitney(va, vb) if va and vb else None
@@ -79,8 +85,8 @@ def compare(a_ref: tuple[Path, str], b_ref: tuple[Path, str]) -> dict:
             {
                 "milestone": name,
                 "label": ma.label,
-                "a_s": ma.host.median,
-                "b_s": mb.host.median,
+                "a_s": sa.median,
+                "b_s": sb.median,
                 "n": [len(va), len(vb)],
                 "shift_s": shift,
                 "ci95_s": list(ci) if ci else None,

@@ -5,28 +5,39 @@ Rules (docs/report.md says the same, for readers):
 - Deterministic quantities (image and section sizes of a reproducible build,
   the kernel's own `Memory:` line, MemTotal) are stated as they are when they
   differ by at least SIZE_PCT %, else "about the same".
-- Quantities measured in rounds of boots (boot milestones, mem_eat, lmbench: one
-  value per kernel per boot) are tested: the Wilcoxon signed-rank test on the
-  per-round differences when the values pair by round, else Mann-Whitney U.  All
+- Quantities measured in rounds of boots on the host clock (boot milestones, mem_eat,
+  lmbench: one value per kernel per boot) are tested: Student's t-test of the per-round
+  log ratios when the values pair by round, else Welch's t-test of the logs (a rank
+  test cannot pass the correction with the default 5 rounds).  All
   the tests of one kernel against the base form one family, corrected with
   Benjamini-Hochberg: a difference is claimed only when its q-value < ALPHA, and
   it is stated with its Hodges-Lehmann shift and bootstrap 95 % interval.
-  Otherwise the finding reads "no significant difference", and when the number of
-  rounds cannot reach significance after the correction it says how many would.
+  Otherwise the finding reads "no significant difference" and gives the smallest
+  difference the run could have claimed (the t-test's threshold at alpha/family).
 - Quantities measured once per kernel (build time, a single round) cannot be
   tested: the finding gives the delta and says "one run each: not tested".
+- Quantities measured on the instruction clock (model/clocks.py: QEMU icount; boot
+  milestones as printk times, lmbench, mem_eat, the workloads) are deterministic up to
+  the A/A floor: the largest relative spread one kernel showed against itself (the
+  board's own A/A check on that clock, logs/<board>-aa/aa.json, else the floors of
+  configs/clock.toml, and never less than the spread between a kernel's own boots).
+  A difference of at least FLOOR_MULTIPLE times that floor, and at least SIZE_PCT %,
+  is a deterministic finding, stated without a test in seed 002's voice
+  ("context switch 2p/0K: 56 → 104 µs, +86 %, instruction clock"); one boot per
+  kernel is enough.
 - When the host-load guard saw a disturbed host, the summary says so.
 - A kernel imported from a boot log or an lmbench result made elsewhere
   (docs/import.md) is never tested, whatever its number of runs: its section
   says where it came from and gives values side by side, "imported, not tested".
 
-Each finding is a dict: kind (size|tested|untested|imported), claim (the sentence),
+Each finding is a dict: kind (size|tested|deterministic|untested|imported), claim (the sentence),
 significant (bool or None when not tested), and the numbers behind it.
 """
 
 from __future__ import annotations
 
 from bringup import records, stats
+from bringup.model.clocks import FLOOR_MULTIPLE
 from bringup.records import BootTiming, Build, Footprint, Lmbench
 from bringup.records.boot import MilestoneStats
 from bringup.records.measure import Metric
@@ -35,6 +46,7 @@ from bringup.report.tables import pct
 
 ALPHA = stats.ALPHA  # the one definition is stats.py's
 SIZE_PCT = 1.0
+DEFAULT_FLOOR_PCT = 0.1  # the A/A floor of a metric without a measured one (configs/clock.toml overrides)
 # build times compare only when both builds were (nearly) cold: a cold ccache still gives some hits
 # (about 8-11 % for qemu-arm's two kernels: files the first build already compiled)
 CCACHE_COLD = 0.25
@@ -97,10 +109,27 @@ def tested_finding(
     a_rounds: list | None = None,
     b_rounds: list | None = None,
     key: str = "",
+    clock: str = "host",
 ) -> dict:
-    """A tested comparison; its verdict waits for the family's correction (resolve())."""
+    """A tested comparison; its verdict waits for the family's correction (resolve()).
+    On the instruction clock: a deterministic comparison, decided against the A/A floor (decide())."""
     import statistics
 
+    if clock == "instructions":
+        return deterministic_finding(what, a_vals, b_vals, unit, better, slower, faster, link, key or what)
+    if clock == "mixed":  # one kernel on the instruction clock, the other on the host's: never compared
+        return untested_finding(
+            what,
+            statistics.median(a_clean) if (a_clean := [v for v in a_vals if v is not None]) else None,
+            statistics.median(b_clean) if (b_clean := [v for v in b_vals if v is not None]) else None,
+            unit,
+            better,
+            slower,
+            faster,
+            link,
+            runs="measured on different clocks",
+            why="not comparable (docs/clock.md)",
+        )
     pairs = _pairs(a_vals, a_rounds, b_vals, b_rounds)
     a_clean = [v for v in a_vals if v is not None]
     b_clean = [v for v in b_vals if v is not None]
@@ -146,6 +175,7 @@ def tested_finding(
         "rounds": len(pairs[0]) if paired and pairs else min(len(a_clean), len(b_clean)),
         "shift": c["shift"],
         "shift_ci95": c["shift_ci95"],
+        "t": {"se": c.get("se"), "df": c.get("df"), "scale": c.get("scale")},
         "n": [len(a_clean), len(b_clean)],
         "n_text": n,
         "link": link,
@@ -161,6 +191,86 @@ def _pairs(a_vals, a_rounds, b_vals, b_rounds) -> tuple[list, list] | None:
     bmap = dict(zip(b_rounds, b_vals, strict=True))
     joined = [(v, bmap[r]) for r, v in zip(a_rounds, a_vals, strict=True) if r in bmap]
     return [x for x, _ in joined], [y for _, y in joined]
+
+
+def same_clock(a: str, b: str) -> str:
+    """The clock two kernels' records compare on: theirs, or "mixed" (never compared)."""
+    return a if a == b else "mixed"
+
+
+def _spread(vals: list[float]) -> float:
+    """The relative spread (max - min) / median of one kernel's boots, in %."""
+    import statistics
+
+    if len(vals) < 2:
+        return 0.0
+    med = statistics.median(vals)
+    return (max(vals) - min(vals)) / abs(med) * 100 if med else 0.0
+
+
+def deterministic_finding(what, a_vals, b_vals, unit, better, slower, faster, link, key) -> dict:
+    """A difference measured on the instruction clock; decide() states it or not."""
+    import statistics
+
+    a_clean = [v for v in a_vals if v is not None]
+    b_clean = [v for v in b_vals if v is not None]
+    ma = statistics.median(a_clean) if a_clean else None
+    mb = statistics.median(b_clean) if b_clean else None
+    return {
+        "kind": "deterministic",
+        "key": key,
+        "what": what,
+        "delta_pct": pct(ma, mb),
+        "a": ma,
+        "b": mb,
+        "unit": unit,
+        "better": better,
+        "words": (slower, faster),
+        "n": [len(a_clean), len(b_clean)],
+        "own_spread_pct": max(_spread(a_clean), _spread(b_clean)),
+        "link": link,
+        "significant": None,
+    }
+
+
+def decide(f: dict, floors: dict[str, float], default_floor: float) -> None:
+    """A deterministic finding's verdict: a difference of at least FLOOR_MULTIPLE x its
+    floor (the A/A floor of its key, or the default, and at least the kernels' own
+    spread) and at least SIZE_PCT % is stated; else "about the same"."""
+    d, unit = f["delta_pct"], f["unit"]
+    floor = max(floors.get(f["key"], default_floor), f["own_spread_pct"])
+    threshold = max(SIZE_PCT, FLOOR_MULTIPLE * floor)
+    f["floor_pct"] = round(floor, 4)
+    f["threshold_pct"] = round(threshold, 4)
+    runs = "one boot each" if f["n"] == [1, 1] else f"n={f['n'][0]}/{f['n'][1]} boots"
+    if d is None:
+        f.update(significant=False, verdict="not comparable")
+    elif abs(d) >= threshold:
+        slower, faster = f["words"]
+        f["worse"] = (d > 0) == (f["better"] == "lower")
+        f.update(
+            significant=True,
+            verdict=f"{mag(d)} {slower if f['worse'] else faster}",
+            detail=f"{_num(f['a'])} → {_num(f['b'])} {unit}, {signed(d)}, instruction clock; {runs}, "
+            f"A/A floor {floor:.2g} %",
+        )
+    else:
+        f.update(
+            significant=False,
+            verdict="about the same",
+            detail=f"{_num(f['a'])} → {_num(f['b'])} {unit}, {signed(d)}, within {threshold:.2g} % "
+            f"({FLOOR_MULTIPLE:g} x the A/A floor {floor:.2g} %, at least {SIZE_PCT:g} %); instruction clock, {runs}",
+        )
+    _claim(f)
+
+
+def decide_all(model: dict, fs: list[dict]) -> list[dict]:
+    """decide() every deterministic finding of fs against the model's floors; those findings."""
+    floors = model.get("floors") or {}
+    decided = [f for f in fs if f["kind"] == "deterministic"]
+    for f in decided:
+        decide(f, floors.get("metrics", {}), floors.get("default_pct", DEFAULT_FLOOR_PCT))
+    return decided
 
 
 def resolve(family: list[dict]) -> None:
@@ -190,12 +300,10 @@ def _verdict(f: dict, family: int) -> None:
             detail=f"{_num(f['a'])} → {_num(f['b'])} {unit}; {effect}; {where}",
         )
     else:
-        need = stats.rounds_needed(family, paired=f["paired"])
-        short = (
-            f"; {f['rounds']} rounds cannot reach significance among {family} tests, {need} could"
-            if f["rounds"] < need
-            else ""
-        )
+        # the smallest difference this run could have claimed: the first test of a Benjamini-
+        # Hochberg family passes at alpha/family
+        det = stats.detectable(f["t"], ALPHA / max(1, family)) if f.get("t") else None
+        short = f"; smallest difference this run could claim: ±{det:.2g} %" if det is not None else ""
         f.update(
             significant=False,
             verdict="no significant difference",
@@ -278,6 +386,7 @@ def summarize(model: dict) -> list[dict]:
         family += [f for f in metrics if f["kind"] == "tested"]
         family += [f for f in wmetrics if f["kind"] == "tested"]
         resolve(family)
+        decided = decide_all(model, [f for _, fs in sections for f in fs] + metrics + wmetrics)
         if metrics:
             sections.append(("lmbench", lmbench_groups(metrics, k)))
         sections += workloads.sections(wmetrics, k)
@@ -291,6 +400,16 @@ def summarize(model: dict) -> list[dict]:
                 "sections": sections,
                 "family": len(family),
                 "tested": {f["key"]: {"p": f["p"], "q": f["q"], "significant": f["significant"]} for f in family},
+                "deterministic": {
+                    f["key"]: {
+                        "delta_pct": f["delta_pct"],
+                        "a": f["a"],
+                        "b": f["b"],
+                        "own_spread_pct": f["own_spread_pct"],
+                        "significant": f["significant"],
+                    }
+                    for f in decided
+                },
             }
         )
     return out
@@ -485,6 +604,7 @@ def boot_findings(boot: BootTiming, milestones: list[dict], base: str, k: str, f
                     a_rounds=sa.rounds if sa else None,
                     b_rounds=sb.rounds if sb else None,
                     key=f"{fname}:{m['name']}",
+                    clock=boot.clock.kind,
                 )
             )
     return fs
@@ -510,6 +630,7 @@ def footprint_findings(fa: Footprint, fb: Footprint, k: str) -> list[dict]:
             a_rounds=fa.rounds or None,
             b_rounds=fb.rounds or None,
             key="footprint:malloc_kb",
+            clock=same_clock(fa.clock.kind, fb.clock.kind),
         )
     )
     return fs
@@ -529,11 +650,11 @@ def _metric_pairs(a: Lmbench, b: Lmbench) -> dict[str, list[tuple[Metric, Metric
     return groups
 
 
-def _metric_finding(ma: Metric, mb: Metric, k: str, group: str) -> dict:
+def _metric_finding(ma: Metric, mb: Metric, k: str, group: str, clock: str = "host") -> dict:
     word = ("slower", "faster") if mb.unit != "MB/s" and mb.better == "lower" else ("lower", "higher")
     va, vb = ma.values or [ma.value], mb.values or [mb.value]
     link = f"../{k}/lmbench.json"
-    if len(va) >= 2 and len(vb) >= 2:
+    if clock != "host" or (len(va) >= 2 and len(vb) >= 2):
         f = tested_finding(
             mb.name,
             va,
@@ -545,6 +666,7 @@ def _metric_finding(ma: Metric, mb: Metric, k: str, group: str) -> dict:
             a_rounds=ma.rounds,
             b_rounds=mb.rounds,
             key=f"lmbench:{mb.name}",
+            clock=clock,
         )
     else:
         f = untested_finding(mb.name, ma.value, mb.value, mb.unit, mb.better, *word, link=link)
@@ -553,11 +675,13 @@ def _metric_finding(ma: Metric, mb: Metric, k: str, group: str) -> dict:
 
 
 def lmbench_metric_findings(a: Lmbench, b: Lmbench, k: str) -> list[dict]:
-    """Every metric both kernels have, as a finding (tested when each has >= 2 rounds)."""
+    """Every metric both kernels have, as a finding (tested when each has >= 2 rounds; deterministic
+    when both were measured on the instruction clock)."""
+    clock = same_clock(a.clock.kind, b.clock.kind)
     return [
         f
         for group, pairs in _metric_pairs(a, b).items()
-        for f in (_metric_finding(ma, mb, k, group) for ma, mb in pairs)
+        for f in (_metric_finding(ma, mb, k, group, clock) for ma, mb in pairs)
         if f["delta_pct"] is not None
     ]
 
@@ -573,7 +697,24 @@ def lmbench_groups(metrics: list[dict], k: str, record: str = "lmbench.json") ->
         groups.setdefault(f["group"], []).append(f)
     for group, fs in groups.items():
         tested = [f for f in fs if f["kind"] == "tested"]
-        if tested and len(tested) == len(fs):
+        fixed = [f for f in fs if f["kind"] == "deterministic"]
+        if fixed and len(fixed) == len(fs):
+            sig = [f for f in fixed if f["significant"]]
+            if not sig:
+                near = max(fixed, key=lambda f: abs(f["delta_pct"] or 0))
+                out.append(
+                    {
+                        "kind": "deterministic",
+                        "significant": False,
+                        "delta_pct": None,
+                        "claim": f"{group}: no difference beyond the A/A floor (largest: {near['what']}, "
+                        f"{near['detail']})",
+                        "link": f"../{k}/{record}",
+                    }
+                )
+                continue
+            fs = sig
+        elif tested and len(tested) == len(fs):
             sig = [f for f in tested if f["significant"]]
             if not sig:
                 best_q = min(tested, key=lambda f: f["q"])

@@ -30,6 +30,7 @@ import jinja2
 from bringup import records, stats
 from bringup.errors import BringupError
 from bringup.model.board import Board
+from bringup.model.clocks import FLOOR_MULTIPLE, floors
 from bringup.model.milestones import load_rules
 from bringup.parse import sizediff
 from bringup.records import Boot, BootTiming, Build, Footprint, Lmbench, Workloads
@@ -79,8 +80,42 @@ class Reader:
         return rec
 
 
-def collect(board: Board, logs: Path, top: int = 12) -> dict:
-    """The report model: the records of one board and the tables made from them."""
+INSTRUCTION_CLOCK_NOTE = (
+    "Times are on the instruction clock (QEMU icount, {ns} ns per instruction): the guest's time advances by "
+    "the instructions it executes, at that fixed rate, and jumps over the idle time it waits for its own "
+    "timers, so a busy host does not change them and one boot per kernel is a measurement. It models "
+    "executed instructions; not caches, TLBs, memory or bus stalls, nor device latency: it tells which "
+    "kernel does less work, not how many milliseconds a real board takes. A difference is stated when it is "
+    "at least {mult:g} times the metric's A/A floor and at least 1 % (floors: {source}; docs/clock.md)."
+)
+HOST_CLOCK_NOTE = (
+    "Times are on the host clock: the guest runs as fast as the host lets it, so they are measured in rounds "
+    "of boots, judged by the host-load guard, and a difference is stated only when a test over the rounds "
+    "finds it (docs/clock.md)."
+)
+
+
+def clock_note(clocks: list, fl: dict) -> dict:
+    """Which clock measured the records, and the report's paragraphs about it (one per clock)."""
+    kinds = sorted({c.kind for c in clocks})
+    ns = next((c.ns_per_instruction for c in clocks if c.kind == "instructions"), None)
+    text = []
+    if "instructions" in kinds:
+        text.append(INSTRUCTION_CLOCK_NOTE.format(ns=ns, mult=FLOOR_MULTIPLE, source=fl.get("source", "-")))
+    if "host" in kinds:
+        text.append(HOST_CLOCK_NOTE)
+    if len(kinds) > 1:
+        text.append(
+            "The records were measured on different clocks: a kernel measured on one is never tested "
+            "against one measured on the other."
+        )
+    return {"kinds": kinds, "ns_per_instruction": ns, "text": text}
+
+
+def collect(board: Board, logs: Path, top: int = 12, own_floors: bool = True) -> dict:
+    """The report model: the records of one board and the tables made from them.
+    own_floors=False: deterministic findings are judged against the shipped A/A floors
+    only (the A/A check itself; model/clocks.py floors())."""
     logs = Path(logs)
     bdir = logs / board.name
     live_ids = [k.id for k in board.kernels]
@@ -116,6 +151,10 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
             "footprint": [k for k in kernels if k not in fp],
         },
     }
+    model["floors"] = floors(board.name, logs, own_floors)
+    model["clock"] = clock_note(
+        [r.clock for r in [boot, *fp.values(), *lm.values(), *wl.values()] if r is not None], model["floors"]
+    )
     model["build_table"] = _build_table(build, kernels)
     model["sizes"] = {k: build[k].sizes.groups for k in kernels if k in build}
     model["images"] = {
@@ -133,6 +172,8 @@ def collect(board: Board, logs: Path, top: int = 12) -> dict:
     model["sizediff"] = _sizediffs(bdir, build, kernels, top, rd.left_out)
     rules = load_rules(board.milestones)
     model["boot_milestones"] = _boot_milestones(boot, rules, set(imported)) if boot else []
+    at = next((i for i, m in enumerate(rules.milestones) if m.delayed), None)
+    model["delayed_milestones"] = [m.name for m in rules.milestones[at:]] if at is not None else []
     model["boot_rows"] = (
         _boot_rows(boot, model["boot_milestones"], kernels, bdir, records.boot_timing_name(), rd, imported)
         if boot
@@ -333,8 +374,10 @@ def _console_cost(
         }
         if end is not None and t and q and end.name in t.milestones and end.name in q.milestones:
             a, b = t.milestones[end.name], q.milestones[end.name]
-            row["timing_s"] = a.host.median if a.host else None
-            row["quiet_s"] = b.host.median if b.host else None
+            assert boot is not None and quiet is not None
+            ha, hb = boot.times(a), quiet.times(b)
+            row["timing_s"] = ha.median if ha else None
+            row["quiet_s"] = hb.median if hb else None
             test = stats.mann_whitney(a.values or [], b.values or [])
             row["p"] = test["p"] if test else None
         rows.append(row)
@@ -550,8 +593,8 @@ def _boot_rows(
             if k in imported:
                 cells.append(_imported_boot_cell(k, st, boot.kernels[k], imported[k]))
                 continue
-            h = st.host
-            if h is None:  # only imported records lack host times
+            h = boot.times(st)
+            if h is None:  # only imported records lack host times (and printk times, on the instruction clock)
                 cells.append(None)
                 continue
             cell = {
@@ -581,6 +624,9 @@ def _boot_rows(
                 deltas.append(
                     {"pct": _delta(base["median"], c["median"]), "p": None, "significant": None} if same else None
                 )
+                continue
+            if boot.clock.kind == "instructions":  # deterministic: the summary judges it against the A/A floor
+                deltas.append({"pct": _delta(base["median"], c["median"]), "p": None, "significant": None})
                 continue
             t = stats.mann_whitney((first.values if first else None) or [], st.values or [])
             deltas.append(
@@ -951,8 +997,8 @@ def make_charts(model: dict) -> dict:
             if k in boot.kernels:
                 mm = boot.kernels[k].milestones
                 shown = [m["name"] for m in model["boot_milestones"] if m["name"] in mm]
-                means[k] = {n: h.mean for n in shown if (h := mm[n].host) is not None}
-                cis[k] = {n: h.ci95 for n in shown if (h := mm[n].host) is not None}
+                means[k] = {n: h.mean for n in shown if (h := boot.times(mm[n])) is not None}
+                cis[k] = {n: h.ci95 for n in shown if (h := boot.times(mm[n])) is not None}
     return {
         "sizes": charts.sizes([k for k in ks if k in model["sizes"]], model["sizes"], model["images"]),
         "boot": charts.boot_timeline(ks, model["boot_milestones"], means, cis),

@@ -119,10 +119,11 @@ def metric_findings(a: Workloads, b: Workloads, k: str) -> list[dict]:
     from bringup.report import findings as fnd
 
     out = []
+    clock = fnd.same_clock(a.clock.kind, b.clock.kind)
     for n, ma, mb in _pairs(a, b):
         what = mb.name  # the summary says it under its workload's name (sections)
         link = f"../{k}/workloads.json"
-        if len(ma.values) >= 2 and len(mb.values) >= 2:
+        if clock != "host" or (len(ma.values) >= 2 and len(mb.values) >= 2):
             f = fnd.tested_finding(
                 what,
                 ma.values,
@@ -133,6 +134,7 @@ def metric_findings(a: Workloads, b: Workloads, k: str) -> list[dict]:
                 a_rounds=ma.rounds,
                 b_rounds=mb.rounds,
                 key=KEY.format(w=n, m=mb.name),
+                clock=clock,
             )
         else:
             f = fnd.untested_finding(what, ma.value, mb.value, mb.unit, mb.better, link=link)
@@ -158,5 +160,5 @@ def sections(metrics: list[dict], k: str) -> list[tuple[str, list[dict]]]:
 
 def summary(metrics: list[dict]) -> list[dict]:
     """After the family's correction: the significant differences only, largest first."""
-    sig = [f for f in metrics if f["kind"] == "tested" and f["significant"]]
+    sig = [f for f in metrics if f["kind"] in ("tested", "deterministic") and f["significant"]]
     return sorted(sig, key=lambda f: -abs(f["delta_pct"]))

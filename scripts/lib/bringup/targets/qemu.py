@@ -25,6 +25,7 @@ from typing import IO, Any
 from bringup.boot.target import BootSpec, Network, Staging, Target
 from bringup.errors import BootFailed, BringupError
 from bringup.model.board import Board
+from bringup.model.clocks import clock_of
 from bringup.util.net import free_port
 from bringup.util.procutil import die_with_parent
 
@@ -95,7 +96,8 @@ def qemu_argv(
         if files.get("dtb"):
             argv += ["-dtb", str(files["dtb"])]
         argv += ["-append", cmdline]
-    return argv + list(q.args)
+    # the clock (model/clocks.py): -icount, a virtual RTC from a fixed date, a fixed seed
+    return argv + clock_of(board).qemu_args() + list(q.args)
 
 
 class QemuTarget:
