@@ -3,7 +3,9 @@
 #   BOARD=<name>     a board under boards/ (default qemu-arm)
 #   KERNEL=<id>      only this kernel of the board
 #   FORCE=1          rebuild even when up to date
-#   JOBS=<n>         make -j for kernel builds (default: number of CPUs)
+#   JOBS=<n>         make -j for kernel builds (default: number of CPUs); for boot-timing,
+#                    footprint-report and workloads: up to n boots at once on a board that is not a
+#                    labgrid board (default 1; the host-load guard is then off)
 #   CROSS_COMPILE=<prefix>  override the board's toolchain prefix (external toolchains)
 #   CLOCK=instructions|host  what measures time (default: the board's qemu.clock; docs/clock.md):
 #                    instructions: QEMU icount, deterministic, one boot per kernel by default;
@@ -18,7 +20,7 @@
 #                    default 1 on the instruction clock, 5 on the host's)
 #   DELAY_MS=<ms>    make ab: the known cost arm b's init waits before the userspace marker (default 500)
 #   LMBENCH_SRC=<tree|tarball|URL> [LMBENCH_SHA256=<hex>]  build lmbench from this source
-#   UNTIL_CI=1 [CI_PCT=<pct>] [MAX_ROUNDS=<n>]  boot-timing, footprint-report: add rounds until every
+#   UNTIL_CI=1 [CI_PCT=<pct>] [MAX_ROUNDS=<n>]  boot-timing, footprint-report, workloads: add rounds until every
 #                    headline difference's 95 % interval is within ±CI_PCT % (default 5), at most
 #                    MAX_ROUNDS (default 20); the record's 'stopped' says why (docs/report.md)
 #   PLACES=a,b       labgrid places instead of the board file's (boot-timing spreads rounds over them
@@ -128,13 +130,13 @@ build-report: $(DEPS_STAMP) ## print the build results table with deltas for BOA
 	@$(BRINGUP) build-report $(call opt,--board,BOARD)
 
 boot-timing: $(DEPS_STAMP) ## boot each kernel of BOARD RUNS times over the serial console; milestone table
-	@$(BRINGUP) boot-timing $(call opt,--board,BOARD) $(call opt,--runs,RUNS) $(KSEL) $(BOOT_OPT) $(call opt,--profile,PROFILE) $(UNTIL) $(PLACE_OPT)
+	@$(BRINGUP) boot-timing $(call opt,--board,BOARD) $(call opt,--runs,RUNS) $(KSEL) $(BOOT_OPT) $(call opt,--profile,PROFILE) $(UNTIL) $(PLACE_OPT) $(call opt,--jobs,JOBS)
 
 footprint-report: $(DEPS_STAMP) ## ramdisk boot: kernel code+data, free, malloc() (mem_eat), lmbench (LMBENCH=quick|full|none)
-	@$(BRINGUP) footprint-report $(call opt,--board,BOARD) $(KSEL) $(call opt,--lmbench,LMBENCH) $(LMSRC) $(UNTIL) $(PLACE_OPT) $(CLOCK_OPT)
+	@$(BRINGUP) footprint-report $(call opt,--board,BOARD) $(KSEL) $(call opt,--lmbench,LMBENCH) $(LMSRC) $(UNTIL) $(PLACE_OPT) $(CLOCK_OPT) $(call opt,--jobs,JOBS)
 
 workloads: $(DEPS_STAMP) ## application workloads in a ramdisk, WORKLOAD_RUNS rounds [WORKLOADS=a,b|all WORKLOAD_MODE=quick|full]; docs/workloads.md
-	@$(BRINGUP) workloads $(call opt,--board,BOARD) $(KSEL) $(call opt,--runs,WORKLOAD_RUNS) $(call opt,--mode,WORKLOAD_MODE) $(call opt,--workloads,WORKLOADS) $(CLOCK_OPT)
+	@$(BRINGUP) workloads $(call opt,--board,BOARD) $(KSEL) $(call opt,--runs,WORKLOAD_RUNS) $(call opt,--mode,WORKLOAD_MODE) $(call opt,--workloads,WORKLOADS) $(UNTIL) $(PLACE_OPT) $(CLOCK_OPT) $(call opt,--jobs,JOBS)
 
 report: $(DEPS_STAMP) ## write logs/BOARD/report/index.html and report.md from the records (tables, charts, summary)
 	@$(BRINGUP) report $(call opt,--board,BOARD)

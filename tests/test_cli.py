@@ -165,6 +165,9 @@ def test_the_instruction_clock_on_a_board_without_qemu_is_one_line_before_any_wo
             "argument --lmbench-runs: 'x' is not a whole number",
         ),
         (["build-all", "-b", "qemu-arm", "-j", "0"], "argument -j/--jobs: 0 is outside 1..1024"),
+        (["boot-timing", "-b", "qemu-arm", "--jobs", "0"], "argument --jobs/-j: 0 is outside 1..1024"),
+        (["footprint-report", "-b", "qemu-arm", "--jobs", "0"], "argument --jobs/-j: 0 is outside 1..1024"),
+        (["workloads", "-b", "qemu-arm", "--jobs", "x"], "argument --jobs/-j: 'x' is not a whole number"),
     ],
 )
 def test_bad_command_line_values_are_one_line_before_any_work(tmp_path, args, message):
@@ -306,6 +309,25 @@ def test_aa_passes_its_root_on(empty_logs, monkeypatch, capsys):
     assert seen["root"] == "nfs" and seen["runs"] == 3 and seen["kernel"] == "6.12"
     assert cli.main(["aa", "-b", "qemu-arm"]) == 2
     assert seen["root"] == "ramdisk"
+
+
+@pytest.mark.parametrize("cmd", ["boot-timing", "footprint-report", "workloads"])
+def test_jobs_with_the_guard_asked_for_or_on_a_labgrid_board_is_one_line_before_any_work(tmp_path, cmd):
+    """On the host clock, --jobs 2 turns the host-load guard off when BRINGUP_HOST_GUARD is not
+    set; asked for with BRINGUP_HOST_GUARD=1 it is refused, and so is --jobs on a labgrid board
+    (its places already run in parallel): one line naming the option, before anything is built
+    or booted.  On the instruction clock the guard is not used, so nothing is refused for it."""
+    env = {"BRINGUP_LOGS": str(tmp_path / "logs"), "BRINGUP_CACHE": str(tmp_path / "cache")}
+    guard = {**env, "BRINGUP_HOST_GUARD": "1"}
+    p = run_cli(cmd, "-b", "qemu-arm", "--clock", "host", "--jobs", "2", env_extra=guard)
+    assert p.returncode != 0 and "--jobs 2: the host-load guard judges one run at a time" in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+    p = run_cli(cmd, "-b", "qemu-arm", "--clock", "instructions", "--jobs", "2", env_extra=guard)
+    assert "host-load guard" not in p.stderr and "no build record" in p.stderr, p.stderr
+    p = run_cli(cmd, "-b", "labgrid-example", "--jobs", "2", env_extra={**env, "LG_COORDINATOR": "127.0.0.1:1"})
+    assert p.returncode != 0 and "--jobs 2: the board is a labgrid board" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+    assert not (tmp_path / "logs").exists() and not (tmp_path / "cache").exists()
 
 
 def test_aa_boots_each_arm_twice_at_least_on_the_instruction_clock(empty_logs, monkeypatch):

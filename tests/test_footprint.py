@@ -7,6 +7,7 @@ import pytest
 
 import recordfactory as rf
 from bringup.measure import footprint
+from bringup.parse import lmbench as lp
 from bringup.util import cpio
 
 
@@ -137,6 +138,7 @@ def guest_outputs(pipe=2.0, ctx=10.0, malloc_kb=2048):
         "mem_eat": f"mem_eat: total = 1048576 = 1024kB\nGot total = {malloc_kb * 1024} = {malloc_kb}kB\n",
         "mem_eat_rc": 0,
         "lmbench": [lmbench_pass(pipe, ctx)],
+        "lmbench_parsed": [lp.parse_runner(lmbench_pass(pipe, ctx))],
         "lmbench_retried": [],
         "console_text": "\n".join(
             ["U-Boot", "Starting kernel ...", "[    0.000000] Linux version", MEMORY_LINE, "login:"]
@@ -199,7 +201,11 @@ def test_records_of_a_run_name_their_lines(canned_guest):
 
     g = canned_guest
     board, logs, cache, rd, memory = g.board, g.logs, g.cache, g.rd, MEMORY_LINE
-    passes = [guest_outputs(2.0, 10.0), guest_outputs(3.0, 12.0), dict(guest_outputs(), lmbench=[""])]
+    passes = [
+        guest_outputs(2.0, 10.0),
+        guest_outputs(3.0, 12.0),
+        dict(guest_outputs(), lmbench=[""], lmbench_parsed=[{}]),
+    ]
     g.answer = lambda kid, n: passes[min(n, 3) - 1]  # one lmbench pass per boot, one boot per kernel per round
     footprint.footprint(board, logs, cache, lmbench_runs=2, say=lambda m: None, guard=False)
 
@@ -362,9 +368,42 @@ def test_footprint_rounds_count_boots_against_the_plan(canned_guest, monkeypatch
 
     g = canned_guest
     g.answer = lambda kid, n: guest_outputs(2.0 + n, 10.0)
-    monkeypatch.setattr(footprint, "Progress", functools.partial(footprint.Progress, every=0, tty=False))
+    from bringup.boot import rounds
+
+    monkeypatch.setattr(rounds, "Progress", functools.partial(rounds.Progress, every=0, tty=False))  # the engine's
     lines: list[str] = []
     footprint.footprint(g.board, g.logs, g.cache, lmbench_runs=2, say=lines.append, guard=False)
     counts = re.findall(r"footprint rounds: (\d+) % \((\d+)/(\d+) boots\)", "\n".join(lines))
     assert [(int(p), int(d), int(t)) for p, d, t in counts] == [(25, 1, 4), (50, 2, 4), (75, 3, 4), (100, 4, 4)]
     assert len(g.boots) == 4
+
+
+def test_footprint_runs_on_the_round_engine_with_two_local_workers(canned_guest, monkeypatch):
+    """footprint(jobs=2): its rounds go through the round engine (rounds.run) with two local
+    workers; every round is done once per kernel and the records keep the rounds in order.
+    jobs with the guard is refused before anything is built or booted."""
+    from bringup import records
+    from bringup.boot import rounds
+    from bringup.errors import BringupError
+
+    seen: list[dict] = []
+    real = rounds.run
+
+    def spy(kernels, rule, boot, **kw):
+        seen.append(kw)
+        return real(kernels, rule, boot, **kw)
+
+    monkeypatch.setattr(rounds, "run", spy)
+    g = canned_guest
+    g.answer = lambda kid, n: guest_outputs(2.0, 10.0)
+    footprint.footprint(g.board, g.logs, g.cache, lmbench_runs=4, say=lambda m: None, guard=False, jobs=2)
+    assert len(seen) == 1 and seen[0]["jobs"] == 2 and seen[0]["label"] == "  footprint rounds"
+    assert len(g.boots) == 8
+    for kid in ("5.10", "6.12"):
+        fp = records.read(g.logs / "qemu-arm" / kid / "footprint.json", records.Footprint)
+        assert fp.rounds == [1, 2, 3, 4] and len(set(fp.runs)) == 4
+        assert [r.rsplit("-", 1)[1] for r in fp.runs] == ["r01", "r02", "r03", "r04"]
+    g.boots.clear()
+    with pytest.raises(BringupError, match=r"^--jobs 2: the host-load guard judges one run at a time"):
+        footprint.footprint(g.board, g.logs, g.cache, say=lambda m: None, guard=True, jobs=2)
+    assert g.boots == []

@@ -71,22 +71,3 @@ def test_a_real_cpu_hog_is_seen_as_other_load():
     # from our own point of view the hog was our work (a reaped child), not a disturbance
     ours = hostload.judge(before, after)
     assert ours["other_cpu_pct"] <= from_init["other_cpu_pct"] - 0.8 * hog_pct
-
-
-def test_guarded_redoes_a_disturbed_run_at_most_max_redo_times(monkeypatch):
-    """One rule for every measurement in rounds: a disturbed attempt is done again, at
-    most MAX_REDO times; the last is kept with its verdict; no baseline, no guard."""
-    verdicts = iter(["busy", "busy", "busy", None])
-    monkeypatch.setattr(hostload, "snapshot", lambda: object())
-    monkeypatch.setattr(hostload, "judge", lambda before, after, base: {"disturbed": next(verdicts)})
-    said, attempts = [], []
-    result, host, redone = hostload.guarded(lambda a: attempts.append(a) or f"run{a}", 1.0, said.append)
-    assert attempts == [0, 1, 2] and result == "run2" and redone == hostload.MAX_REDO == 2
-    assert host == {"disturbed": "busy"} and said == ["busy", "busy"]
-
-    verdicts = iter([None])
-    result, host, redone = hostload.guarded(lambda a: f"run{a}", 1.0, said.append)
-    assert (result, host, redone) == ("run0", {"disturbed": None}, 0)
-
-    result, host, redone = hostload.guarded(lambda a: f"run{a}", None, said.append)  # guard off
-    assert (result, host, redone) == ("run0", None, 0) and len(said) == 2

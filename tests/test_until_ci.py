@@ -199,3 +199,53 @@ def test_boot_timing_adds_rounds_until_the_summary_s_milestones_are_narrow(canne
     with pytest.raises(BringupError, match="--max-rounds 2 is below the 3 rounds"):
         run(runs=3, until_ci=2.0, max_rounds=2)
     assert calls == []  # refused before any boot
+
+
+def test_boot_timing_reads_each_console_log_once_after_its_boot(tmp_path, monkeypatch):
+    """The console summary, the deferred probes and the initcalls (profile initcalls) all
+    need each good run's console.log: it is read once, as the boot ends, not once each."""
+    from pathlib import Path
+
+    from bringup.model.profiles import load_profile
+
+    board = load_board("qemu-arm")
+    logs = tmp_path / "logs"
+    for k in board.kernels:
+        records.write(logs / "qemu-arm" / k.id / "build.json", build(k.id))
+
+    def boot_once(board, kid, rec_b, recdir, initrd, run_dir, target, rules, run_index, **kw):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "console.log").write_text("[    0.000000] Linux version 6.12\nlogin:\n")
+        ms = {
+            name: {"host_s": t + 0.01 * run_index, "printk_s": None, "line": i + 1, "text": name}
+            for i, (name, t) in enumerate((("freeing_init", 0.6), ("login", 1.0)))
+        }
+        r = boot_run(kid, run_id=run_dir.name, run_index=run_index, path="direct", milestones=ms)
+        return r.model_dump(mode="json", by_alias=True)
+
+    monkeypatch.setattr(boottiming, "boot_once", boot_once)
+    reads: list[str] = []
+    real = Path.read_bytes
+
+    def read_bytes(self):
+        if self.name == "console.log":
+            reads.append(str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    s = boottiming.boot_timing(
+        board,
+        logs,
+        tmp_path / "initrd",
+        lambda run_dir: None,
+        runs=2,
+        path="direct",
+        say=lambda m: None,
+        rootfs_ref=records.RootfsRef(file="initrd", sha256=key("rd"), inputs_key=None),
+        guard=False,
+        profile=load_profile("initcalls"),
+    )
+    assert len(reads) == 4 and len(set(reads)) == 4  # 2 kernels x 2 rounds, each log once
+    k = board.kernels[0].id
+    assert s["kernels"][k]["console"]["bytes"]["n"] == 2  # the summaries had every log
+    assert s["kernels"][k]["initcalls"]["runs"] == s["kernels"][k]["run_ids"]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from bringup.errors import BringupError
+from bringup.measure import footprint
 from bringup.measure import workloads as mw
 from bringup.model import workload as wm
 from bringup.model.base import DataError
@@ -322,6 +323,7 @@ def test_records_keep_rounds_and_never_write_zero_for_a_failure(tmp_path):
                 "host": None,
             }
         )
+        rounds[-1]["values"] = mw.round_values(wls, rounds[-1]["ran"], "quick")
 
     class Rd:
         def ref(self):
@@ -451,11 +453,13 @@ def test_the_round_loop_boots_each_kernel_once_per_round_interleaved(tmp_path, m
     def session(board, kid, build, recdir, initrd, run_dir, *_a, **_kw):
         return FakeSession(board, kid, build, recdir, initrd, run_dir)
 
-    monkeypatch.setattr(mw, "measure_session", session)
+    monkeypatch.setattr(footprint, "measure_session", session)
     import functools
     import re
 
-    monkeypatch.setattr(mw, "Progress", functools.partial(mw.Progress, every=0, tty=False))
+    from bringup.boot import rounds
+
+    monkeypatch.setattr(rounds, "Progress", functools.partial(rounds.Progress, every=0, tty=False))  # the engine's
     lines: list[str] = []
     res = mw.workloads(board, logs, tmp_path / "cache", names=["openssl"], runs=2, guard=False, say=lines.append)
     assert boots == ["5.10", "6.12", "6.12", "5.10"]
@@ -491,7 +495,7 @@ def test_a_real_board_runs_workloads_on_the_kernel_we_built_through_its_bootload
         for f in build["artifacts"].values():
             (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / f).write_bytes(b"image")
-        s = mw.measure_session(
+        s = footprint.measure_session(
             board, "6.12", build, tmp_path, tmp_path / "rd", tmp_path / "run", load_rules(), 1.0, print
         )
         assert s.path == path, name
@@ -656,6 +660,7 @@ def test_the_record_names_the_disk_and_a_v1_record_still_reads(tmp_path):
     sh = FakeShell({"postmark": (wp.split(body)[0] + "\n", 0)})
     rnd = {"round": 1, "run_dir": tmp_path / "workload-runs/r1", "host": None}
     rnd["ran"] = mw.run_in_boot(sh, wls, "quick", {}, say=lambda *_: None)
+    rnd["values"] = mw.round_values(wls, rnd["ran"], "quick")
 
     class Rd:
         def ref(self):
@@ -734,7 +739,7 @@ def test_a_round_with_a_disk_workload_makes_mounts_and_deletes_a_fresh_image(tmp
     seen, shells = [], []
 
     class FakeSession:
-        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None):
+        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None, cancel=None):
             assert disk == run_dir / "disk.img" and disk.stat().st_size == 256 * 1024 * 1024
             assert target_for is None  # QEMU's own target attaches the image
             seen.append(disk)
@@ -752,7 +757,7 @@ def test_a_round_with_a_disk_workload_makes_mounts_and_deletes_a_fresh_image(tmp
         def shell(self):
             return self.sh
 
-    monkeypatch.setattr(mw, "measure_session", FakeSession)
+    monkeypatch.setattr(footprint, "measure_session", FakeSession)
     mw.workloads(board, logs, tmp_path / "cache", names=["postmark"], runs=1, guard=False, say=lambda *_: None)
     assert len(seen) == 2 and not any(d.exists() for d in seen)
     rec = records.read(logs / "qemu-arm" / "5.10" / "workloads.json", records.Workloads)
@@ -762,6 +767,23 @@ def test_a_round_with_a_disk_workload_makes_mounts_and_deletes_a_fresh_image(tmp
     assert "=== postmark run rc=0" in raw and raw.rstrip().endswith("=== disk unmount")
     order = [next(k for k in ("mount -t", "postmark", "umount") if k in c) for c in shells[0].commands]
     assert order == ["mount -t", "postmark", "umount"]
+
+
+class OpensslSession:
+    """A booted workload ramdisk (measure_session's session) whose shell answers `openssl
+    speed` with the table a guest printed."""
+
+    def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
+        run_dir.mkdir(parents=True, exist_ok=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def shell(self):
+        return FakeShell({"openssl speed": (capture("openssl-speed-armhf.txt"), 0)})
 
 
 def test_a_labgrid_board_holds_its_place_for_all_workload_rounds(tmp_path, monkeypatch):
@@ -792,24 +814,14 @@ def test_a_labgrid_board_holds_its_place_for_all_workload_rounds(tmp_path, monke
             log.append("release")
 
     monkeypatch.setattr(mw.targets, "places", lambda board, names=None, say=print: [HeldPlace()])
-    text = capture("openssl-speed-armhf.txt")
 
-    class FakeSession:
-        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None):
+    class FakeSession(OpensslSession):
+        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None, cancel=None):
             assert disk is None
-            run_dir.mkdir(parents=True, exist_ok=True)
+            super().__init__(board, kid, build, recdir, initrd, run_dir)
             log.append(target_for(run_dir)[0])
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def shell(self):
-            return FakeShell({"openssl speed": (text, 0)})
-
-    monkeypatch.setattr(mw, "measure_session", FakeSession)
+    monkeypatch.setattr(footprint, "measure_session", FakeSession)
     mw.workloads(board, logs, tmp_path / "cache", names=["openssl"], runs=2, guard=False, say=lambda *_: None)
     n = 2 * len(board.kernels)
     assert log == ["acquire"] + ["target of p1"] * n + ["release"]
@@ -977,3 +989,50 @@ def test_generated_pictures_and_clips_are_the_pixel_formula_byte_for_byte():
     assert len(frames) == 3
     for t, f in enumerate(frames):
         assert f[: w * h] == bytes(mw._pixel(x, y, t, 11) for y in range(h) for x in range(w))
+
+
+def test_workloads_run_on_the_round_engine_with_until_ci_and_two_local_workers(tmp_path, monkeypatch):
+    """workloads() goes through the round engine (rounds.run): with jobs=2 two local workers,
+    and --until-ci, new for the workloads, adds rounds until every metric's difference is
+    narrow (the same openssl output on both kernels: narrow at the first check, round 3)."""
+    import recordfactory as rf
+    from bringup import records
+    from bringup.boot import rounds
+    from bringup.model.board import load_board
+
+    board = load_board("qemu-arm")
+    logs = tmp_path / "logs"
+    for k in board.kernels:
+        records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
+    monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {"openssl": "3.0.20-1~deb12u2"}, {}))
+    monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rf.rootfs("workloads", "qemu-arm", mode="quick"))
+    monkeypatch.setattr(footprint, "measure_session", OpensslSession)
+    seen: list[dict] = []
+    real = rounds.run
+
+    def spy(kernels, rule, boot, **kw):
+        seen.append({**kw, "rule": rule})
+        return real(kernels, rule, boot, **kw)
+
+    monkeypatch.setattr(rounds, "run", spy)
+    lines: list[str] = []
+    res = mw.workloads(
+        board,
+        logs,
+        tmp_path / "cache",
+        names=["openssl"],
+        runs=2,
+        guard=False,
+        say=lines.append,
+        until_ci=5.0,
+        max_rounds=8,
+        jobs=2,
+    )
+    assert len(seen) == 1 and seen[0]["jobs"] == 2 and seen[0]["label"] == "  workload rounds"
+    stopped = seen[0]["rule"].stopped
+    assert stopped.startswith("95 % confidence intervals of 5 headline differences within ±5 % after 3 rounds")
+    assert "  2 local workers: up to 2 boots at once" in lines
+    rec = res["6.12"]
+    # the other worker's round under way when the rule was met is finished and counts
+    assert rec.runs in (3, 4) and rec.workloads["openssl"].metrics[0].rounds == list(range(1, rec.runs + 1))
+    assert (rec.runs == 4) == stopped.endswith("(1 more round under way on other workers finished and counted)")

@@ -24,12 +24,18 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _host_guard(board=None) -> bool:
+def _host_guard(board=None, jobs: int = 1) -> bool:
     """The host-load guard (util/hostload.py) is on unless BRINGUP_HOST_GUARD=0 (no, false, off),
-    and only on the host clock: on the instruction clock a busy host slows a run, not what it measures."""
+    and only on the host clock: on the instruction clock a busy host slows a run, not what it measures.
+    With --jobs above 1 it is off unless BRINGUP_HOST_GUARD asks for it (parallel boots disturb
+    each other; the round engine refuses the guard with parallel local workers)."""
     from bringup.model.clocks import guard_needed
 
-    return env_switch("BRINGUP_HOST_GUARD") and (board is None or guard_needed(board))
+    on = env_switch("BRINGUP_HOST_GUARD") and (board is None or guard_needed(board))
+    if on and jobs > 1 and "BRINGUP_HOST_GUARD" not in os.environ:
+        _say(f"bringup: --jobs {jobs}: the host-load guard is off (parallel boots would disturb each other)")
+        return False
+    return on
 
 
 def _board(a):
@@ -124,6 +130,7 @@ def cmd_build_report(a) -> int:
 
 def cmd_boot_timing(a) -> int:
     from bringup import records, targets
+    from bringup.boot import rounds
     from bringup.boot import timing as boottiming
     from bringup.build import rootfs
     from bringup.model.milestones import load_rules
@@ -132,6 +139,8 @@ def cmd_boot_timing(a) -> int:
     b = _board(a)
     profile = load_profile(a.profile)
     places = targets.places(b, targets.parse_places(a.places), say=_say)
+    guard = _host_guard(b, a.jobs)
+    rounds.check(places, a.jobs, guard)  # --jobs that cannot work: refused before any work
     logs = paths.logs_dir()
     boottiming.plan(b, logs, a.path or b.boot, a.root, a.kernel or None)  # fails before the ramdisk is built
     rd = rootfs.build(b, logs, paths.cache_dir(), say=_say)
@@ -149,8 +158,9 @@ def cmd_boot_timing(a) -> int:
         timeout_factor=a.timeout_factor,
         root=a.root,
         say=_say,
-        guard=_host_guard(b),
+        guard=guard,
         profile=profile,
+        jobs=a.jobs,
     )
     sys.stdout.write(boottiming.render_table(summary, load_rules(b.milestones)))
     failed = sum(k["failed"] for k in summary["kernels"].values())
@@ -181,9 +191,10 @@ def cmd_footprint(a) -> int:
         lmbench_source=spec,
         lmbench_runs=_runs(b, a.lmbench_runs, "lmbench"),
         say=_say,
-        guard=_host_guard(b),
+        guard=_host_guard(b, a.jobs),
         places=places,
         **_until_ci(a),
+        jobs=a.jobs,
     )
     sys.stdout.write(footprint.render_footprint(b.name, res))
     sys.stdout.write(footprint.render_lmbench(res))
@@ -191,6 +202,7 @@ def cmd_footprint(a) -> int:
 
 
 def cmd_workloads(a) -> int:
+    from bringup import targets
     from bringup.measure import workloads
 
     b = _board(a)
@@ -206,8 +218,11 @@ def cmd_workloads(a) -> int:
         mode=a.mode,
         runs=_runs(b, a.runs, "workload"),
         timeout_factor=a.timeout_factor,
-        guard=_host_guard(b),
+        guard=_host_guard(b, a.jobs),
         say=_say,
+        places=targets.parse_places(a.places),
+        **_until_ci(a),
+        jobs=a.jobs,
     )
     sys.stdout.write(workloads.render(res))
     return 0
@@ -577,6 +592,20 @@ def _places_arg(s) -> None:
     )
 
 
+def _jobs_arg(s) -> None:
+    """--jobs (make's JOBS=): local parallel boots of a measuring step (the round engine)."""
+    s.add_argument(
+        "--jobs",
+        "-j",
+        type=_count(1, 1024),
+        default=1,
+        metavar="N",
+        help="on a board that is not a labgrid board (QEMU, a bench board): up to N boots at once, each "
+        "worker with targets of its own (default 1); turns the host-load guard off unless "
+        "BRINGUP_HOST_GUARD=1 asks for it, which is refused with N above 1",
+    )
+
+
 def _lmbench_args(s) -> None:
     """Options of the footprint step (footprint-report, study)."""
     s.add_argument(
@@ -706,6 +735,7 @@ def build_parser() -> argparse.ArgumentParser:
     _boot_args(s)
     _until_ci_args(s, "the boot milestones the summary states", "--max-runs")
     _places_arg(s)
+    _jobs_arg(s)
     s.add_argument(
         "--profile",
         default="timing",
@@ -732,6 +762,7 @@ def build_parser() -> argparse.ArgumentParser:
     _until_ci_args(s, "memory available to malloc() and every lmbench metric")
     s.add_argument("--timeout-factor", type=_number(0, 100), default=1.0, help="scale every timeout (0 .. 100]")
     _places_arg(s)
+    _jobs_arg(s)
     s.set_defaults(fn=cmd_footprint)
 
     s = sub.add_parser(
@@ -761,6 +792,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--mode", choices=("quick", "full"), default="quick", help="each workload's quick (default) or full size"
     )
     s.add_argument("--timeout-factor", type=_number(0, 100), default=1.0, help="scale every timeout (0 .. 100]")
+    _until_ci_args(s, "every workload metric")
+    _places_arg(s)
+    _jobs_arg(s)
     _clock_arg(s)
     s.set_defaults(fn=cmd_workloads)
 

@@ -11,17 +11,42 @@ from __future__ import annotations
 import contextlib
 import re
 import secrets
+import threading
+import time
 
 import pexpect
 
 from bringup.errors import BootFailed
 
+SLICE = 0.25  # seconds between looks at the cancel event while a step runs
+
+
+def expect(exp, pattern, timeout: float, cancel: threading.Event | None = None) -> int:
+    """exp.expect(pattern, timeout), in slices when a cancel event is given: once it is set
+    (another worker of the study failed, Ctrl-C) the step stops as interrupted
+    (KeyboardInterrupt) instead of running on for minutes."""
+    if cancel is None:
+        return exp.expect(pattern, timeout=timeout)
+    deadline = time.monotonic() + timeout
+    while True:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        left = deadline - time.monotonic()
+        try:
+            return exp.expect(pattern, timeout=max(0.0, min(SLICE, left)))
+        except pexpect.TIMEOUT:
+            if left <= SLICE:
+                raise
+
 
 class Shell:
-    def __init__(self, exp, prompt: str = "bringup-shell# ", factor: float = 1.0):
+    def __init__(
+        self, exp, prompt: str = "bringup-shell# ", factor: float = 1.0, cancel: threading.Event | None = None
+    ):
         self.exp = exp
         self.prompt = prompt
         self.factor = factor
+        self.cancel = cancel
 
     def login(self, user: str = "root", timeout: float = 30.0) -> None:
         """At the login prompt: log in and wait for the shell prompt."""
@@ -48,8 +73,8 @@ class Shell:
         self.exp.sendline(f"echo '{a}''{b}B'; {cmd}; echo '{a}''{b}E' $?")
         step = name or cmd
         try:
-            self.exp.expect(begin + r"\r?\n", timeout=timeout * self.factor)
-            self.exp.expect(end + r" (\d+)\r?\n", timeout=timeout * self.factor)
+            expect(self.exp, begin + r"\r?\n", timeout * self.factor, self.cancel)
+            expect(self.exp, end + r" (\d+)\r?\n", timeout * self.factor, self.cancel)
         except pexpect.TIMEOUT:
             raise BootFailed(f"step '{step}' did not finish within {timeout * self.factor:.0f}s") from None
         except pexpect.EOF as e:

@@ -4,10 +4,11 @@ time the milestones.
   boot_timing()  runs interleaved across kernels (A B A B ...), each one a
                  BootSession (session.py) on a fresh target from the caller's
                  factory, statistics, logs/<board>/boot-timing.json and the
-                 seed-002 table.  With several places (identical boards of a
-                 labgrid lab), one worker per place runs whole rounds in
-                 parallel (rounds.Dealer), and the summary says which place ran
-                 each round and each value.
+                 seed-002 table.  The rounds are the round engine's
+                 (boot/rounds.py): with several places (identical boards of a
+                 labgrid lab) one worker per place runs whole rounds in
+                 parallel, and the summary says which place ran each round and
+                 each value; on a local board, `jobs` workers.
 
 The engine talks to a Target (target.py) and a Console (console.py); it does
 not know whether the target is QEMU or a board on the bench.
@@ -17,9 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import re
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,7 @@ from bringup.parse import deferred as dfparse
 from bringup.parse import initcalls as icparse
 from bringup.parse import milestones as ms
 from bringup.parse.errors import ParseError
-from bringup.util import clock, hostload
-from bringup.util.progress import Progress
+from bringup.util import clock
 
 # --- runs, statistics, summary ---------------------------------------------
 
@@ -58,7 +58,7 @@ def reference(rec: dict, rules: ms.Rules, guest: bool = False) -> tuple[str, flo
     return "t0", 0.0
 
 
-MAX_REDO = hostload.MAX_REDO  # a run on a disturbed host is done again at most this many times
+MAX_REDO = rounds.MAX_REDO  # a run on a disturbed host is done again at most this many times
 
 
 def _disturbed(r: dict) -> str | None:
@@ -173,6 +173,7 @@ def boot_timing(
     guard: bool = True,
     profile: Profile | None = None,
     places: Sequence[Place] | None = None,
+    jobs: int = 1,
 ) -> dict:
     """Boot each kernel `runs` times.  initrd: the board's ramdisk (the caller builds
     it: build.rootfs; rootfs_ref is its record's reference, kept in the summary);
@@ -181,10 +182,15 @@ def boot_timing(
     run (a labgrid place: acquired once, released at the end).  With several
     places, one worker per place takes whole rounds in parallel (rounds.Dealer);
     a set-up fault or Ctrl-C on one stops them all, and every place is released.
+    jobs: on a board that is not a labgrid board, up to `jobs` boots at once, each
+    worker booting fresh targets of its own (without the guard: rounds.check()).
 
-    Rounds: each round boots every kernel once, in the order of boot/rounds.py.
-    With guard, the host-load guard (util/hostload.py) judges every run; a run on
-    a disturbed host is done again, up to MAX_REDO times, and the redone run is
+    Rounds: the round engine (boot/rounds.py: run()) boots every kernel once per
+    round, in its balanced orders; this passes it one kernel's boot (boot_once into
+    the round's run directory), the headline values --until-ci judges (headline())
+    and what becomes of each run (its boot.json with round and host, its line).
+    With guard, the host-load guard (util/hostload.py) judges every run; a good run
+    on a disturbed host is done again, up to MAX_REDO times, and the redone run is
     listed as disturbed instead of entering the statistics.
 
     until_ci (a width in %): more rounds until the 95 % interval of every headline
@@ -198,6 +204,11 @@ def boot_timing(
     (initcall_summary).  The summary of a profile other than `timing` is its own file."""
     path = path or board.boot
     rule = rounds.rule(runs, until_ci, max_rounds)  # refused here, before any work
+    if places is None:
+        if target_for is None:
+            raise ValueError("boot_timing: give target_for or places")
+        places = [rounds.Plain(target_for)]
+    rounds.check(places, jobs, guard)  # refused here, before any work
     builds = plan(board, logs, path, root, only)
     kernels = list(builds)
     rules = load_rules(board.milestones)
@@ -210,55 +221,36 @@ def boot_timing(
     rd = rootfs_ref or records.RootfsRef(
         file=initrd.name, sha256=hashlib.sha256(initrd.read_bytes()).hexdigest(), inputs_key=None
     )
-    if places is None:
-        if target_for is None:
-            raise ValueError("boot_timing: give target_for or places")
-        places = [_Plain(target_for)]
-    runner = _Rounds(
-        board,
-        builds,
-        initrd,
-        rules,
-        rule,
-        path,
-        root,
-        timeout_factor,
-        args,
-        places,
-        guard,
-        say,
-        tag=f"{'-nfs' if root == 'nfs' else ''}{'' if pname == 'timing' else '-' + pname}",
+    names = [p.name for p in places]
+    tag = f"{'-nfs' if root == 'nfs' else ''}{'' if pname == 'timing' else '-' + pname}"
+    recs, out, place_of_run, texts = _rounds(
+        board, builds, initrd, rules, rule, path, root, tag, args, timeout_factor, places, jobs, guard, say
     )
-    runner.run()
-    if until_ci is not None:
-        say(f"  stopped: {rule.stopped}")
-    recs, dealer, names = runner.recs, runner.dealer, [p.name for p in places]
-    taken = dealer.rounds()
-    summary = summarize(board, recs, rules, kernels, runner.place_of_run if any(names) else None)
+    taken = out.rounds()
+    summary = summarize(board, recs, rules, kernels, place_of_run if any(names) else None)
     summary["path"] = path
     summary["root"] = root
     summary["runs_requested"] = runs
     for kid in kernels:
         summary["kernels"][kid]["build_key"] = builds[kid][0].get("key")
     summary["rootfs"] = rd.model_dump()
-    summary["order"] = [dealer.order[r] for r in taken]
-    summary["round_places"] = [dealer.place_of[r] for r in taken] if any(names) else []
+    summary["order"] = [out.order[r] for r in taken]
+    summary["round_places"] = [out.place_of[r] for r in taken] if any(names) else []
     summary["places"] = [n for n in names if n]
     summary["stopped"] = rule.stopped
     summary["profile"] = pname
     summary["cmdline_args"] = args
     for kid in kernels:
-        summary["kernels"][kid]["console"] = console_summary(
-            [r for r in recs if r["kernel"] == kid], builds[kid][1], rules, board.console
-        )
-        summary["kernels"][kid]["deferred"] = deferred_summary([r for r in recs if r["kernel"] == kid], builds[kid][1])
+        mine = [r for r in recs if r["kernel"] == kid]
+        summary["kernels"][kid]["console"] = console_summary(mine, builds[kid][1], rules, board.console, texts)
+        summary["kernels"][kid]["deferred"] = deferred_summary(mine, builds[kid][1], texts)
     if profile is not None and profile.record_initcalls:
         for kid in kernels:
             rec_b, recdir = builds[kid]
             smap = rec_b.get("artifacts", {}).get("System.map")
             say(f"  {kid}: reading the initcalls of its runs")
             summary["kernels"][kid]["initcalls"] = initcall_summary(
-                [r for r in recs if r["kernel"] == kid], recdir, recdir / smap if smap else None, rules
+                [r for r in recs if r["kernel"] == kid], recdir, recdir / smap if smap else None, rules, texts
             )
     failed = sum(k["failed"] for k in summary["kernels"].values())
     name = records.boot_timing_name(root, failed=failed > 0, profile=pname)
@@ -266,152 +258,76 @@ def boot_timing(
     return summary
 
 
-class _Rounds:
-    """The rounds of one boot_timing() run on its places (see there)."""
+def _rounds(
+    board, builds, initrd, rules, rule, path, root, tag, args, timeout_factor, places, jobs, guard, say
+) -> tuple[list[dict], rounds.Outcome[dict], dict[str, str], dict[str, bytes]]:
+    """boot_timing()'s rounds on the round engine: every run's record (redone ones marked),
+    the engine's outcome, the place of each run (by run id) on labgrid places, and each
+    good run's console.log, read once as its boot ends, for the summaries that read the
+    console's lines again (console_summary, deferred_summary, initcall_summary)."""
+    kernels = list(builds)
+    stamp = clock.stamp()
 
-    def __init__(self, board, builds, initrd, rules, rule, path, root, factor, args, places, guard, say, tag) -> None:
-        self.board, self.builds, self.initrd, self.rules, self.rule = board, builds, initrd, rules, rule
-        self.path, self.root, self.factor, self.args, self.tag = path, root, factor, args, tag
-        self.places: Sequence[Place] = places
-        self.several = len(places) > 1
-        self.kernels = list(builds)
-        self.say = say
-        self.stamp = clock.stamp()
-        self.baseline = hostload.baseline() if guard else None
-        self.recs: list[dict] = []
-        self.place_of_run: dict[str, str] = {}
-        self.dealer = rounds.Dealer(rule, self.kernels, [p.name for p in places])
-        self.cancel = threading.Event() if self.several else None
-        self.lock = threading.RLock()  # recs, place_of_run, the progress lines
-        self.prog = Progress("  boot rounds", total=rule.limit * len(self.kernels), unit="boots", say=say)
+    def run_dir(kid: str, suffix: str) -> Path:
+        return builds[kid][1] / "boot" / f"{stamp}-{path}{tag}{suffix}"
 
-    def tell(self, msg: str) -> None:
-        with self.lock:
-            self.prog.say(msg)
+    logs: dict[str, bytes] = {}
 
-    def run(self) -> None:
-        try:
-            if not self.several:  # in this thread: Ctrl-C lands here, the place is released on the way out
-                self.run_place(0, self.places[0])
-            else:
-                _run_parallel(self.places, self.run_place, self.dealer, self.cancel, self.say)
-        finally:
-            self.prog.close()
-        d = self.dealer
-        more = len(d.finished_rounds) - (d.stopped_at or len(d.finished_rounds))
-        if self.rule.pct is not None and more > 0:
-            self.rule.stopped += (
-                f" ({more} more round{'s' if more != 1 else ''} under way on other places finished and counted)"
-            )
-        pos = {(r, k): i for r, ks in d.order.items() for i, k in enumerate(ks)}
-        self.recs.sort(key=lambda r: (r["round"], pos.get((r["round"], r["kernel"]), 0)))  # stable: redos first
-
-    def run_place(self, index: int, place: Place) -> None:
-        """One place's worker: hold the place, run whole rounds while the dealer gives them."""
-        on = f" on {place.name}" if self.several and place.name else ""
-        with place.hold(self.cancel) as target_for:
-            while (got := self.dealer.take(index)) is not None:
-                rnd, kernel_order = got
-                for kid in kernel_order:
-                    done = self.boot(kid, rnd, target_for, on)
-                    with self.lock:
-                        self.recs.extend(done)
-                        if place.name is not None:
-                            self.place_of_run.update({r["run_id"]: place.name for r in done})
-                        self.prog.advance()
-                with self.lock:
-                    head = headline(self.recs, self.kernels, self.rules)
-                left = self.rule.left
-                if not self.dealer.finished(rnd, head) and left:
-                    n = len(self.dealer.finished_rounds)
-                    self.tell(f"  after round {n}: {len(left)} interval(s) not yet narrow: {left[0]}")
-
-    def boot(self, kid: str, rnd: int, target_for: TargetFactory, on: str) -> list[dict]:
-        """One kernel's boot of round rnd (and its redos on a disturbed host)."""
-        rec_b, recdir = self.builds[kid]
-        prefix = recdir / "boot" / f"{self.stamp}-{self.path}{self.tag}-r{rnd:02d}"
-        return _boot_guarded(
-            lambda run_dir: boot_once(
-                self.board,
-                kid,
-                rec_b,
-                recdir,
-                self.initrd,
-                run_dir,
-                target_for(run_dir),
-                self.rules,
-                path=self.path,
-                root=self.root,
-                timeout_factor=self.factor,
-                run_index=rnd,
-                extra_args=self.args[kid],
-                cancel=self.cancel,
-            ),
-            prefix,
-            rnd,
-            self.baseline,
-            lambda r: self.tell(_run_line(r, rnd, self.rule.limit, self.rules, on)),
-            self.tell,
+    def boot(run: rounds.Run) -> dict:
+        rec_b, recdir = builds[run.kernel]
+        d = run_dir(run.kernel, run.suffix)
+        r = boot_once(
+            board,
+            run.kernel,
+            rec_b,
+            recdir,
+            initrd,
+            d,
+            run.target_for(d),
+            rules,
+            path=path,
+            root=root,
+            timeout_factor=timeout_factor,
+            run_index=run.round,
+            extra_args=args[run.kernel],
+            cancel=run.cancel,
         )
+        if r.get("status") == "ok" and r.get("log"):
+            with contextlib.suppress(OSError):  # the summaries read the file when this fails
+                logs[r["run_id"]] = (d / r["log"]).read_bytes()  # once, while the page cache holds it
+        return r
 
+    place_of_run: dict[str, str] = {}
+    several = len(places) > 1
 
-class _Plain:
-    """A caller's target factory as the one place of a run (no labgrid place to hold)."""
+    def on_done(done: rounds.Done[dict]) -> None:
+        """Each attempt's record gets its round and the guard's verdict, is written, and said."""
+        r = done.result
+        r["round"] = done.round
+        if done.host is not None:
+            r["host"] = done.host
+        records.write(run_dir(done.kernel, done.run.suffix) / "boot.json", r, records.Boot)
+        if done.place is not None:
+            place_of_run[r["run_id"]] = done.place
+        on = f" on {done.place}" if several and done.place else ""
+        done.run.say(_run_line(r, done.round, rule.limit, rules, on))
+        if done.redone:
+            r["redone"] = True  # not in the statistics; listed as disturbed
 
-    name: str | None = None
-
-    def __init__(self, target_for: TargetFactory):
-        self.target_for = target_for
-
-    @contextlib.contextmanager
-    def hold(self, cancel: threading.Event | None = None) -> Iterator[TargetFactory]:
-        yield self.target_for
-
-
-def _run_parallel(places: Sequence[Place], run_place, dealer: rounds.Dealer, cancel, say) -> None:
-    """One worker thread per place.  The first error on a place stops the others (their
-    boots under way end as interrupted, nobody takes a new round) and is raised once
-    every place is released; Ctrl-C (which only the main thread sees) does the same."""
-    errors: list[BaseException] = []
-    # each worker says it has ended (its place released) with its own event: the main
-    # thread waits on those, never in Thread.join, because Python 3.11's join() hit by
-    # Ctrl-C marks the thread it waited for as stopped while it still runs (gh-90882),
-    # and the step would then end before that place is released
-    ended = [threading.Event() for _ in places]
-
-    def work(i: int, place: Place) -> None:
-        try:
-            run_place(i, place)
-        except BaseException as e:  # noqa: BLE001 -- handed to the main thread, raised there
-            errors.append(e)
-            dealer.stop()
-            cancel.set()
-        finally:
-            ended[i].set()
-
-    threads = [
-        threading.Thread(target=work, args=(i, p), name=f"place-{p.name}", daemon=True) for i, p in enumerate(places)
-    ]
-    for t in threads:
-        t.start()
-    interrupted = False
-    while not all(e.is_set() for e in ended):
-        try:
-            for e in ended:
-                e.wait(0.2)
-        except KeyboardInterrupt:
-            if not interrupted:
-                say("  interrupted: stopping the boots on every place, then releasing the places")
-            interrupted = True
-            dealer.stop()
-            cancel.set()
-    if interrupted:
-        raise KeyboardInterrupt
-    real = [e for e in errors if not isinstance(e, KeyboardInterrupt)]
-    if real:
-        raise real[0]
-    if errors:
-        raise errors[0]
+    out = rounds.run(
+        kernels,
+        rule,
+        boot,
+        places=places,
+        jobs=jobs,
+        guard=guard,
+        headline=lambda kept: headline([d.result for d in kept], kernels, rules),
+        redo_if=lambda r: r["status"] == "ok",  # a failed boot is not done again
+        on_done=on_done,
+        label="  boot rounds",
+        say=say,
+    )
+    return [d.result for d in out.runs], out, place_of_run, logs
 
 
 STAMP_RE = re.compile(r"^\[\s*-?\d+\.\d+\s+-?\d+\.\d+\] ?")  # console.log's "[abs delta] " (console.py)
@@ -423,29 +339,39 @@ def baud_of(console: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def console_bytes(log: Path, upto: int) -> tuple[int, int]:
+def console_bytes(log: Path | bytes, upto: int) -> tuple[int, int]:
     """(all bytes, the kernel's bytes) a console printed up to and including line
     `upto` of a run's console.log, each line counted with the CR LF a serial console
     sends; the kernel's from its first line with a printk time."""
     total = kernel = 0
     in_kernel = False
-    with open(log, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            if n > upto:
-                break
-            text = STAMP_RE.sub("", raw.decode("utf-8", errors="replace").rstrip("\r\n"), count=1)
-            size = len(text.encode("utf-8")) + 2
-            total += size
-            in_kernel = in_kernel or ms.PRINTK_RE.match(text) is not None
-            kernel += size if in_kernel else 0
+    data = log if isinstance(log, bytes) else Path(log).read_bytes()
+    for n, raw in enumerate(io.BytesIO(data), 1):  # lines as a file gives them: split at LF only
+        if n > upto:
+            break
+        text = STAMP_RE.sub("", raw.decode("utf-8", errors="replace").rstrip("\r\n"), count=1)
+        size = len(text.encode("utf-8")) + 2
+        total += size
+        in_kernel = in_kernel or ms.PRINTK_RE.match(text) is not None
+        kernel += size if in_kernel else 0
     return total, kernel
 
 
-def console_summary(recs: list[dict], recdir: Path, rules: ms.Rules, console: str) -> dict | None:
+def _log(r: dict, recdir: Path, logs: dict[str, bytes] | None) -> bytes:
+    """A run's console.log: the copy read once after its boot when there is one, else the file."""
+    if logs is not None and r["run_id"] in logs:
+        return logs[r["run_id"]]
+    return (recdir / "boot" / r["run_id"] / r["log"]).read_bytes()
+
+
+def console_summary(
+    recs: list[dict], recdir: Path, rules: ms.Rules, console: str, logs: dict[str, bytes] | None = None
+) -> dict | None:
     """What the console printed before user space (up to the after_initcalls milestone's
     line) in each good run, and what that costs at the console's baud rate: 10 bits a
     character (start, 8 data, stop).  QEMU's emulated UART is not rate-limited, so a
-    QEMU boot does not pay it; a real board's serial line does."""
+    QEMU boot does not pay it; a real board's serial line does.  logs: run id -> its
+    console.log, read once after the boot (boot_timing); else the files are read."""
     end = next((m.name for m in rules.milestones if m.after_initcalls), None)
     totals: list[float] = []
     kernel: list[float] = []
@@ -454,7 +380,7 @@ def console_summary(recs: list[dict], recdir: Path, rules: ms.Rules, console: st
         if r["status"] != "ok" or r.get("redone") or not hit:
             continue
         try:
-            t, k = console_bytes(recdir / "boot" / r["run_id"] / r["log"], hit["line"])
+            t, k = console_bytes(_log(r, recdir, logs), hit["line"])
         except OSError:
             continue
         totals.append(t)
@@ -477,7 +403,7 @@ def _version(build_rec: dict) -> str:
     return build_rec.get("version") or build_rec.get("kernelrelease") or ""
 
 
-def deferred_summary(recs: list[dict], recdir: Path) -> list[dict]:
+def deferred_summary(recs: list[dict], recdir: Path, logs: dict[str, bytes] | None = None) -> list[dict]:
     """The devices whose probe was deferred in the good runs (parse/deferred.py), each
     with the runs that printed it: most boots print none (a kernel says it only for
     `deferred probe pending` at the timeout, or with initcall_debug / dynamic debug)."""
@@ -486,7 +412,7 @@ def deferred_summary(recs: list[dict], recdir: Path) -> list[dict]:
         if r["status"] != "ok" or r.get("redone"):
             continue
         try:
-            res = dfparse.parse_deferred((recdir / "boot" / r["run_id"] / r["log"]).read_bytes(), r["log"])
+            res = dfparse.parse_deferred(_log(r, recdir, logs), r["log"])
         except (OSError, ParseError):
             continue
         for d in res["devices"]:
@@ -500,7 +426,9 @@ def deferred_summary(recs: list[dict], recdir: Path) -> list[dict]:
     return list(devices.values())
 
 
-def initcall_summary(recs: list[dict], recdir: Path, system_map: Path | None, rules: ms.Rules) -> dict:
+def initcall_summary(
+    recs: list[dict], recdir: Path, system_map: Path | None, rules: ms.Rules, logs: dict[str, bytes] | None = None
+) -> dict:
     """One kernel's initcalls over its good runs (those in the statistics), from each
     run's console.log (parse/initcalls.py), named and levelled from the kernel's
     System.map when its initcalls were printed as addresses (no CONFIG_KALLSYMS).
@@ -528,7 +456,7 @@ def initcall_summary(recs: list[dict], recdir: Path, system_map: Path | None, ru
     for i, r in enumerate(runs):
         log = recdir / "boot" / r["run_id"] / r["log"]
         try:
-            res = icparse.parse_initcalls(log.read_bytes(), str(log))
+            res = icparse.parse_initcalls(_log(r, recdir, logs), str(log))
         except (OSError, ParseError):
             res = {"initcalls": [], "format": None}
         if smap is not None:
@@ -567,28 +495,6 @@ def initcall_summary(recs: list[dict], recdir: Path, system_map: Path | None, ru
             if e["rc"]:
                 c["rc"] = e["rc"]
     out["calls"] = list(calls.values())
-    return out
-
-
-def _boot_guarded(boot, prefix: Path, rnd: int, baseline: float | None, report, say) -> list[dict]:
-    """One kernel's boot of a round, judged by the host-load guard when a baseline is
-    given: done again (at most MAX_REDO times) while the host is disturbed; every
-    attempt's record, the redone ones marked `redone` (kept out of the statistics)."""
-    out: list[dict] = []
-    for attempt in range(1 + (MAX_REDO if baseline is not None else 0)):
-        run_dir = prefix.with_name(prefix.name + (f"-redo{attempt}" if attempt else ""))
-        before = hostload.snapshot() if baseline is not None else None
-        r = boot(run_dir)
-        r["round"] = rnd
-        if before is not None:
-            r["host"] = hostload.judge(before, hostload.snapshot(), baseline)
-        records.write(run_dir / "boot.json", r, records.Boot)
-        out.append(r)
-        report(r)
-        if not (_disturbed(r) and r["status"] == "ok" and attempt < MAX_REDO):
-            break
-        r["redone"] = True  # not in the statistics; listed as disturbed
-        say(f"  round {rnd} {r['kernel']}: host disturbed ({_disturbed(r)}): booting it again")
     return out
 
 
@@ -652,7 +558,7 @@ def _delta_cell(summary: dict, base: str, k: str, name: str, med0: float | None,
         test = stats.wilcoxon_paired([x for x, _ in pairs], [y for _, y in pairs])
     else:
         test = stats.mann_whitney(va, vb)
-    mark = "" if test is None else " *" if test["p"] < 0.05 else " (n.s.)"
+    mark = "" if test is None else " *" if test["p"] < stats.ALPHA else " (n.s.)"
     return f"{'+' if d >= 0 else '-'} {abs(d):.0f} %{mark}"
 
 

@@ -12,6 +12,9 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pexpect
@@ -19,7 +22,8 @@ import pexpect
 from bringup import records, stats, targets
 from bringup.boot import rounds
 from bringup.boot.session import BootSession
-from bringup.boot.target import TargetFactory
+from bringup.boot.shell import expect
+from bringup.boot.target import Place, TargetFactory
 from bringup.build import lmbench as lmbench_build
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
@@ -29,7 +33,7 @@ from bringup.model.clocks import clock_of
 from bringup.model.milestones import load_rules
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
-from bringup.util import clock, cpio, debs, hostload, paths
+from bringup.util import clock, cpio, debs, paths
 from bringup.util.aptprivate import PrivateApt
 from bringup.util.progress import Progress
 
@@ -143,8 +147,11 @@ def bench_files(bset: BenchSet, mode: str) -> list[cpio.Entry]:
     ]
 
 
-def run_benchmarks(exp, bset: BenchSet, mode: str, factor: float, say=print, only: list | None = None) -> str:
-    """Start the runner and follow its blocks; each benchmark has its own timeout."""
+def run_benchmarks(
+    exp, bset: BenchSet, mode: str, factor: float, say=print, only: list | None = None, cancel=None
+) -> str:
+    """Start the runner and follow its blocks; each benchmark has its own timeout.  cancel:
+    once set (another worker failed, Ctrl-C), the pass stops as interrupted."""
     names = [b for b in bset.bench if (mode == "full" or b.quick) and (not only or b.name in only)]
     exp.sendline(f"bringup-bench {' '.join(only or [])}; echo '@@@ ''RUNNER DONE' $?")
     mult = 1 if mode == "quick" else bset.full_timeout_factor
@@ -154,8 +161,8 @@ def run_benchmarks(exp, bset: BenchSet, mode: str, factor: float, say=print, onl
         for b in names:
             t = b.timeout * mult * factor
             try:
-                exp.expect(rf"@@@ BEGIN {b.name} @@@", timeout=t)
-                exp.expect(rf"@@@ END {b.name} rc=-?\d+ @@@", timeout=t)
+                expect(exp, rf"@@@ BEGIN {b.name} @@@", t, cancel)
+                expect(exp, rf"@@@ END {b.name} rc=-?\d+ @@@", t, cancel)
             except pexpect.TIMEOUT:
                 raise BootFailed(f"lmbench step '{b.name}' did not finish within {t:.0f}s") from None
             text.append(f"@@@ BEGIN {b.name} @@@{exp.before}{exp.after}")
@@ -195,7 +202,8 @@ def measure(
     say=print,
 ) -> dict:
     """The footprint steps in a booted ramdisk, through the session's shell: free,
-    /proc/meminfo, mem_eat, and the lmbench passes; their outputs."""
+    /proc/meminfo, mem_eat, and the lmbench passes; their outputs (each lmbench pass
+    also parsed, once: `lmbench_parsed`)."""
     sh = session.shell()
     free_out, _ = sh.run("free", timeout=20, name="free")
     mi_out, _ = sh.run("cat /proc/meminfo", timeout=20, name="meminfo")
@@ -205,21 +213,26 @@ def measure(
     if mode != "none" and lm_missing is None:
         sh.run("true", timeout=10, name="settle")
         texts: list[str] = []
+        parsed: list[dict] = []
         retried: list[str] = []
         for i in range(lmbench_runs):
             if lmbench_runs > 1:
                 say(f"    lmbench run {i + 1}/{lmbench_runs}")
-            text = run_benchmarks(sh.exp, bset, mode, timeout_factor, say)
+            text = run_benchmarks(sh.exp, bset, mode, timeout_factor, say, cancel=sh.cancel)
+            got = lp.parse_runner(text)  # each pass is parsed once, here
             # lmbench prints nothing when a result comes out <= 0 after its overhead
             # correction, which happens now and then with -N 1 under emulation: run
             # those once more, and record that they were retried
-            empty = [n for n, v in lp.parse_runner(text).items() if not v["metrics"]]
+            empty = [n for n, v in got.items() if not v["metrics"]]
             if empty:
                 say(f"    no number from {', '.join(empty)}: running once more")
-                text += "\n" + run_benchmarks(sh.exp, bset, mode, timeout_factor, say, only=empty)
+                again = run_benchmarks(sh.exp, bset, mode, timeout_factor, say, only=empty, cancel=sh.cancel)
+                text += "\n" + again
+                got.update(lp.parse_runner(again))  # what parsing the whole text gives: a later block wins
             texts.append(text)
+            parsed.append(got)
             retried += empty
-        out["lmbench"], out["lmbench_retried"] = texts, retried
+        out["lmbench"], out["lmbench_parsed"], out["lmbench_retried"] = texts, parsed, retried
     out["console_text"] = "\n".join(line.text for line in session.console.lines)
     return out
 
@@ -238,14 +251,17 @@ def footprint(
     until_ci: float | None = None,
     max_rounds: int = stats.UNTIL_CI_MAX_ROUNDS,
     places: list[str] | None = None,
+    jobs: int = 1,
 ) -> dict:
     """lmbench_runs rounds of boots (one per kernel per round); footprint.json and
     lmbench.json per kernel, with every round's values.  until_ci (a width in %):
     more rounds until the 95 % interval of every headline difference (headline()) is
     that narrow, at most max_rounds (stats.UntilCI); footprint.json's `stopped`
-    says why the rounds stopped.  A labgrid place is held for all the rounds
-    (acquired once, released at the end); of several places (places, or the board
-    file's) the rounds use the first."""
+    says why the rounds stopped.  The rounds run on the round engine (boot/rounds.py):
+    a labgrid place is held for all the rounds (acquired once, released at the end),
+    several places (places, or the board file's) run whole rounds in parallel, and a
+    board that is not a labgrid board runs up to `jobs` boots at once (without the
+    guard: rounds.check())."""
     if lmbench_runs < 1:
         raise BringupError(f"lmbench runs {lmbench_runs}: give 1 or more")
     for kid in only or []:
@@ -255,6 +271,7 @@ def footprint(
         raise BringupError(f"lmbench mode {mode!r}: use quick, full or none")
     measure_path(board)  # a real board without [uboot] is refused here, before any work
     where = targets.places(board, places, say=say)  # PLACES on a board not in a lab: refused here
+    rounds.check(where, jobs, guard)  # --jobs that cannot work: refused here
     kernels = [k.id for k in board.kernels if not only or k.id in only]
     builds = build_records(board, kernels, logs)
     extra = [cpio.file("usr/bin/mem_eat", mem_eat_binary(board, cache).read_bytes(), 0o755)]
@@ -264,29 +281,8 @@ def footprint(
     rd = rootfs.build(
         board, logs, cache, extra=extra, name="footprint", extra_key={"mem_eat": True, **lm_info, "mode": mode}, say=say
     )
-    initrd = Path(logs) / board.name / "rootfs" / rd.file
-    rules = load_rules(board.milestones)
-    stamp = clock.stamp()
-    if len(where) > 1:
-        say(f"  footprint rounds on place {where[0].name} (the first of {len(where)}; they are not spread)")
-    with where[0].hold() as target_for:
-        done = run_rounds(
-            board,
-            kernels,
-            builds,
-            logs,
-            initrd,
-            rules,
-            stamp,
-            bset,
-            mode,
-            lm_missing,
-            rule,
-            timeout_factor,
-            guard,
-            say,
-            target_for,
-        )
+    step = Step(board, logs, builds, Path(logs) / board.name / "rootfs" / rd.file, timeout_factor, "footprint-runs")
+    done = run_rounds(step, kernels, bset, mode, lm_missing, rule, guard, say, places=where, jobs=jobs)
     results = {}
     for kid in kernels:
         recdir = Path(logs) / board.name / kid
@@ -303,95 +299,54 @@ def footprint(
 
 
 def run_rounds(
-    board: Board,
+    step: Step,
     kernels: list[str],
-    builds: dict,
-    logs: Path,
-    initrd: Path,
-    rules,
-    stamp: str,
     bset: BenchSet,
     mode: str,
     lm_missing: str | None,
     rule: stats.UntilCI,
-    timeout_factor: float,
     guard: bool,
     say=print,
-    target_for: TargetFactory | None = None,
+    places: Sequence[Place] | None = None,
+    jobs: int = 1,
 ) -> dict[str, dict]:
-    """Rounds until `rule` says stop (rule.stopped says why); each boots every kernel
-    once (order of boot/rounds.py) and measures free, /proc/meminfo, mem_eat and one
-    lmbench pass.  The unit of replication is the boot.  A round on a disturbed host
-    (util/hostload.py) is done again."""
-    done: dict[str, dict] = {kid: {"rounds": [], "disturbed": 0} for kid in kernels}
-    base = hostload.baseline() if guard else None
+    """The footprint's rounds on the round engine (Step.rounds), until `rule` says stop
+    (rule.stopped says why); each boots every kernel once and measures free,
+    /proc/meminfo, mem_eat and one lmbench pass, parsed once as the boot ends.  The
+    unit of replication is the boot.  A round on a disturbed host (util/hostload.py)
+    is done again.  Per kernel: its rounds (round, host, run_dir, after: the guest's
+    outputs, eat: mem_eat parsed, lmbench: the pass parsed) and how many were done again."""
     of = f"{rule.limit}" if rule.pct is None else f"at most {rule.limit}"
-    # the step's progress in boots: the planned number (--until-ci may stop earlier)
-    prog = Progress("  footprint rounds", total=rule.limit * len(kernels), unit="boots", say=say)
-    say = prog.say
-    rnd = 0
-    try:
-        while True:
-            rnd += 1
-            for kid in rounds.order(kernels, rnd - 1):
-                recdir = Path(logs) / board.name / kid
 
-                def boot(attempt: int, kid=kid, recdir=recdir, rnd=rnd) -> tuple[Path, dict]:
-                    run_dir = recdir / "footprint-runs" / f"{stamp}-r{rnd:02d}{f'-redo{attempt}' if attempt else ''}"
-                    say(f"  round {rnd} of {of}, {kid}: booting the ramdisk")
-                    return run_dir, _one_boot(
-                        board,
-                        kid,
-                        builds[kid],
-                        recdir,
-                        initrd,
-                        run_dir,
-                        rules,
-                        bset,
-                        mode,
-                        lm_missing,
-                        timeout_factor,
-                        say,
-                        target_for,
-                    )
+    def boot(run: rounds.Run) -> dict:
+        run_dir = step.run_dir(run)
+        run.say(f"  round {run.round} of {of}, {run.kernel}: booting the ramdisk")
+        after = _one_boot(step, run, run_dir, bset, mode, lm_missing)
+        parsed = after.get("lmbench_parsed") or [None]
+        return {
+            "run_dir": run_dir,
+            "after": after,
+            "eat": meminfo.parse_mem_eat(after["mem_eat"]),
+            "lmbench": parsed[0],
+        }
 
-                def redo(why: str, kid=kid, rnd=rnd) -> None:
-
-                    say(f"  round {rnd} {kid}: host disturbed ({why}): booting it again")
-
-                (run_dir, after), host, redone = hostload.guarded(boot, base, redo)
-                done[kid]["disturbed"] += redone
-                done[kid]["rounds"].append({"round": rnd, "run_dir": run_dir, "after": after, "host": host})
-                prog.advance(note=f"round {rnd} {kid}")
-            if rule.done(rnd, headline(done, mode, lm_missing), kernels):
-                break
-            if rule.left:
-                say(f"  after round {rnd}: {len(rule.left)} interval(s) not yet narrow: {rule.left[0]}")
-    finally:
-        prog.close()
-    if rule.pct is not None:
-        say(f"  stopped: {rule.stopped}")
-    return done
+    return step.rounds(kernels, rule, boot, places, jobs, guard, lambda kept: headline(kept, kernels), "footprint", say)
 
 
-def headline(done: dict[str, dict], mode: str, lm_missing: str | None) -> dict[str, dict[str, dict[int, float]]]:
+def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dict[str, dict[int, float]]]:
     """The headline values of the footprint for --until-ci, as metric -> kernel ->
     round -> value: what the management summary tests, i.e. the memory available to
-    malloc() (mem_eat's total, kB) and every lmbench metric (one pass per round).
-    Kernel Code + Data and total "free" are not among them: the summary states them
-    as sizes, untested."""
+    malloc() (mem_eat's total, kB) and every lmbench metric (one pass per round), from
+    the values each boot parsed.  Kernel Code + Data and total "free" are not among
+    them: the summary states them as sizes, untested."""
     out: dict[str, dict[str, dict[int, float]]] = {}
-    kernels = list(done)
-    for kid, d in done.items():
-        for r in d["rounds"]:
-            eat = meminfo.parse_mem_eat(r["after"]["mem_eat"])
-            if eat:
-                out.setdefault("memory available to malloc()", {k: {} for k in kernels})[kid][r["round"]] = eat["kb"]
-            if mode == "none" or lm_missing or not r["after"].get("lmbench"):
-                continue
-            for b in lp.parse_runner(r["after"]["lmbench"][0]).values():
-                for m in b["metrics"]:
-                    out.setdefault(f"lmbench {m['name']}", {k: {} for k in kernels})[kid][r["round"]] = m["value"]
+    for d in kept:
+        eat, passed = d.result["eat"], d.result["lmbench"]
+        if eat:
+            out.setdefault("memory available to malloc()", {k: {} for k in kernels})[d.kernel][d.round] = eat["kb"]
+        for b in (passed or {}).values():
+            for m in b["metrics"]:
+                out.setdefault(f"lmbench {m['name']}", {k: {} for k in kernels})[d.kernel][d.round] = m["value"]
     return out
 
 
@@ -418,12 +373,14 @@ def measure_session(
     say,
     target_for: TargetFactory | None = None,
     disk: Path | None = None,
+    cancel: threading.Event | None = None,
 ) -> BootSession:
     """A boot of a measurement ramdisk (footprint, workloads): QEMU boots the kernel
     directly; a real board loads the kernel we built through its bootloader, never
     whatever is in its flash.  target_for: a held place's targets (default: a fresh
     target of the board).  disk: an image QEMU attaches (the disk workloads'; a real
-    board's disk is its own partition)."""
+    board's disk is its own partition).  cancel: once set (another worker failed,
+    Ctrl-C), the boot stops as interrupted."""
     return BootSession(
         board,
         kid,
@@ -435,20 +392,87 @@ def measure_session(
         rules,
         path=measure_path(board),
         timeout_factor=timeout_factor,
+        cancel=cancel,
     )
 
 
-def _one_boot(
-    board, kid, build, recdir, initrd, run_dir, rules, bset, mode, lm_missing, timeout_factor, say, target_for=None
-) -> dict:
-    session = measure_session(board, kid, build, recdir, initrd, run_dir, rules, timeout_factor, say, target_for)
+@dataclass
+class Step:
+    """What every boot of a measuring step (the footprint, the workloads) shares, and its
+    rounds on the round engine.  runs: the directory of the kernel's record directory
+    its run directories go to (footprint-runs, workload-runs)."""
+
+    board: Board
+    logs: Path
+    builds: dict
+    initrd: Path
+    timeout_factor: float
+    runs: str
+    stamp: str = field(default_factory=clock.stamp)
+
+    def __post_init__(self) -> None:
+        self.rules = load_rules(self.board.milestones)
+
+    def recdir(self, kid: str) -> Path:
+        return Path(self.logs) / self.board.name / kid
+
+    def run_dir(self, run: rounds.Run) -> Path:
+        return self.recdir(run.kernel) / self.runs / f"{self.stamp}{run.suffix}"
+
+    def session(self, run: rounds.Run, run_dir: Path, disk: Path | None = None) -> BootSession:
+        """The boot session of one run (measure_session) on the run's target, or, with a
+        disk image, on a fresh QEMU target that attaches it."""
+        k = run.kernel
+        return measure_session(
+            self.board,
+            k,
+            self.builds[k],
+            self.recdir(k),
+            self.initrd,
+            run_dir,
+            self.rules,
+            self.timeout_factor,
+            run.say,
+            target_for=None if disk else run.target_for,
+            disk=disk,
+            cancel=run.cancel,
+        )
+
+    def failed(self, run: rounds.Run, what: str, e: BootFailed, run_dir: Path) -> BootFailed:
+        return BootFailed(
+            f"{self.board.name}/{run.kernel}: {what} run failed: {e} (log: {paths.rel(run_dir / 'console.log')})"
+        )
+
+    def rounds(self, kernels, rule, boot, places, jobs, guard, headline, what: str, say) -> dict[str, dict]:
+        """The rounds on the round engine (boot/rounds.py: run): per kernel the rounds kept
+        (round, host and the boot's result) and how many were done again."""
+        out = rounds.run(
+            kernels,
+            rule,
+            boot,
+            places=places or [targets.BoardPlace(self.board, say)],
+            jobs=jobs,
+            guard=guard,
+            headline=headline,
+            label=f"  {what} rounds",
+            say=say,
+        )
+        return {
+            kid: {
+                "rounds": [{"round": d.round, "host": d.host, **d.result} for d in out.kept(kid)],
+                "disturbed": out.redone(kid),
+            }
+            for kid in kernels
+        }
+
+
+def _one_boot(step: Step, run: rounds.Run, run_dir: Path, bset, mode, lm_missing) -> dict:
+    session = step.session(run, run_dir)
     try:
         with session:
-            after = measure(session, bset, mode, lm_missing, 1, timeout_factor, say)
+            after = measure(session, bset, mode, lm_missing, 1, step.timeout_factor, run.say)
     except BootFailed as e:
-        raise BootFailed(
-            f"{board.name}/{kid}: footprint run failed: {e} (log: {paths.rel(run_dir / 'console.log')})"
-        ) from None
+        raise step.failed(run, "footprint", e, run_dir) from None
     (run_dir / "steps.txt").write_text("\n".join(f"=== {k}\n{v}" for k, v in after.items() if k != "console_text"))
     return after
 
@@ -459,10 +483,11 @@ LOADER_FAILED = re.compile(
 )
 
 
-def cannot_run(texts: list[str]) -> str | None:
+def cannot_run(texts: list[str], parsed: list[dict] | None = None) -> str | None:
     """Why the lmbench binaries could not run at all in this boot (every benchmark exited
-    126/127 or the loader refused them, with no number), or None."""
-    results = [lp.parse_runner(x) for x in texts]
+    126/127 or the loader refused them, with no number), or None.  parsed: the texts
+    already parsed (lp.parse_runner), so they are not parsed again."""
+    results = parsed if parsed is not None else [lp.parse_runner(x) for x in texts]
     if not results or any(m for r in results for b in r.values() for m in b["metrics"]):
         return None
     if not any(r for r in results):
@@ -482,7 +507,7 @@ def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missin
     first = rs[0]
     mem_line = meminfo.parse_memory_line(first["after"]["console_text"])
     frees = [meminfo.parse_free(r["after"]["free"]) for r in rs]
-    eats = [meminfo.parse_mem_eat(r["after"]["mem_eat"]) for r in rs]
+    eats = [r["eat"] for r in rs]  # parsed as each boot ended
     for r, eat in zip(rs, eats, strict=True):
         if eat is None:
             raise BootFailed(f"{board.name}/{kid}: mem_eat printed no total (see {paths.rel(r['run_dir'])})")
@@ -527,7 +552,8 @@ def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missin
         lm.update(measured=False, reason=lm_missing or "not requested", runs=0, retried=[], benchmarks={})
         return fp, lm
     texts = [r["after"]["lmbench"][0] for r in rs]
-    cannot = cannot_run(texts)
+    passes = [r["lmbench"] or {} for r in rs]  # parsed as each boot ended
+    cannot = cannot_run(texts, passes)
     if cannot:  # e.g. Debian's dynamic binaries on a 2.6.32 kernel: not measured, and why
         (first["run_dir"] / "lmbench.txt").write_text("\n".join(texts))
         lm.update(measured=False, reason=cannot, runs=0, retried=[], benchmarks={})
@@ -537,7 +563,7 @@ def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missin
     )
     (first["run_dir"] / "lmbench.txt").write_text(raw)
     blocks = lp.block_lines(raw)  # where each benchmark's blocks begin: the report links there
-    parsed = merge_runs([lp.parse_runner(x) for x in texts], [r["round"] for r in rs])
+    parsed = merge_runs(passes, [r["round"] for r in rs])
     groups = {b.name: b.group for b in bset.bench}
     for name, v in parsed.items():
         v["group"] = groups.get(name, "")

@@ -22,19 +22,17 @@ from pathlib import Path
 
 import numpy as np
 
-from bringup import records, targets
+from bringup import records, stats, targets
 from bringup.boot import rounds
 from bringup.build import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
-from bringup.measure.footprint import build_records, deb_entries, measure_session
+from bringup.measure.footprint import Step, build_records, deb_entries
 from bringup.model.board import Board
 from bringup.model.clocks import clock_of
-from bringup.model.milestones import load_rules
 from bringup.model.workload import DISK_MOUNT, INPUTS_DIR, Input, Mode, Workload, load_all
 from bringup.parse import workload as wp
-from bringup.util import clock, cpio, hostload, paths
+from bringup.util import clock, cpio, paths
 from bringup.util.aptprivate import PrivateApt
-from bringup.util.progress import Progress
 
 # busybox applets the workload steps may use besides those of the base ramdisk
 APPLETS = ["timeout", "nproc", "md5sum", "sha256sum", "gzip", "gunzip"]
@@ -329,6 +327,11 @@ def values_of(wl: Workload, ran: dict, mode: Mode = "quick") -> tuple[dict[str, 
     return vals, why
 
 
+def round_values(wls: dict[str, Workload], ran: dict, mode: Mode) -> dict[str, tuple[dict[str, float], list[str]]]:
+    """One boot's values of every workload (values_of), read once as the boot ends."""
+    return {name: values_of(wl, ran[name], mode) for name, wl in wls.items() if name in ran}
+
+
 def workloads(
     board: Board,
     logs: Path,
@@ -341,21 +344,33 @@ def workloads(
     guard: bool = True,
     say=print,
     directory: Path | None = None,
+    until_ci: float | None = None,
+    max_rounds: int = stats.UNTIL_CI_MAX_ROUNDS,
+    places: list[str] | None = None,
+    jobs: int = 1,
 ) -> dict[str, records.Workloads]:
-    """`runs` rounds of boots; workloads.json per kernel with every round's values."""
+    """`runs` rounds of boots; workloads.json per kernel with every round's values.
+    The rounds run on the round engine (boot/rounds.py), as the footprint's: until_ci
+    (a width in %) adds rounds until the 95 % interval of every workload metric's
+    difference is that narrow, at most max_rounds (said on the terminal: the record has
+    no `stopped` field yet); a labgrid board's places (places, or the board file's) run
+    whole rounds in parallel, each held for the whole step; a board that is not a
+    labgrid board runs up to `jobs` boots at once (without the guard: rounds.check())."""
     if runs < 1:
         raise BringupError(f"workload runs {runs}: give 1 or more")
     for kid in only or []:
         board.kernel(kid)  # an unknown --kernel is refused here, before the ramdisk is built
     if mode not in ("quick", "full"):
         raise BringupError(f"workload mode {mode!r}: use quick or full")
+    rule = rounds.rule(runs, until_ci, max_rounds)  # refused here, before any work
     wls = load_all(names, directory)
     disk, no_disk = disk_plan(board, wls)
     for n, why in no_disk.items():
         say(f"  workload {n}: {why}: not measured")
     if disk is not None and board.qemu is not None:
         diskimage.mke2fs()  # missing e2fsprogs fails here, before anything is built or booted
-    where = targets.places(board, say=say)
+    where = targets.places(board, places, say=say)  # PLACES on a board not in a lab: refused here
+    rounds.check(where, jobs, guard)  # --jobs that cannot work: refused here
     kernels = [k.id for k in board.kernels if not only or k.id in only]
     builds = build_records(board, kernels, logs)
     entries, versions, missing = payload(board, {n: w for n, w in wls.items() if n not in no_disk}, mode, cache, say)
@@ -369,48 +384,16 @@ def workloads(
         extra_key={"libraries": [f"{p}={v}" for p, v in sorted(versions.items())], "mode": mode},
         say=say,
     )
-    initrd = Path(logs) / board.name / "rootfs" / rd.file
-    rules = load_rules(board.milestones)
-    stamp = clock.stamp()
-    done: dict[str, dict] = {kid: {"rounds": [], "disturbed": 0} for kid in kernels}
-    base = hostload.baseline() if guard else None
-    if len(where) > 1:
-        say(f"  workload rounds on place {where[0].name} (the first of {len(where)}; they are not spread)")
-    # the step's progress in boots, with the time left at the rate so far
-    prog = Progress("  workload rounds", total=runs * len(kernels), unit="boots", say=say)
-    say = prog.say
-    with prog, where[0].hold() as target_for:  # a labgrid place: acquired once for all rounds, always released
-        for rnd in range(1, runs + 1):
-            for kid in rounds.order(kernels, rnd - 1):
-                recdir = Path(logs) / board.name / kid
+    step = Step(board, logs, builds, Path(logs) / board.name / "rootfs" / rd.file, timeout_factor, "workload-runs")
+    of = f"{rule.limit}" if rule.pct is None else f"at most {rule.limit}"
 
-                def boot(attempt: int, kid=kid, recdir=recdir, rnd=rnd) -> tuple[Path, dict]:
-                    run_dir = recdir / "workload-runs" / f"{stamp}-r{rnd:02d}{f'-redo{attempt}' if attempt else ''}"
-                    say(f"  round {rnd}/{runs} {kid}: booting the workload ramdisk")
-                    return run_dir, _one_boot(
-                        board,
-                        kid,
-                        builds[kid],
-                        recdir,
-                        initrd,
-                        run_dir,
-                        rules,
-                        wls,
-                        mode,
-                        missing,
-                        timeout_factor,
-                        say,
-                        disk,
-                        target_for,
-                    )
+    def boot(run: rounds.Run) -> dict:
+        run_dir = step.run_dir(run)
+        run.say(f"  round {run.round}/{of} {run.kernel}: booting the workload ramdisk")
+        ran = _one_boot(step, run, run_dir, wls, mode, missing, disk)
+        return {"run_dir": run_dir, "ran": ran, "values": round_values(wls, ran, mode)}
 
-                def redo(why: str, kid=kid, rnd=rnd) -> None:
-                    say(f"  round {rnd}/{runs} {kid}: host disturbed ({why}): booting it again")
-
-                (run_dir, ran), host, redone = hostload.guarded(boot, base, redo)
-                done[kid]["disturbed"] += redone
-                done[kid]["rounds"].append({"round": rnd, "run_dir": run_dir, "ran": ran, "host": host})
-                prog.advance(note=f"round {rnd} {kid}")
+    done = step.rounds(kernels, rule, boot, where, jobs, guard, lambda kept: headline(kept, kernels), "workload", say)
     results = {}
     for kid in kernels:
         recdir = Path(logs) / board.name / kid
@@ -419,41 +402,28 @@ def workloads(
     return results
 
 
-def _one_boot(
-    board,
-    kid,
-    build,
-    recdir,
-    initrd,
-    run_dir,
-    rules,
-    wls,
-    mode,
-    missing,
-    timeout_factor,
-    say,
-    disk=None,
-    target_for=None,
-) -> dict:
+def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dict[str, dict[int, float]]]:
+    """The headline values of the workloads for --until-ci, as "workload metric" ->
+    kernel -> round -> value: every metric of every workload, as each boot read it."""
+    out: dict[str, dict[str, dict[int, float]]] = {}
+    for d in kept:
+        for name, (vals, _) in d.result["values"].items():
+            for metric, v in vals.items():
+                out.setdefault(f"{name} {metric}", {k: {} for k in kernels})[d.kernel][d.round] = v
+    return out
+
+
+def _one_boot(step: Step, run: rounds.Run, run_dir: Path, wls, mode, missing, disk=None) -> dict:
+    board = step.board
     users = [n for n, wl in wls.items() if wl.needs_disk and n not in missing] if disk else []
     image = None
     if users and board.qemu is not None:  # a fresh image for every boot: rounds are independent
         image = Path(run_dir) / "disk.img"
         diskimage.make(image, disk["image_mb"], disk["fs"])
-    # a real board boots the kernel we built through its bootloader, as for the footprint
-    session = measure_session(  # a disk image is QEMU's own: its target attaches it
-        board,
-        kid,
-        build,
-        recdir,
-        initrd,
-        run_dir,
-        rules,
-        timeout_factor,
-        say,
-        target_for=None if image else target_for,
-        disk=image,
-    )
+    # a real board boots the kernel we built through its bootloader, as for the footprint;
+    # a disk image is QEMU's own: its target attaches it
+    session = step.session(run, run_dir, disk=image)
+    say = run.say
     raw = []
     skip = dict(missing)
     try:
@@ -470,9 +440,7 @@ def _one_boot(
             ran = run_in_boot(sh, wls, mode, skip, say)
             unmounted = unmount_disk(sh) if mounted else None
     except BootFailed as e:
-        raise BootFailed(
-            f"{board.name}/{kid}: workload run failed: {e} (log: {paths.rel(run_dir / 'console.log')})"
-        ) from None
+        raise step.failed(run, "workload", e, run_dir) from None
     finally:
         if image is not None:
             image.unlink(missing_ok=True)  # up to disk_mb of written blocks; the next boot makes its own
@@ -498,7 +466,7 @@ def record(board, kid, build, recdir, done, rd, wls: dict[str, Workload], mode, 
         seconds = []
         for r in rs:
             ran = r["ran"][name]
-            vals, why = values_of(wl, ran, mode)
+            vals, why = r["values"][name]  # read as the boot ended (round_values)
             failures += [{"round": r["round"], "reason": w} for w in why]
             if ran["steps"] and not ran["error"]:
                 seconds.append(round(sum(s["elapsed"] or 0 for s in ran["steps"].values()), 3))

@@ -25,7 +25,7 @@ from bringup.errors import BringupError
 from bringup.records import BootTiming
 from bringup.report import bootexplain
 
-ALPHA = 0.05
+ALPHA = stats.ALPHA  # the one definition is stats.py's
 
 
 def resolve(ref: str, logs: Path) -> tuple[Path, str]:

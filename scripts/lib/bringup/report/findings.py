@@ -44,7 +44,7 @@ from bringup.records.measure import Metric
 from bringup.report import workloads
 from bringup.report.tables import pct
 
-ALPHA = 0.05
+ALPHA = stats.ALPHA  # the one definition is stats.py's
 SIZE_PCT = 1.0
 DEFAULT_FLOOR_PCT = 0.1  # the A/A floor of a metric without a measured one (configs/clock.toml overrides)
 # build times compare only when both builds were (nearly) cold: a cold ccache still gives some hits

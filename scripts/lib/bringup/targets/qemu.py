@@ -4,6 +4,12 @@ socket, its user networking's TFTP server and host address.
 QEMU is spawned in prepare() with `server=on,wait=on`: it listens on the
 socket and holds the guest until the console connects, so nothing printed is
 lost and power_on() has nothing left to do.  t0 is the spawn.
+
+The console's port is a free one at the time it is chosen (util/net.free_port);
+another process, or another QEMU of the same study (local parallel workers, the
+round engine's `jobs`), may take it before QEMU binds it.  prepare() therefore waits
+until QEMU says it listens, and when QEMU says the port is in use, spawns it again
+on another port (PORT_TRIES in all).
 """
 
 from __future__ import annotations
@@ -26,6 +32,11 @@ from bringup.util.procutil import die_with_parent
 # the host as QEMU's user networking (slirp) shows it to the guest: its DHCP
 # server hands out 10.0.2.15, the gateway, TFTP and the host's ports are 10.0.2.2
 USER_NET_HOST = "10.0.2.2"
+
+PORT_TRIES = 5  # spawns of QEMU while the console's port turns out to be taken
+LISTENING = "QEMU waiting for connection on:"  # QEMU's line once its server socket listens (wait=on)
+IN_USE = "Address already in use"
+LISTEN_WAIT = 10.0  # seconds to wait for either; a QEMU that says neither is left to the console
 
 
 def qemu_argv(
@@ -120,12 +131,41 @@ class QemuTarget:
 
     # -- power ----------------------------------------------------------------
     def prepare(self, boot: BootSpec) -> None:
-        port = free_port()
         files = {"kernel": boot.kernel, "initrd": boot.initrd, "dtb": boot.dtb}
         tftp = self.staging("").dir if boot.path == "u-boot" else None
-        self.argv = qemu_argv(self.board, port, boot.path, files, boot.cmdline, tftp, self.disk)
-        self.console_url = f"socket://127.0.0.1:{port}"
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        for _ in range(PORT_TRIES):
+            port = free_port()
+            self.argv = qemu_argv(self.board, port, boot.path, files, boot.cmdline, tftp, self.disk)
+            self.console_url = f"socket://127.0.0.1:{port}"
+            self._spawn()
+            if not self._port_taken():
+                break
+            self.power_off()  # the port was taken before QEMU bound it: another port
+        # QEMU holds the guest until the console connects (server=on,wait=on); the
+        # console retries until QEMU listens.  No probe connection here: QEMU would take
+        # it for the client and start the guest with nobody listening.
+        if self.proc is not None and self.proc.poll() is not None:
+            raise BootFailed(f"QEMU exited at start (code {self.proc.returncode}): {self.stderr_tail()}")
+
+    def _port_taken(self) -> bool:
+        """Wait until QEMU listens (its LISTENING line) or exits; True when it exited because
+        the console's port was in use.  Polled every millisecond: the guest waits meanwhile."""
+        deadline = time.monotonic() + LISTEN_WAIT
+        while time.monotonic() < deadline:
+            try:
+                text = self.stderr_path.read_text(errors="replace")
+            except OSError:
+                text = ""
+            if LISTENING in text:
+                return False
+            if self.proc is not None and self.proc.poll() is not None:
+                return IN_USE in self.stderr_path.read_text(errors="replace")
+            time.sleep(0.001)
+        return False
+
+    def _spawn(self) -> None:
+        """Start QEMU with self.argv, its output to qemu.stderr; t0 is now."""
         self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 (closed in power_off)
         self.t0 = time.monotonic()
         try:
@@ -141,11 +181,6 @@ class QemuTarget:
             raise BringupError(
                 f"{self.argv[0]} not found: install Debian package {_qemu_package(self.argv[0])} (make deps does)"
             ) from None
-        # QEMU holds the guest until the console connects (server=on,wait=on); the
-        # console retries until QEMU listens.  No probe connection here: QEMU would take
-        # it for the client and start the guest with nobody listening.
-        if self.proc.poll() is not None:
-            raise BootFailed(f"QEMU exited at start (code {self.proc.returncode}): {self.stderr_tail()}")
 
     def power_on(self) -> None:
         """Nothing to do: the guest runs as soon as the console is connected."""

@@ -23,12 +23,8 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
-
-T = TypeVar("T")
 
 OTHER_CPU_PCT = 25.0  # % of one CPU used by others during the run
 STEAL_PCT = 10.0
@@ -159,24 +155,4 @@ def judge(before: Snapshot, after: Snapshot, baseline: float | None = None) -> d
     }
 
 
-MAX_REDO = 2  # a run on a disturbed host is done again at most this many times
-
-
-def guarded(
-    run: Callable[[int], T], base: float | None, on_redo: Callable[[str], None]
-) -> tuple[T, dict[str, object] | None, int]:
-    """`run(attempt)` judged by the guard when a baseline is given: done again, at most
-    MAX_REDO times, while the host was disturbed (on_redo(why) says so each time).
-    Returns the kept attempt's result, its `host` entry (None without a baseline) and
-    how many attempts were done again.  The last attempt is kept even if disturbed:
-    its `host` entry says so and the report warns."""
-    attempt = 0
-    while True:
-        before = snapshot() if base is not None else None
-        result = run(attempt)
-        host = judge(before, snapshot(), base) if before is not None else None
-        if host and host["disturbed"] and attempt < MAX_REDO:
-            on_redo(str(host["disturbed"]))
-            attempt += 1
-            continue
-        return result, host, attempt
+MAX_REDO = 2  # a run on a disturbed host is done again at most this many times (the round engine: boot/rounds.py)
