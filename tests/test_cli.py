@@ -97,16 +97,36 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
         "workloads": [],  # --workloads none: no workloads step
         "workload_runs": 2,
         "workload_mode": "quick",
+        "boot_jobs": 1,  # the host clock: one boot at a time (JOBS is the builds' make -j)
     }
+
+
+CPUS = os.cpu_count() or 1
 
 
 @pytest.mark.parametrize(
     ("clock", "expected"),
     [
         # qemu-arm's own clock: one boot, one footprint round and one workload round per kernel, no guard
-        ([], {"clock": "instructions", "runs": 1, "lmbench_runs": 1, "workload_runs": 1, "guard": False}),
+        # and one boot per CPU at a time (the round engine's local workers)
+        (
+            [],
+            {
+                "clock": "instructions",
+                "runs": 1,
+                "lmbench_runs": 1,
+                "workload_runs": 1,
+                "guard": False,
+                "boot_jobs": CPUS,
+            },
+        ),
         (["--clock", "instructions"], {"clock": "instructions", "runs": 1, "lmbench_runs": 1, "workload_runs": 1}),
-        (["--clock", "host"], {"clock": "host", "runs": 5, "lmbench_runs": 5, "workload_runs": 3, "guard": True}),
+        (
+            ["--clock", "host"],
+            {"clock": "host", "runs": 5, "lmbench_runs": 5, "workload_runs": 3, "guard": True, "boot_jobs": 1},
+        ),
+        (["--jobs", "3"], {"clock": "instructions", "boot_jobs": 3, "jobs": 3}),
+        (["--clock", "host", "--jobs", "3"], {"clock": "host", "boot_jobs": 1, "jobs": 3}),
     ],
 )
 def test_the_study_s_rounds_and_guard_follow_the_clock(empty_logs, monkeypatch, clock, expected):

@@ -38,6 +38,19 @@ def _host_guard(board=None, jobs: int = 1) -> bool:
     return on
 
 
+def clocks_deterministic(b) -> bool:
+    from bringup.model.clocks import clock_of
+
+    return clock_of(b).deterministic
+
+
+def _boot_jobs(b, given: int | None) -> int:
+    """--jobs of a measuring step, or the clock's default (model/clocks.py boot_jobs)."""
+    from bringup.model.clocks import boot_jobs
+
+    return boot_jobs(b, given)
+
+
 def _board(a):
     """The board of --board, measured with the clock of --clock (CLOCK=) when given."""
     from bringup.model.board import load_board
@@ -137,10 +150,11 @@ def cmd_boot_timing(a) -> int:
     from bringup.model.profiles import load_profile
 
     b = _board(a)
+    jobs = _boot_jobs(b, a.jobs)
     profile = load_profile(a.profile)
     places = targets.places(b, targets.parse_places(a.places), say=_say)
-    guard = _host_guard(b, a.jobs)
-    rounds.check(places, a.jobs, guard)  # --jobs that cannot work: refused before any work
+    guard = _host_guard(b, jobs)
+    rounds.check(places, jobs, guard)  # --jobs that cannot work: refused before any work
     logs = paths.logs_dir()
     boottiming.plan(b, logs, a.path or b.boot, a.root, a.kernel or None)  # fails before the ramdisk is built
     rd = rootfs.build(b, logs, paths.cache_dir(), say=_say)
@@ -160,7 +174,7 @@ def cmd_boot_timing(a) -> int:
         say=_say,
         guard=guard,
         profile=profile,
-        jobs=a.jobs,
+        jobs=jobs,
     )
     sys.stdout.write(boottiming.render_table(summary, load_rules(b.milestones)))
     failed = sum(k["failed"] for k in summary["kernels"].values())
@@ -178,6 +192,7 @@ def cmd_footprint(a) -> int:
     from bringup.measure import footprint
 
     b = _board(a)
+    jobs = _boot_jobs(b, a.jobs)
     places = targets.parse_places(a.places)
     targets.places(b, places)  # PLACES on a board that is not in a lab: refused before any work
     spec = parse_spec(a.lmbench_source, a.lmbench_sha256)
@@ -191,10 +206,10 @@ def cmd_footprint(a) -> int:
         lmbench_source=spec,
         lmbench_runs=_runs(b, a.lmbench_runs, "lmbench"),
         say=_say,
-        guard=_host_guard(b, a.jobs),
+        guard=_host_guard(b, jobs),
         places=places,
         **_until_ci(a),
-        jobs=a.jobs,
+        jobs=jobs,
     )
     sys.stdout.write(footprint.render_footprint(b.name, res))
     sys.stdout.write(footprint.render_lmbench(res))
@@ -206,6 +221,7 @@ def cmd_workloads(a) -> int:
     from bringup.measure import workloads
 
     b = _board(a)
+    jobs = _boot_jobs(b, a.jobs)
     names = _workload_names(a.workloads)
     if names == []:
         raise BringupError("--workloads none: name the workloads to run, all, or leave it out for the default set")
@@ -218,11 +234,11 @@ def cmd_workloads(a) -> int:
         mode=a.mode,
         runs=_runs(b, a.runs, "workload"),
         timeout_factor=a.timeout_factor,
-        guard=_host_guard(b, a.jobs),
+        guard=_host_guard(b, jobs),
         say=_say,
         places=targets.parse_places(a.places),
         **_until_ci(a),
-        jobs=a.jobs,
+        jobs=jobs,
     )
     sys.stdout.write(workloads.render(res))
     return 0
@@ -261,6 +277,9 @@ def cmd_study(a) -> int:
         path=a.path,
         lmbench=a.lmbench,
         jobs=a.jobs,
+        # the measuring steps' boots at once: JOBS (else one per CPU) on the instruction clock; one on the host
+        # clock, whose runs would disturb each other (JOBS is then the builds' make -j only)
+        boot_jobs=_boot_jobs(b, a.jobs) if clocks_deterministic(b) else 1,
         force=a.force,
         lmbench_source=parse_spec(a.lmbench_source, a.lmbench_sha256),
         lmbench_runs=_runs(b, a.lmbench_runs, "lmbench"),
@@ -598,10 +617,11 @@ def _jobs_arg(s) -> None:
         "--jobs",
         "-j",
         type=_count(1, 1024),
-        default=1,
+        default=None,
         metavar="N",
         help="on a board that is not a labgrid board (QEMU, a bench board): up to N boots at once, each "
-        "worker with targets of its own (default 1); turns the host-load guard off unless "
+        "worker with targets of its own (default: one per CPU on the instruction clock, 1 on the host "
+        "clock); on the host clock turns the host-load guard off unless "
         "BRINGUP_HOST_GUARD=1 asks for it, which is refused with N above 1",
     )
 

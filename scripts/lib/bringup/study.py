@@ -214,6 +214,7 @@ def run(
     workloads: list[str] | None = None,
     workload_runs: int = 3,
     workload_mode: Mode = "quick",
+    boot_jobs: int = 1,
 ) -> report.Report:
     """places: the labgrid places to use instead of the board file's (PLACES=a,b).
     workloads: the application workloads to run (None: all of configs/workloads/;
@@ -243,7 +244,7 @@ def run(
     else:
         say(f"== [2/{steps}] boot-timing {board.name}: {runs} runs per kernel, {path}, {root} root ({why})")
         with clock.step("boot-timing"):
-            _boot_timing(board, logs, cache, where, runs, path, root, say, guard)
+            _boot_timing(board, logs, cache, where, runs, path, root, say, guard, jobs=boot_jobs)
 
     for prof in profiles:  # e.g. initcalls: a few boots with initcall_debug, for "Boot time explained"
         # on the instruction clock one boot is a measurement (docs/clock.md); the host clock takes the profile's rounds
@@ -255,7 +256,7 @@ def run(
             continue
         say(f"== [2/{steps}] boot-timing {board.name}, profile {prof.name}: {n} runs per kernel ({why})")
         with clock.step(prof.name):
-            _boot_timing(board, logs, cache, where, n, path, root, say, guard, prof)
+            _boot_timing(board, logs, cache, where, n, path, root, say, guard, prof, jobs=boot_jobs)
 
     why = "FORCE" if force else footprint_fresh(board, logs, lmbench, lmbench_runs)
     if why is None:
@@ -274,6 +275,7 @@ def run(
                 say=say,
                 guard=guard,
                 places=places,
+                jobs=boot_jobs,
             )
 
     if workloads != []:
@@ -294,6 +296,7 @@ def run(
                     runs=workload_runs,
                     guard=guard,
                     say=say,
+                    jobs=boot_jobs,
                 )
 
     say(f"== [{steps}/{steps}] report {board.name}")
@@ -314,6 +317,7 @@ def _boot_timing(
     say: Callable[[str], object],
     guard: bool,
     prof: Profile | None = None,
+    jobs: int = 1,
 ) -> None:
     """One boot-timing step of the study (prof: a boot profile such as initcalls), failing
     with the record of the failed runs named."""
@@ -331,6 +335,7 @@ def _boot_timing(
         rootfs_ref=rd.ref(),
         guard=guard,
         profile=prof,
+        jobs=jobs,
     )
     failed = sum(k["failed"] for k in summary["kernels"].values())
     if failed and prof is None:

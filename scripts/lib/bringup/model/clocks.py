@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
@@ -129,6 +130,17 @@ def guard_needed(board) -> bool:
     """The host-load guard judges runs on the host clock only: on the instruction
     clock a busy host slows the run, not what it measures."""
     return not clock_of(board).deterministic
+
+
+def boot_jobs(board, given: int | None) -> int:
+    """Boots at once of a measuring step (the round engine's local workers): as given, else on
+    the instruction clock of a board that is not a labgrid place one per CPU (runs at once do not
+    disturb what they measure), else one (the host clock: parallel boots would)."""
+    if given is not None:
+        return given
+    if clock_of(board).deterministic and getattr(board, "labgrid", None) is None:
+        return os.cpu_count() or 1
+    return 1
 
 
 def default_runs(board, given: int | None, table: dict[str, int]) -> int:
