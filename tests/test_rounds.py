@@ -228,12 +228,34 @@ def test_two_local_workers_share_the_rounds_each_done_once_results_in_round_orde
     assert out.place_of == dict.fromkeys(range(1, 9))  # no labgrid place
 
 
+def test_local_workers_boot_the_kernels_of_one_round_at_once():
+    """One round of two kernels with two local workers: both boots run at the same time (a
+    round is not one worker's: on the instruction clock `make all` runs one round)."""
+    running: set[str] = set()
+    both = threading.Event()
+    lock = threading.Lock()
+
+    def boot(r):
+        with lock:
+            running.add(r.kernel)
+            if running == {"a", "b"}:
+                both.set()
+        both.wait(2)  # each boot waits (at most 2 s) for the other kernel's to start
+        with lock:
+            running.discard(r.kernel)
+        return r.worker
+
+    out = rounds.run(["a", "b"], stats.UntilCI(runs=1), boot, places=[LocalPlace()], jobs=2, say=quiet)
+    assert both.is_set(), "the round's two kernels did not boot at once"
+    assert sorted(d.result for d in out.runs) == [0, 1] and out.order == {1: ["a", "b"]}
+
+
 def test_an_error_in_one_local_worker_stops_the_others():
     started: list[int] = []
 
     def boot(r):
         started.append(r.round)
-        if r.round == 2:
+        if r.round == 1 and r.kernel == "b":  # the second worker's first boot (workers take boots)
             raise BringupError("QEMU exited at start (code 1): boom")
         if r.cancel is not None and r.cancel.wait(5):
             raise KeyboardInterrupt  # a boot under way ends as interrupted

@@ -284,6 +284,12 @@ class _Engine(Generic[T]):
         self.dealer = Dealer(rule, self.kernels, [p.name for p in self.places])
         self.cancel = threading.Event() if len(self.places) > 1 else None
         self.lock = threading.RLock()  # runs, on_done, the progress and its lines
+        # local workers take boots, not whole rounds: the kernels of one round boot at once (a round
+        # pairs boots of one board; local workers are one board, so nothing is lost by splitting it)
+        self.by_boot = len(self.places) > 1 and not self.lab
+        self.pending: list[tuple[int, str]] = []
+        self.unfinished: dict[int, int] = {}  # round -> its boots not yet done
+        self.qlock = threading.Lock()
         self.prog = Progress(label, total=rule.limit * len(self.kernels), unit="boots", say=say)
 
     def tell(self, msg: str) -> None:
@@ -313,21 +319,51 @@ class _Engine(Generic[T]):
         return Outcome(self.runs, dict(d.order), dict(d.place_of), self.rule.stopped, len(self.places))
 
     def work(self, index: int, place: Place) -> None:
-        """One worker: hold its place, run whole rounds while the dealer gives them."""
+        """One worker: hold its place, run whole rounds while the dealer gives them (local
+        workers: single boots of the rounds, in order, while there are any)."""
         with place.hold(self.cancel) as target_for:
+            if self.by_boot:
+                while (boot := self.next_boot()) is not None:
+                    self.one(boot[1], boot[0], index, place, target_for)
+                    if self.boot_done(boot[0]):
+                        self.round_done(boot[0])
+                return
             while (got := self.dealer.take(index)) is not None:
                 rnd, kernel_order = got
                 for kid in kernel_order:
                     self.one(kid, rnd, index, place, target_for)
-                head: stats.Headline = {}
-                if self.rule.pct is not None and self.headline is not None:
-                    with self.lock:
-                        head = self.headline([x for x in self.runs if not x.redone])
-                stop = self.dealer.finished(rnd, head)
-                left = self.rule.left  # what this check left wide
-                if not stop and left:
-                    n = len(self.dealer.finished_rounds)
-                    self.tell(f"  after round {n}: {len(left)} interval(s) not yet narrow: {left[0]}")
+                self.round_done(rnd)
+
+    def next_boot(self) -> tuple[int, str] | None:
+        """The next boot for a local worker: the next kernel of the round under way, or the
+        first of the next round the dealer gives (its Williams row); None when none is left."""
+        with self.qlock:
+            if not self.pending:
+                got = self.dealer.take(0)
+                if got is None:
+                    return None
+                rnd, kernel_order = got
+                self.pending = [(rnd, k) for k in kernel_order]
+                self.unfinished[rnd] = len(kernel_order)
+            return self.pending.pop(0)
+
+    def boot_done(self, rnd: int) -> bool:
+        """A boot of round rnd ended: True when it was the round's last."""
+        with self.qlock:
+            self.unfinished[rnd] -= 1
+            return self.unfinished[rnd] == 0
+
+    def round_done(self, rnd: int) -> None:
+        """Round rnd is done: judge whether more rounds are needed (--until-ci)."""
+        head: stats.Headline = {}
+        if self.rule.pct is not None and self.headline is not None:
+            with self.lock:
+                head = self.headline([x for x in self.runs if not x.redone])
+        stop = self.dealer.finished(rnd, head)
+        left = self.rule.left  # what this check left wide
+        if not stop and left:
+            n = len(self.dealer.finished_rounds)
+            self.tell(f"  after round {n}: {len(left)} interval(s) not yet narrow: {left[0]}")
 
     def one(self, kid: str, rnd: int, index: int, place: Place, target_for: TargetFactory) -> None:
         """One kernel's boot of round rnd, and its redos on a disturbed host."""
