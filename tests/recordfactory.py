@@ -15,7 +15,7 @@ from bringup import records, stats
 T0 = "2026-01-01T00:00:00+00:00"
 # a record's `clock` as a run on the instruction clock writes it (shift 3: qemu-arm's); without
 # it a factory's record has the model's default, the host clock
-INSTRUCTIONS = {"kind": "instructions", "shift": 3, "ns_per_instruction": 8}
+INSTRUCTIONS = {"kind": "instructions", "shift": 3, "ns_per_instruction": 8, "seed": None}
 
 
 def key(text: str) -> str:

@@ -499,7 +499,7 @@ def test_session_offers_a_shell_and_records_when_it_ends(arm, fake_build, tmp_pa
     assert all(saved[k] == v for k, v in s.record.items()) and saved["schema"] == "bringup.boot/4"
     assert saved["status"] == "ok" and saved["error"] is None
     assert saved["t0"] == "power-on" and saved["console"] == fb.console_url and "login" in saved["milestones"]
-    assert saved["clock"] == {"kind": "host", "shift": None, "ns_per_instruction": None}
+    assert saved["clock"] == {"kind": "host", "shift": None, "ns_per_instruction": None, "seed": None}
 
 
 def test_a_step_that_fails_in_the_session_is_recorded(arm, fake_build, tmp_path):
@@ -593,7 +593,7 @@ def test_on_the_instruction_clock_the_summary_takes_the_kernel_s_printk_times():
     shipped = load_board("qemu-arm")
     recs = guest_runs("6.12")
     s = boottiming.summarize(shipped, recs, rules, ["6.12"])
-    assert s["clock"] == {"kind": "instructions", "shift": 3, "ns_per_instruction": 8}
+    assert s["clock"] == {"kind": "instructions", "shift": 3, "ns_per_instruction": 8, "seed": None}
     k = s["kernels"]["6.12"]
     assert k["reference"] == "kernel clock" == boottiming.GUEST_REFERENCE
     ms = k["milestones"]
@@ -604,7 +604,7 @@ def test_on_the_instruction_clock_the_summary_takes_the_kernel_s_printk_times():
     assert ms["freeing_init"]["rounds"] == [1, 2, 3]
     # the same boots on the host clock: host times from the bootloader's load command, login too
     h = boottiming.summarize(with_clock(shipped, "host"), recs, rules, ["6.12"])
-    assert h["clock"] == {"kind": "host", "shift": None, "ns_per_instruction": None}
+    assert h["clock"] == {"kind": "host", "shift": None, "ns_per_instruction": None, "seed": None}
     assert h["kernels"]["6.12"]["reference"] == "kernel_load"
     assert h["kernels"]["6.12"]["milestones"]["freeing_init"]["values"] == pytest.approx([1.7, 1.85, 2.0])
     assert "login" in h["kernels"]["6.12"]["milestones"]
@@ -636,4 +636,5 @@ def test_a_boot_records_the_clock_of_its_board(fake_build, tmp_path):
         s.shell().run("true", timeout=5)
     saved = json.loads((tmp_path / "run" / "boot.json").read_text())
     assert saved["schema"] == "bringup.boot/4"
-    assert saved["clock"] == {"kind": "instructions", "shift": 3, "ns_per_instruction": 8}
+    # run_index 0 (one boot outside rounds): QEMU's seed 1; a round's boots take the round's
+    assert saved["clock"] == {"kind": "instructions", "shift": 3, "ns_per_instruction": 8, "seed": 1}

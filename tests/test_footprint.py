@@ -15,6 +15,11 @@ def test_quick_and_full_lists():
     bset = footprint.load_set()
     quick = footprint.bench_files(bset, "quick")
     full = footprint.bench_files(bset, "full")
+    # the instruction clock's longer interval comes after the quick knobs (the later export wins)
+    env_ic = next(e for e in footprint.bench_files(bset, "quick", True) if e.path.endswith("bench.env")).data.decode()
+    assert env_ic.index(bset.quick_env) < env_ic.index(f"export {bset.instruction_clock_env}")
+    assert bset.instruction_clock_env.startswith("ENOUGH=")
+    assert "ENOUGH=50000" not in next(e for e in quick if e.path.endswith("bench.env")).data.decode()
     ql = dict((e.path, e.data) for e in quick)["etc/bringup/bench.list"].decode().splitlines()
     fl = dict((e.path, e.data) for e in full)["etc/bringup/bench.list"].decode().splitlines()
     names = [line.split("\t")[0] for line in ql]
@@ -166,7 +171,14 @@ def canned_guest(tmp_path, monkeypatch):
     info = {"lmbench": "debian bookworm lmbench:armhf 3.0-a9", "libraries": ["libc6:armhf"]}
     monkeypatch.setattr(footprint, "lmbench_entries", lambda arch, cache, say: ([], info))
     rd = rf.rootfs("footprint", mem_eat=True, **info, mode="quick")
-    monkeypatch.setattr(footprint.rootfs, "build", lambda *a, **kw: rd)
+    built: list[dict] = []
+
+    def build(*a, **kw):
+        built.append(kw)
+        return rd
+
+    monkeypatch.setattr(footprint.rootfs, "build", build)
+    sessions: list[dict] = []
 
     class FakeSession:
         """The boot session, as far as footprint uses it: a context that boots."""
@@ -174,6 +186,7 @@ def canned_guest(tmp_path, monkeypatch):
         def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
             run_dir.mkdir(parents=True, exist_ok=True)
             self.kid = kid
+            sessions.append(kw)
 
         def __enter__(self):
             return self
@@ -182,14 +195,18 @@ def canned_guest(tmp_path, monkeypatch):
             return False
 
     monkeypatch.setattr(footprint, "BootSession", FakeSession)
-    guest = types.SimpleNamespace(board=board, logs=logs, cache=cache, rd=rd, boots=[], answer=None)
+    guest = types.SimpleNamespace(
+        board=board, logs=logs, cache=cache, rd=rd, boots=[], answer=None, sessions=sessions, built=built, typed=[]
+    )
 
-    def measure(session, *a, **kw):
+    def measure(session, *a, typed=True, **kw):
         n = 1 + sum(1 for k, _ in guest.boots if k == session.kid)
         guest.boots.append((session.kid, n))
+        guest.typed.append(typed)
         return guest.answer(session.kid, n)
 
     monkeypatch.setattr(footprint, "measure", measure)
+    monkeypatch.setattr(footprint, "measure_autorun", lambda session, *a, **kw: measure(session, typed=False))
     return guest
 
 
@@ -347,6 +364,10 @@ def test_on_the_instruction_clock_one_round_is_a_measurement_decided_against_the
     for rec in (fa, fb, la, lb):
         assert (rec.clock.kind, rec.clock.shift, rec.clock.ns_per_instruction) == ("instructions", 3, 8)
     assert lb.runs == 1 and len(g.boots) == 2
+    # nothing typed: the ramdisk holds the steps and the kernel argument starts them
+    assert g.typed == [False, False] and all(kw["extra_args"] == footprint.AUTORUN for kw in g.sessions)
+    steps = [e for e in g.built[-1]["extra"] if e.path == "etc/bringup/steps.list"]
+    assert steps and g.built[-1]["extra_key"]["autorun"] is True
     sizes = [f for f in findings.footprint_findings(fa, fb, "6.12") if f["kind"] == "size"]  # any clock
     fs = findings.lmbench_metric_findings(la, lb, "6.12") + [
         f for f in findings.footprint_findings(fa, fb, "6.12") if f["kind"] != "size"
@@ -407,3 +428,51 @@ def test_footprint_runs_on_the_round_engine_with_two_local_workers(canned_guest,
     with pytest.raises(BringupError, match=r"^--jobs 2: the host-load guard judges one run at a time"):
         footprint.footprint(g.board, g.logs, g.cache, say=lambda m: None, guard=True, jobs=2)
     assert g.boots == []
+
+
+def test_autorun_steps_are_read_from_the_console_without_typing(tmp_path):
+    """On the instruction clock the ramdisk runs the footprint's steps by itself
+    (rootfs-overlay/usr/bin/bringup-steps); measure_autorun() reads their outputs between
+    the markers, as measure() returns them, and writes nothing to the console."""
+    import pexpect.popen_spawn
+
+    from bringup.model.benchset import load_set
+
+    bset = load_set()
+    quick = [b.name for b in bset.bench if b.quick]
+    runner = "\r\n".join(block(n, "Pipe latency: 2.5 microseconds" if n == "lat_pipe" else "") for n in quick)
+    console = (
+        "[    0.960000] Freeing unused kernel memory: 1024K\r\n"
+        "@@@ STEP BEGIN free @@@\r\n       total  used  free\r\nMem:  505660  9876  480000\r\n"
+        "@@@ STEP END free rc=0 @@@\r\nbringup login: \r\n"  # the prompt may come in between
+        "@@@ STEP BEGIN meminfo @@@\r\nMemTotal:  505660 kB\r\n@@@ STEP END meminfo rc=0 @@@\r\n"
+        "@@@ STEP BEGIN mem_eat @@@\r\nGot total = 2097152 = 2048kB\r\n@@@ STEP END mem_eat rc=1 @@@\r\n"
+        f"@@@ STEP BEGIN lmbench @@@\r\n{runner}\r\n@@@ STEP END lmbench rc=0 @@@\r\n@@@ STEPS DONE @@@\r\n"
+    )
+    (tmp_path / "console").write_text(console)
+    exp = pexpect.popen_spawn.PopenSpawn(["cat", str(tmp_path / "console")], encoding="utf-8", timeout=5)
+    sent: list[str] = []
+    exp.sendline = sent.append  # type: ignore[method-assign]
+    session = types.SimpleNamespace(console=types.SimpleNamespace(expect=lambda timeout: exp, lines=[]), cancel=None)
+    out = footprint.measure_autorun(session, bset, "quick", None, 1.0, say=lambda m: None)
+    assert sent == []  # nothing typed
+    assert "Mem:  505660  9876  480000" in out["free"] and "login" not in out["free"]
+    assert out["meminfo"].strip() == "MemTotal:  505660 kB"
+    assert out["mem_eat_rc"] == 1 and "2048kB" in out["mem_eat"]
+    assert out["lmbench_retried"] == [] and len(out["lmbench"]) == 1
+    pipe = out["lmbench_parsed"][0]["lat_pipe"]["metrics"]
+    assert [(m["name"], m["value"]) for m in pipe] == [("Pipe latency", 2.5)]
+    entries = footprint.autorun_steps(lmbench=False)
+    listed = next(e for e in entries if e.path == "etc/bringup/steps.list").data.decode()
+    assert listed == "free\tfree\nmeminfo\tcat /proc/meminfo\nmem_eat\tmem_eat 1024\n"
+    assert "lmbench\tbringup-bench" in next(e for e in footprint.autorun_steps(lmbench=True) if e.data).data.decode()
+
+
+def test_a_step_that_never_ends_names_itself(tmp_path):
+    import pexpect.popen_spawn
+
+    (tmp_path / "console").write_text("@@@ STEP BEGIN free @@@\r\nMem: 1 2 3\r\n")
+    exp = pexpect.popen_spawn.PopenSpawn(["sh", "-c", f"cat {tmp_path / 'console'}; sleep 5"], encoding="utf-8")
+    session = types.SimpleNamespace(console=types.SimpleNamespace(expect=lambda timeout: exp, lines=[]), cancel=None)
+    with pytest.raises(footprint.BootFailed, match=r"step 'free' did not finish within 0s"):
+        footprint.measure_autorun(session, None, "none", None, 0.01, say=lambda m: None)

@@ -144,6 +144,7 @@ def run(
         lmbench_runs=lmbench_runs,
         clock=clock_of(aa).record(),
         spread={} if delay_ms else spreads(aa, logs, root),  # an A/B's spread is its known cost
+        arm_difference={} if delay_ms else arm_differences(aa, logs, root),
     )
     if delay_ms:
         result["sensitivity"] = sensitivity(model, delay_ms)
@@ -160,42 +161,77 @@ def _rel_spread(vals: list[float]) -> float | None:
     return round((max(vals) - min(vals)) / abs(med) * 100, 6) if med else None
 
 
+# metric key -> arm -> round -> value
+Values = dict[str, dict[str, dict[int, float]]]
+
+
 def spreads(aa: Board, logs: Path, root: str = "ramdisk") -> dict[str, float]:
     """Every metric's spread over all boots of both arms, in % of its median: boot
     milestones on the record's clock (printk times on the instruction clock), mem_eat,
-    every lmbench metric; keyed as the summary's findings are (report/findings.py)."""
-    values = _boot_values(Path(logs) / aa.name, records.boot_timing_name(root)) | _footprint_values(
-        Path(logs) / aa.name
-    )
-    out = {k: s for k, vals in values.items() if (s := _rel_spread(vals)) is not None}
+    every lmbench metric; keyed as the summary's findings are (report/findings.py).  On
+    the instruction clock each round boots with its own seed, so this is the spread over
+    seeds: the floor a difference between two kernels must clear (docs/clock.md)."""
+    out = {}
+    for k, arms in arm_values(aa, logs, root).items():
+        s = _rel_spread([v for rounds in arms.values() for v in rounds.values()])
+        if s is not None:
+            out[k] = s
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
-def _boot_values(d: Path, name: str) -> dict[str, list[float]]:
-    """Both arms' milestone values, by finding key."""
-    out: dict[str, list[float]] = {}
+def arm_differences(aa: Board, logs: Path, root: str = "ramdisk") -> dict[str, float]:
+    """Every metric's largest difference between the two arms within one round, in % of
+    the metric's median: on the instruction clock both arms of a round boot from the same
+    seed, so anything but 0 is the host leaking into the measurement."""
+    out = {}
+    for k, arms in arm_values(aa, logs, root).items():
+        a, b = arms.get(ARMS[0], {}), arms.get(ARMS[1], {})
+        both = [r for r in a if r in b]
+        vals = [v for r in both for v in (a[r], b[r])]
+        if not both or not vals:
+            continue
+        med = statistics.median(vals)
+        if med:
+            out[k] = round(max(abs(a[r] - b[r]) for r in both) / abs(med) * 100, 6)
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def arm_values(aa: Board, logs: Path, root: str = "ramdisk") -> Values:
+    d = Path(logs) / aa.name
+    return _boot_values(d, records.boot_timing_name(root)) | _footprint_values(d)
+
+
+def _boot_values(d: Path, name: str) -> Values:
+    """Both arms' milestone values by round, by finding key."""
+    out: Values = {}
     if not (d / name).exists():
         return out
     timing = records.read(d / name, records.BootTiming)
     for arm in ARMS:
         kt = timing.kernels.get(arm)
         for milestone, st in (kt.milestones if kt else {}).items():
-            out.setdefault(f"{name}:{milestone}", []).extend(st.values or [])
+            rnds = st.rounds or list(range(1, len(st.values or []) + 1))
+            out.setdefault(f"{name}:{milestone}", {})[arm] = dict(zip(rnds, st.values or [], strict=False))
     return out
 
 
-def _footprint_values(d: Path) -> dict[str, list[float]]:
-    """Both arms' mem_eat totals and lmbench values, by finding key."""
-    out: dict[str, list[float]] = {}
+def _footprint_values(d: Path) -> Values:
+    """Both arms' mem_eat totals and lmbench values by round, by finding key."""
+    out: Values = {}
     for arm in ARMS:
         if (d / arm / "footprint.json").exists():
             fp = records.read(d / arm / "footprint.json", records.Footprint)
-            out.setdefault("footprint:malloc_kb", []).extend(float(v) for v in fp.malloc_kb_values)
+            rnds = fp.rounds or list(range(1, len(fp.malloc_kb_values) + 1))
+            out.setdefault("footprint:malloc_kb", {})[arm] = {
+                r: float(v) for r, v in zip(rnds, fp.malloc_kb_values, strict=False)
+            }
         if (d / arm / "lmbench.json").exists():
             rec = records.read(d / arm / "lmbench.json", records.Lmbench)
             for b in rec.benchmarks.values():
                 for met in b.metrics:
-                    out.setdefault(f"lmbench:{met.name}", []).extend(met.values or [met.value])
+                    vals = met.values or [met.value]
+                    rnds = met.rounds or list(range(1, len(vals) + 1))
+                    out.setdefault(f"lmbench:{met.name}", {})[arm] = dict(zip(rnds, vals, strict=False))
     return out
 
 
@@ -282,10 +318,20 @@ def render(result: dict[str, Any]) -> str:
         same = sum(1 for v in spread.values() if v == 0)
         top = list(spread.items())[:8]
         lines.append(
-            f"  spread over all boots of both arms: largest {top[0][1]:.3g} % ({top[0][0]}); "
+            "  spread over all boots of both arms (on the instruction clock: over the rounds' seeds): "
+            f"largest {top[0][1]:.3g} % ({top[0][0]}); "
             f"{same} of {len(spread)} metrics identical"
         )
         lines += [f"    {v:8.3g} %  {k}" for k, v in top]
+    diff = result.get("arm_difference") or {}
+    if diff:
+        same = sum(1 for v in diff.values() if v == 0)
+        k0, v0 = next(iter(diff.items()))
+        within = sum(1 for v in diff.values() if v <= 0.1)
+        lines.append(
+            f"  difference between the arms within a round: largest {v0:.3g} % ({k0}); {same} of {len(diff)} "
+            f"metrics identical, {within} within 0.1 %"
+        )
     if sens:
         verdict = "PASSED" if sens["passed"] else "FAILED"
         lines.append(

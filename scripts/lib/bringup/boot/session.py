@@ -156,6 +156,7 @@ class BootSession:
         self.cmdline = kernel_cmdline(board, kernel.cmdline, extra)
         if path == "u-boot":
             uboot.quote(self.cmdline)  # a command line U-Boot cannot take fails here, before power-on
+        self.seed = max(1, run_index)
         self.scan = ms.Scan(rules)
         self.cancel = cancel
         self.kernel_check = KernelCheck.for_build(build_rec, recdir)  # the booted kernel must be this build
@@ -168,6 +169,8 @@ class BootSession:
             "kernel": kernel_id,
             "run_id": self.run_dir.name,
             "run_index": run_index,
+            # the round's seed of the guest's random numbers on the instruction clock (BootSpec.seed)
+            "clock": clock_of(board).record(seed=self.seed),
             "status": "fail",
             "error": None,
             "path": path,
@@ -180,7 +183,6 @@ class BootSession:
             "t0": target.describe()["t0"],
             "log": "console.log",
             "raw": "console.raw",
-            "clock": clock_of(board).record(),
         }
 
     # -- the boot -------------------------------------------------------------
@@ -209,6 +211,7 @@ class BootSession:
                 kernel=self.files["kernel"],
                 initrd=self.initrd if self.nfs is None else None,
                 dtb=self.files.get("dtb"),
+                seed=self.seed,
             )
         )
         rec.update(target.describe())

@@ -42,6 +42,9 @@ class BootSpec:
              fetches the files the session staged (see Target.staging)
     cmdline  the kernel command line
     kernel, initrd, dtb  the files, for a direct boot (initrd None for an NFS root)
+    seed     the guest's random numbers on the instruction clock (QEMU's -seed): the
+             round's number, so every kernel of a round starts from the same state and
+             the rounds differ (docs/clock.md); other targets ignore it
     """
 
     path: str
@@ -49,6 +52,7 @@ class BootSpec:
     kernel: Path
     initrd: Path | None = None
     dtb: Path | None = None
+    seed: int = 1
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,9 @@ def lmbench_entries(arch: str, cache: Path, say=print) -> tuple[list[cpio.Entry]
     return entries, {"lmbench": f"debian {rootfs.USERSPACE_SUITE} lmbench:{arch} {version}", "libraries": libs}
 
 
-def bench_files(bset: BenchSet, mode: str) -> list[cpio.Entry]:
+def bench_files(bset: BenchSet, mode: str, instruction_clock: bool = False) -> list[cpio.Entry]:
+    """The runner's benchmark list and environment; on the instruction clock the quick set
+    exports instruction_clock_env after quick_env (a longer interval: docs/clock.md)."""
     q = bset.quick_flags if mode == "quick" else ""
     lines = []
     for b in bset.bench:
@@ -140,6 +142,8 @@ def bench_files(bset: BenchSet, mode: str) -> list[cpio.Entry]:
     env = ["LMBENCH_BIN=/usr/lib/lmbench/bin", f"BENCH_SETUP='{bset.setup}'"]
     if mode == "quick" and bset.quick_env:
         env.append(f"export {bset.quick_env}")
+    if mode == "quick" and instruction_clock and bset.instruction_clock_env:
+        env.append(f"export {bset.instruction_clock_env}")
     return [
         cpio.directory("etc/bringup"),
         cpio.file("etc/bringup/bench.list", ("\n".join(lines) + "\n").encode()),
@@ -152,8 +156,17 @@ def run_benchmarks(
 ) -> str:
     """Start the runner and follow its blocks; each benchmark has its own timeout.  cancel:
     once set (another worker failed, Ctrl-C), the pass stops as interrupted."""
-    names = [b for b in bset.bench if (mode == "full" or b.quick) and (not only or b.name in only)]
     exp.sendline(f"bringup-bench {' '.join(only or [])}; echo '@@@ ''RUNNER DONE' $?")
+    text = follow_benchmarks(exp, bset, mode, factor, say, only, cancel)
+    exp.expect(r"@@@ RUNNER DONE \d+", timeout=30 * factor)
+    return text
+
+
+def follow_benchmarks(
+    exp, bset: BenchSet, mode: str, factor: float, say=print, only: list | None = None, cancel=None
+) -> str:
+    """Follow the runner's blocks as they come (typed, or started by the ramdisk itself)."""
+    names = [b for b in bset.bench if (mode == "full" or b.quick) and (not only or b.name in only)]
     mult = 1 if mode == "quick" else bset.full_timeout_factor
     text = []
     # a line per benchmark when not on a terminal: a pass takes minutes under emulation
@@ -167,8 +180,75 @@ def run_benchmarks(
                 raise BootFailed(f"lmbench step '{b.name}' did not finish within {t:.0f}s") from None
             text.append(f"@@@ BEGIN {b.name} @@@{exp.before}{exp.after}")
             prog.advance(note=b.name)
-    exp.expect(r"@@@ RUNNER DONE \d+", timeout=30 * factor)
     return "\n".join(text)
+
+
+# --- a measurement boot without typed input (the instruction clock) ----------------
+#
+# A command typed on the serial console reaches the guest at a virtual time the host
+# decides; on the instruction clock everything after it shifts (the tick's phase, the
+# entropy), and lmbench's short intervals move by tens of percent from boot to boot
+# (docs/instruction-clock.md).  So on that clock the footprint's steps are written into
+# the ramdisk (/etc/bringup/steps.list), the kernel argument AUTORUN makes rcS run them
+# (rootfs-overlay/usr/bin/bringup-steps), and bringup only reads their output between
+# the markers, typing nothing: two boots of one kernel print the same numbers.
+
+AUTORUN = "bringup.autorun"
+STEP_TIMEOUTS = {"free": 20, "meminfo": 20, "mem_eat": 300}
+
+
+def autorun_steps(lmbench: bool) -> list[cpio.Entry]:
+    """The ramdisk's steps.list: free, /proc/meminfo, mem_eat, and the lmbench pass."""
+    steps = [("free", "free"), ("meminfo", "cat /proc/meminfo"), ("mem_eat", "mem_eat 1024")]
+    steps += [("lmbench", "bringup-bench")] if lmbench else []
+    return [
+        cpio.directory("etc/bringup"),
+        cpio.file("etc/bringup/steps.list", "".join(f"{n}\t{c}\n" for n, c in steps).encode()),
+    ]
+
+
+def _step(exp, name: str, timeout: float, cancel) -> tuple[str, int]:
+    try:
+        expect(exp, rf"@@@ STEP BEGIN {name} @@@\r?\n", timeout, cancel)
+        expect(exp, rf"@@@ STEP END {name} rc=(-?\d+) @@@", timeout, cancel)
+    except pexpect.TIMEOUT:
+        raise BootFailed(f"step '{name}' did not finish within {timeout:.0f}s") from None
+    return exp.before.replace("\r\n", "\n").replace("\r", ""), int(exp.match.group(1))
+
+
+def measure_autorun(
+    session: BootSession, bset: BenchSet, mode: str, lm_missing: str | None, timeout_factor: float, say=print
+) -> dict:
+    """The footprint steps the ramdisk ran by itself (AUTORUN): their outputs, as measure()
+    gives them, read from the console between their markers; nothing is typed."""
+    exp = session.console.expect(timeout=60 * timeout_factor)
+    cancel = session.cancel
+    out: dict = {}
+    for name in ("free", "meminfo", "mem_eat"):
+        if name == "mem_eat":
+            say("    mem_eat ...")
+        out[name], rc = _step(exp, name, STEP_TIMEOUTS[name] * timeout_factor, cancel)
+        if name == "mem_eat":
+            out["mem_eat_rc"] = rc
+    if mode != "none" and lm_missing is None:
+        t = 60 * timeout_factor
+        try:
+            expect(exp, r"@@@ STEP BEGIN lmbench @@@", t, cancel)
+        except pexpect.TIMEOUT:
+            raise BootFailed(f"step 'lmbench' did not start within {t:.0f}s") from None
+        text = follow_benchmarks(exp, bset, mode, timeout_factor, say, cancel=cancel)
+        _step_end(exp, "lmbench", t, cancel)
+        # no second try of a benchmark that printed nothing: the same boot prints the same
+        out["lmbench"], out["lmbench_parsed"], out["lmbench_retried"] = [text], [lp.parse_runner(text)], []
+    out["console_text"] = "\n".join(line.text for line in session.console.lines)
+    return out
+
+
+def _step_end(exp, name: str, timeout: float, cancel) -> None:
+    try:
+        expect(exp, rf"@@@ STEP END {name} rc=-?\d+ @@@", timeout, cancel)
+    except pexpect.TIMEOUT:
+        raise BootFailed(f"step '{name}' did not end within {timeout:.0f}s") from None
 
 
 def lmbench_payload(
@@ -183,13 +263,13 @@ def lmbench_payload(
         entries, info = lmbench_build.build(
             lmbench_source, bset.source_build, board.arch.userspace_cross_compile, arch, cache, say
         )
-        return entries + bench_files(bset, mode), info, None
+        return entries + bench_files(bset, mode, clock_of(board).deterministic), info, None
     try:
         entries, info = lmbench_entries(arch, cache, say)
     except BringupError as e:  # no Debian binaries for this architecture: footprint only, said so
         say(f"  {e}: footprint only")
         return [], {}, str(e)
-    return entries + bench_files(bset, mode), info, None
+    return entries + bench_files(bset, mode, clock_of(board).deterministic), info, None
 
 
 def measure(
@@ -278,10 +358,28 @@ def footprint(
     bset = load_set()
     entries, lm_info, lm_missing = lmbench_payload(board, bset, mode, lmbench_source, cache, say)
     extra += entries
+    # on the instruction clock the ramdisk runs the steps itself, nothing is typed (AUTORUN)
+    auto = clock_of(board).deterministic
+    if auto:
+        extra += autorun_steps(mode != "none" and lm_missing is None)
     rd = rootfs.build(
-        board, logs, cache, extra=extra, name="footprint", extra_key={"mem_eat": True, **lm_info, "mode": mode}, say=say
+        board,
+        logs,
+        cache,
+        extra=extra,
+        name="footprint",
+        extra_key={"mem_eat": True, **lm_info, "mode": mode, "autorun": auto},
+        say=say,
     )
-    step = Step(board, logs, builds, Path(logs) / board.name / "rootfs" / rd.file, timeout_factor, "footprint-runs")
+    step = Step(
+        board,
+        logs,
+        builds,
+        Path(logs) / board.name / "rootfs" / rd.file,
+        timeout_factor,
+        "footprint-runs",
+        cmdline=AUTORUN if auto else "",
+    )
     done = run_rounds(step, kernels, bset, mode, lm_missing, rule, guard, say, places=where, jobs=jobs)
     results = {}
     for kid in kernels:
@@ -374,6 +472,8 @@ def measure_session(
     target_for: TargetFactory | None = None,
     disk: Path | None = None,
     cancel: threading.Event | None = None,
+    extra_args: str = "",
+    run_index: int = 0,
 ) -> BootSession:
     """A boot of a measurement ramdisk (footprint, workloads): QEMU boots the kernel
     directly; a real board loads the kernel we built through its bootloader, never
@@ -393,6 +493,8 @@ def measure_session(
         path=measure_path(board),
         timeout_factor=timeout_factor,
         cancel=cancel,
+        extra_args=extra_args,
+        run_index=run_index,  # the round: its seed on the instruction clock
     )
 
 
@@ -409,6 +511,7 @@ class Step:
     timeout_factor: float
     runs: str
     stamp: str = field(default_factory=clock.stamp)
+    cmdline: str = ""  # added to every boot's command line (the footprint's AUTORUN)
 
     def __post_init__(self) -> None:
         self.rules = load_rules(self.board.milestones)
@@ -436,6 +539,8 @@ class Step:
             target_for=None if disk else run.target_for,
             disk=disk,
             cancel=run.cancel,
+            extra_args=self.cmdline,
+            run_index=run.round,
         )
 
     def failed(self, run: rounds.Run, what: str, e: BootFailed, run_dir: Path) -> BootFailed:
@@ -470,7 +575,10 @@ def _one_boot(step: Step, run: rounds.Run, run_dir: Path, bset, mode, lm_missing
     session = step.session(run, run_dir)
     try:
         with session:
-            after = measure(session, bset, mode, lm_missing, 1, step.timeout_factor, run.say)
+            if step.cmdline == AUTORUN:
+                after = measure_autorun(session, bset, mode, lm_missing, step.timeout_factor, run.say)
+            else:
+                after = measure(session, bset, mode, lm_missing, 1, step.timeout_factor, run.say)
     except BootFailed as e:
         raise step.failed(run, "footprint", e, run_dir) from None
     (run_dir / "steps.txt").write_text("\n".join(f"=== {k}\n{v}" for k, v in after.items() if k != "console_text"))

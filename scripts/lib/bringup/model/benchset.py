@@ -94,6 +94,15 @@ class BenchSet(Strict):
         Field(pattern=r"^[A-Za-z0-9_=. -]*$", description="VAR=value words exported in quick mode"),
         AfterValidator(_env_words),
     ] = ""
+    instruction_clock_env: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_=. -]*$",
+            description="VAR=value words exported after quick_env on the instruction clock (docs/clock.md): "
+            "a longer timing interval averages the timer tick that a short one holds or not",
+        ),
+        AfterValidator(_env_words),
+    ] = ""
     quick_flags: Annotated[str, Field(pattern=r"^[A-Za-z0-9 -]*$")] = ""
     full_timeout_factor: Annotated[float, Field(ge=1, le=1000, allow_inf_nan=False)] = 10.0
     setup: Annotated[str, Field(max_length=2000, pattern=r"^[^\x00-\x1f\x7f']*$")] = ""

@@ -63,8 +63,9 @@ class Clock:
     def deterministic(self) -> bool:
         return self.kind == "instructions"
 
-    def qemu_args(self) -> list[str]:
-        """QEMU's arguments for this clock (none for the host clock)."""
+    def qemu_args(self, seed: int = SEED) -> list[str]:
+        """QEMU's arguments for this clock (none for the host clock); seed: QEMU's -seed, the
+        guest's random numbers (a round's: rounds differ, the kernels of one round do not)."""
         if self.kind != "instructions":
             return []
         return [
@@ -73,7 +74,7 @@ class Clock:
             "-rtc",
             f"base={RTC_BASE},clock=vm",
             "-seed",
-            str(SEED),
+            str(seed),
         ]
 
     @property
@@ -86,9 +87,14 @@ class Clock:
     def short(self) -> str:
         return "instruction clock" if self.kind == "instructions" else "host clock"
 
-    def record(self) -> dict:
-        """The record's `clock` entry (records.ClockInfo)."""
-        return {"kind": self.kind, "shift": self.shift, "ns_per_instruction": self.ns_per_instruction}
+    def record(self, seed: int | None = None) -> dict:
+        """The record's `clock` entry (records.ClockInfo); seed: a boot's QEMU -seed."""
+        return {
+            "kind": self.kind,
+            "shift": self.shift,
+            "ns_per_instruction": self.ns_per_instruction,
+            "seed": seed if self.kind == "instructions" else None,
+        }
 
 
 HOST = Clock()

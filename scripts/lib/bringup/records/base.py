@@ -121,10 +121,11 @@ class ClockInfo(Part):
     kind: Literal["host", "instructions"] = "host"
     shift: Annotated[int, Field(ge=0, le=10)] | None = None
     ns_per_instruction: Annotated[int, Field(ge=1)] | None = None
+    seed: Annotated[int, Field(ge=1)] | None = None  # a boot's QEMU -seed (its round), instruction clock only
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        if self.kind == "host" and (self.shift is not None or self.ns_per_instruction is not None):
+        if self.kind == "host" and (self.shift is not None or self.ns_per_instruction is not None or self.seed):
             raise ValueError("the host clock has no instruction shift")
         if self.kind == "instructions" and (self.shift is None or self.ns_per_instruction != 2**self.shift):
             raise ValueError("the instruction clock needs its shift and ns_per_instruction = 2^shift")

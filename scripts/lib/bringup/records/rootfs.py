@@ -27,6 +27,7 @@ class Extra(LmbenchSource):
 
     mem_eat: bool = False
     mode: Literal["quick", "full", "none"] | None = None
+    autorun: bool = False  # the steps run by the ramdisk itself (the instruction clock: nothing typed)
 
 
 class RootfsRef(Part):

@@ -47,6 +47,7 @@ def qemu_argv(
     cmdline: str,
     tftp_dir: Path | None = None,
     disk: Path | None = None,
+    seed: int = 1,
 ) -> list[str]:
     """QEMU's argument list for a board.  mode: 'direct' or 'u-boot'.  disk: a raw
     image attached with the board's qemu.disk_device (the disk workloads' ext4 image)."""
@@ -97,7 +98,7 @@ def qemu_argv(
             argv += ["-dtb", str(files["dtb"])]
         argv += ["-append", cmdline]
     # the clock (model/clocks.py): -icount, a virtual RTC from a fixed date, a fixed seed
-    return argv + clock_of(board).qemu_args() + list(q.args)
+    return argv + clock_of(board).qemu_args(seed) + list(q.args)
 
 
 class QemuTarget:
@@ -136,7 +137,7 @@ class QemuTarget:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         for _ in range(PORT_TRIES):
             port = free_port()
-            self.argv = qemu_argv(self.board, port, boot.path, files, boot.cmdline, tftp, self.disk)
+            self.argv = qemu_argv(self.board, port, boot.path, files, boot.cmdline, tftp, self.disk, boot.seed)
             self.console_url = f"socket://127.0.0.1:{port}"
             self._spawn()
             if not self._port_taken():
