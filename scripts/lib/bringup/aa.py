@@ -98,6 +98,7 @@ def run(
     guard: bool = True,
     root: str = "ramdisk",
     delay_ms: int = 0,
+    jobs: int = 1,
 ) -> dict[str, Any]:
     """The A/A check; root: the boot-timing root (ramdisk, or nfs: boot-timing-nfs.json,
     and the summary's "Boot, root over NFS" section).  The footprint always boots the
@@ -129,9 +130,10 @@ def run(
         rootfs_ref=rd.ref(),
         guard=guard,
         root=root,
+        jobs=jobs,
     )
     say(f"footprint: {lmbench_runs} rounds, lmbench {lmbench}")
-    footprint.footprint(aa, logs, cache, mode=lmbench, lmbench_runs=lmbench_runs, say=say, guard=guard)
+    footprint.footprint(aa, logs, cache, mode=lmbench, lmbench_runs=lmbench_runs, say=say, guard=guard, jobs=jobs)
     model = report.collect(aa, logs, own_floors=False)  # judged against the shipped floors, never its own
     result = judge(model)
     result.update(

@@ -317,6 +317,8 @@ def cmd_aa(a) -> int:
         say=_say,
         guard=_host_guard(b),
         delay_ms=getattr(a, "delay_ms", 0),
+        # boots at once: one per CPU on the instruction clock, one on the host clock
+        jobs=_boot_jobs(b, None),
     )
     sys.stdout.write(aa.render(result))
     if a.delay_ms:
