@@ -154,7 +154,12 @@ def test_a_record_from_before_the_clock_reads_as_the_host_clock(tmp_path, kind):
     assert back.schema_ == f"bringup.{kind}/{version}" and back == rec
     on = make(clock=rf.INSTRUCTIONS)
     records.write(f, on)
-    assert json.loads(f.read_text())["clock"] == {"kind": "instructions", "shift": 3, "ns_per_instruction": 8, "seed": None}
+    assert json.loads(f.read_text())["clock"] == {
+        "kind": "instructions",
+        "shift": 3,
+        "ns_per_instruction": 8,
+        "seed": None,
+    }
     assert records.read(f, type(rec)).clock.ns_per_instruction == 8
     # a clock bringup does not have is refused, naming the field
     f.write_text(json.dumps({**old, "schema": f"bringup.{kind}/{version}", "clock": {"kind": "wall"}}))
