@@ -739,7 +739,9 @@ def test_a_round_with_a_disk_workload_makes_mounts_and_deletes_a_fresh_image(tmp
     seen, shells = [], []
 
     class FakeSession:
-        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None, cancel=None):
+        def __init__(
+            self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None, cancel=None, **kw
+        ):
             assert disk == run_dir / "disk.img" and disk.stat().st_size == 256 * 1024 * 1024
             assert target_for is None  # QEMU's own target attaches the image
             seen.append(disk)
@@ -816,7 +818,9 @@ def test_a_labgrid_board_holds_its_place_for_all_workload_rounds(tmp_path, monke
     monkeypatch.setattr(mw.targets, "places", lambda board, names=None, say=print: [HeldPlace()])
 
     class FakeSession(OpensslSession):
-        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None, cancel=None):
+        def __init__(
+            self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None, cancel=None, **kw
+        ):
             assert disk is None
             super().__init__(board, kid, build, recdir, initrd, run_dir)
             log.append(target_for(run_dir)[0])
