@@ -213,3 +213,13 @@ def claim(key, a, b, kind="deterministic", shift=None):
 def test_the_sensitivity_verdict(items, passed):
     model = {"findings": [{"sections": [("x", items)]}], "delayed_milestones": ["userspace", "login"]}
     assert aa.sensitivity(model, 500)["passed"] is passed
+
+
+def test_an_nfs_root_is_measured_on_the_host_clock():
+    board = load_board("qemu-arm")
+    said: list[str] = []
+    nfs = clocks.for_root(board, "nfs", said.append)
+    assert clocks.clock_of(nfs).kind == "host" and said and "host clock" in said[0]
+    assert clocks.for_root(board, "ramdisk", said.append) is board and len(said) == 1
+    host = clocks.with_clock(board, "host")
+    assert clocks.for_root(host, "nfs") is host

@@ -236,7 +236,7 @@ def test_two_places_share_one_study_in_parallel(arm_built, lab, tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     print(f"2 places, 4 rounds x 2 kernels: {wall:.1f} s")
     s = json.loads((logs / "boot-timing.json").read_text())
-    assert s["schema"] == "bringup.boot-timing/6"
+    assert s["schema"] == "bringup.boot-timing/7"
     assert s["places"] == ["lab-arm-1", "lab-arm-2"]
     assert len(s["order"]) == len(s["round_places"]) == 4
     assert set(s["round_places"]) == {"lab-arm-1", "lab-arm-2"}  # each place was used
@@ -273,7 +273,8 @@ def test_two_places_share_one_study_in_parallel(arm_built, lab, tmp_path):
     assert "### Places" in md
     section = md.split("### Places", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| 5.10 |") or line.startswith("| 6.12 |")]
-    assert len(rows) == 4  # 2 kernels x 2 headline milestones (freeing init, login), lab-arm-2 against lab-arm-1
+    # 2 kernels x 3 headline milestones (freeing init, the userspace marker, login), lab-arm-2 against lab-arm-1
+    assert len(rows) == 6
     assert all("| lab-arm-2 |" in r and "| lab-arm-1 |" in r for r in rows)
     html = (logs / "report" / "index.html").read_text()
     assert 'id="places"' in html

@@ -41,7 +41,7 @@ from bringup.build import rootfs
 from bringup.errors import BringupError
 from bringup.measure import footprint
 from bringup.model.board import Board, Kernel
-from bringup.model.clocks import clock_of
+from bringup.model.clocks import clock_of, for_root
 from bringup.report import page as report
 from bringup.util import clock
 
@@ -119,11 +119,12 @@ def run(
             (Path(logs) / aa.name / records.boot_timing_name(r, failed=failed)).unlink(missing_ok=True)
     rd = rootfs.build(aa, logs, cache, say=say)
     say(f"boot timing: {runs} rounds, root {root}")
+    boot_board = for_root(aa, root, say)  # an NFS root's boots: on the host clock
     boottiming.boot_timing(
-        aa,
+        boot_board,
         logs,
         Path(logs) / aa.name / "rootfs" / rd.file,
-        partial(targets.for_board, aa, say=say),
+        partial(targets.for_board, boot_board, say=say),
         runs=runs,
         path=path,
         say=say,

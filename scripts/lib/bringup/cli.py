@@ -146,10 +146,12 @@ def cmd_boot_timing(a) -> int:
     from bringup.boot import rounds
     from bringup.boot import timing as boottiming
     from bringup.build import rootfs
+    from bringup.model.clocks import for_root
     from bringup.model.milestones import load_rules
     from bringup.model.profiles import load_profile
 
-    b = _board(a)
+    asked = _board(a)
+    b = for_root(asked, a.root)  # an NFS root on the host clock (said once the request is checked)
     jobs = _boot_jobs(b, a.jobs)
     profile = load_profile(a.profile)
     places = targets.places(b, targets.parse_places(a.places), say=_say)
@@ -157,6 +159,8 @@ def cmd_boot_timing(a) -> int:
     rounds.check(places, jobs, guard)  # --jobs that cannot work: refused before any work
     logs = paths.logs_dir()
     boottiming.plan(b, logs, a.path or b.boot, a.root, a.kernel or None)  # fails before the ramdisk is built
+    if b is not asked:
+        for_root(asked, a.root, _say)
     rd = rootfs.build(b, logs, paths.cache_dir(), say=_say)
     summary = boottiming.boot_timing(
         b,

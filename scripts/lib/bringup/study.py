@@ -43,7 +43,7 @@ from bringup.measure import footprint
 from bringup.measure import workloads as appworkloads
 from bringup.model.benchset import load_set
 from bringup.model.board import Board, check_boot_path, check_root
-from bringup.model.clocks import clock_of
+from bringup.model.clocks import clock_of, for_root
 from bringup.model.profiles import Profile, study_profiles
 from bringup.model.workload import Mode
 from bringup.model.workload import load_all as load_workloads
@@ -51,6 +51,7 @@ from bringup.records import BootTiming, Build, Footprint, Lmbench, Rootfs, Rootf
 from bringup.report import page as report
 from bringup.util import paths
 from bringup.util.progress import fmt_duration
+from bringup.util.switches import env_switch
 
 R = TypeVar("R", bound=records.Record)
 
@@ -237,6 +238,11 @@ def run(
     with clock.step("build-all"):
         build.build_all(board, logs, cache, force=force, jobs=jobs, say=say)
 
+    # an NFS root's boots are measured on the host clock (model/clocks.py for_root), one at a time, guarded
+    whole = board
+    board = for_root(whole, root, say)
+    boot_guard, boot_jobs_now = (guard, boot_jobs) if board is whole else (env_switch("BRINGUP_HOST_GUARD"), 1)
+    boot_where = where if board is whole else targets.places(board, places, say=say)
     why = "FORCE" if force else boot_fresh(board, logs, cache, runs, path, root, say)
     if why is None:
         say(f"== [2/{steps}] boot-timing ({root} root): up to date, skipped")
@@ -244,7 +250,7 @@ def run(
     else:
         say(f"== [2/{steps}] boot-timing {board.name}: {runs} runs per kernel, {path}, {root} root ({why})")
         with clock.step("boot-timing"):
-            _boot_timing(board, logs, cache, where, runs, path, root, say, guard, jobs=boot_jobs)
+            _boot_timing(board, logs, cache, boot_where, runs, path, root, say, boot_guard, jobs=boot_jobs_now)
 
     for prof in profiles:  # e.g. initcalls: a few boots with initcall_debug, for "Boot time explained"
         # on the instruction clock one boot is a measurement (docs/clock.md); the host clock takes the profile's rounds
@@ -256,7 +262,8 @@ def run(
             continue
         say(f"== [2/{steps}] boot-timing {board.name}, profile {prof.name}: {n} runs per kernel ({why})")
         with clock.step(prof.name):
-            _boot_timing(board, logs, cache, where, n, path, root, say, guard, prof, jobs=boot_jobs)
+            _boot_timing(board, logs, cache, boot_where, n, path, root, say, boot_guard, prof, jobs=boot_jobs_now)
+    board = whole
 
     why = "FORCE" if force else footprint_fresh(board, logs, lmbench, lmbench_runs)
     if why is None:

@@ -294,7 +294,8 @@ def _rounds(
         )
         if r.get("status") == "ok" and r.get("log"):
             with contextlib.suppress(OSError):  # the summaries read the file when this fails
-                logs[r["run_id"]] = (d / r["log"]).read_bytes()  # once, while the page cache holds it
+                # once, while the page cache holds it; keyed by kernel too: a round's run ids are alike
+                logs[log_key(r)] = (d / r["log"]).read_bytes()
         return r
 
     place_of_run: dict[str, str] = {}
@@ -357,10 +358,16 @@ def console_bytes(log: Path | bytes, upto: int) -> tuple[int, int]:
     return total, kernel
 
 
+def log_key(r: dict) -> str:
+    """The key of a run's console.log among a study's: every kernel of a round has the same
+    run id (its directory's name under the kernel's own records)."""
+    return f"{r['kernel']}/{r['run_id']}"
+
+
 def _log(r: dict, recdir: Path, logs: dict[str, bytes] | None) -> bytes:
     """A run's console.log: the copy read once after its boot when there is one, else the file."""
-    if logs is not None and r["run_id"] in logs:
-        return logs[r["run_id"]]
+    if logs is not None and log_key(r) in logs:
+        return logs[log_key(r)]
     return (recdir / "boot" / r["run_id"] / r["log"]).read_bytes()
 
 

@@ -132,6 +132,17 @@ def with_clock(board, kind: str | None, option: str = "--clock"):
     return dataclasses.replace(board, qemu=board.qemu.model_copy(update={"clock": kind}))
 
 
+def for_root(board, root: str, say=None):
+    """The board as a boot with this root measures it: an NFS root's mount and every
+    milestone after it wait for the host's NFS server, so on the instruction clock they
+    are host time in disguise (docs/clock.md); such a boot is measured on the host clock."""
+    if root != "nfs" or not clock_of(board).deterministic:
+        return board
+    if say is not None:
+        say("  root over NFS: measured on the host clock (the NFS server's answers are host time; docs/clock.md)")
+    return with_clock(board, "host")
+
+
 def guard_needed(board) -> bool:
     """The host-load guard judges runs on the host clock only: on the instruction
     clock a busy host slows the run, not what it measures."""
