@@ -18,7 +18,7 @@
 #   KIND=bootlog|lmbench FILE=<file> [LABEL=<text>] [LMBENCH_HOST=<host>] [REPLACE=1]  for make import
 #   LMBENCH_RUNS=<n>  footprint rounds: each boots every kernel once (mem_eat + one lmbench pass;
 #                    default 1 on the instruction clock, 5 on the host's)
-#   DELAY_MS=<ms>    make ab: the known cost arm b's init waits before the userspace marker (default 500)
+#   DELAY_MS=<ms>    make ab: the known cost arm b's init waits before the userspace marker (default 1000)
 #   LMBENCH_SRC=<tree|tarball|URL> [LMBENCH_SHA256=<hex>]  build lmbench from this source
 #   UNTIL_CI=1 [CI_PCT=<pct>] [MAX_ROUNDS=<n>]  boot-timing, footprint-report, workloads: add rounds until every
 #                    headline difference's 95 % interval is within ±CI_PCT % (default 5), at most
@@ -45,7 +45,7 @@ JOBS ?=
 CROSS_COMPILE ?=
 CLOCK ?=
 RUNS ?=
-DELAY_MS ?= 500
+DELAY_MS ?= 1000
 BOOT_PATH ?=
 ROOT ?= ramdisk
 PROFILE ?= timing
@@ -173,7 +173,7 @@ test-integration: $(DEPS_STAMP) ## run only the integration tests
 aa: $(DEPS_STAMP) ## A/A check: KERNEL (default the board's last) as two arms; the summary must claim no difference
 	@$(BRINGUP) aa $(call opt,--board,BOARD) $(KSEL) $(call opt,--runs,RUNS) $(call opt,--root,ROOT) $(call opt,--lmbench,LMBENCH) $(call opt,--lmbench-runs,LMBENCH_RUNS) $(CLOCK_OPT)
 
-ab: $(DEPS_STAMP) ## sensitivity check: KERNEL as two arms, arm b DELAY_MS (500) later before the userspace marker; the summary must claim that and nothing else [CLOCK=host|instructions]
+ab: $(DEPS_STAMP) ## sensitivity check: KERNEL as two arms, arm b DELAY_MS (1000) later before the userspace marker; the summary must claim that and nothing else [CLOCK=host|instructions]
 	@$(BRINGUP) aa $(call opt,--board,BOARD) $(KSEL) $(call opt,--runs,RUNS) $(call opt,--root,ROOT) $(call opt,--lmbench,LMBENCH) $(call opt,--lmbench-runs,LMBENCH_RUNS) $(CLOCK_OPT) $(call opt,--delay-ms,DELAY_MS)
 
 bench: $(DEPS_STAMP) ## build benchmarks: bringup vs bare make, ccache cold vs bare and warm vs cold, no-op rerun, ccache settings

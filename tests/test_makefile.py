@@ -100,7 +100,7 @@ def test_flags_and_defaults():
     assert argv[1:] == ["boot-timing", "--board=qemu-arm", "--root=ramdisk", "--profile=timing"]
     assert "--runs=7" in dry_run("boot-timing", RUNS="7")
     assert "--clock=host" in dry_run("boot-timing", CLOCK="host") and "--clock=host" in dry_run("all", CLOCK="host")
-    assert "--delay-ms=500" in dry_run("ab") and "--delay-ms=250" in dry_run("ab", DELAY_MS="250")
+    assert "--delay-ms=1000" in dry_run("ab") and "--delay-ms=250" in dry_run("ab", DELAY_MS="250")
     assert not [a for a in dry_run("aa") if a.startswith("--delay-ms")]
     argv = dry_run("boot-timing", UNTIL_CI="1", BOARD="qemu-x86")
     assert "--until-ci" in argv and "--until-ci-if=1" in argv and "--board=qemu-x86" in argv

@@ -108,7 +108,7 @@ def test_the_sensitivity_check_sees_the_known_cost(arm_built, clock):
         "--clock",
         clock,
         "--delay-ms",
-        "500",
+        "1000",
         "--path",
         "direct",
         "--lmbench",
@@ -121,5 +121,5 @@ def test_the_sensitivity_check_sees_the_known_cost(arm_built, clock):
     sens = result["sensitivity"]
     assert sens["passed"] and sens["claimed_right"] and not sens["claimed_elsewhere"], sens
     for c in sens["claimed_right"]:
-        assert abs(c["measured_s"] - 0.5) <= 0.05  # the right sign and size, within 10 %
+        assert abs(c["measured_s"] - 1.0) <= 0.1  # the right sign and size, within 10 %
     assert result["claims"] == [c["claim"] for c in sens["claimed_right"]]  # and nothing else
