@@ -562,9 +562,9 @@ def _delta_cell(summary: dict, base: str, k: str, name: str, med0: float | None,
     if ra and rb and len(ra) == len(va) and len(rb) == len(vb):
         bmap = dict(zip(rb, vb, strict=True))
         pairs = [(x, bmap[r]) for r, x in zip(ra, va, strict=True) if r in bmap]
-        test = stats.wilcoxon_paired([x for x, _ in pairs], [y for _, y in pairs])
+        test = stats.t_test([x for x, _ in pairs], [y for _, y in pairs], paired=True)
     else:
-        test = stats.mann_whitney(va, vb)
+        test = stats.t_test(va, vb, paired=False)  # the summary's tests (stats.compare), uncorrected here
     mark = "" if test is None else " *" if test["p"] < stats.ALPHA else " (n.s.)"
     return f"{'+' if d >= 0 else '-'} {abs(d):.0f} %{mark}"
 
@@ -628,7 +628,7 @@ def render_table(summary: dict, rules: ms.Rules) -> str:
         "report against the A/A floor (docs/clock.md)"
         if guest
         else "; ± is the 95 % confidence half-width; * marks a delta significant at p < 0.05 "
-        "(Wilcoxon signed-rank over the rounds, else Mann-Whitney U; uncorrected: the report "
+        "(paired t-test of log ratios over the rounds, else Welch's t-test; uncorrected: the report "
         "corrects for the number of tests), (n.s.) one that is not"
     )
     out = [

@@ -628,7 +628,8 @@ def _boot_rows(
             if boot.clock.kind == "instructions":  # deterministic: the summary judges it against the A/A floor
                 deltas.append({"pct": _delta(base["median"], c["median"]), "p": None, "significant": None})
                 continue
-            t = stats.mann_whitney((first.values if first else None) or [], st.values or [])
+            # the summary's test (stats.compare); the family's correction then marks the row
+            t = stats.t_test((first.values if first else None) or [], st.values or [], paired=False)
             deltas.append(
                 {
                     "pct": _delta(base["median"], c["median"]),
