@@ -37,7 +37,7 @@ from bringup.parse import deferred as dfparse
 from bringup.parse import initcalls as icparse
 from bringup.parse import milestones as ms
 from bringup.parse.errors import ParseError
-from bringup.util import clock
+from bringup.util import clock, environment
 
 # --- runs, statistics, summary ---------------------------------------------
 
@@ -76,6 +76,7 @@ def summarize(
     ck = clock_of(board)
     guest = ck.deterministic  # the instruction clock: the kernel's printk times are the measurement
     out["clock"] = ck.record()
+    out["environment"] = environment.of_board(board)
     for kid in kernels:
         mine = [r for r in recs if r["kernel"] == kid]
         runs = [r for r in mine if not r.get("redone")]

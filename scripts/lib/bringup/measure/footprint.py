@@ -33,7 +33,7 @@ from bringup.model.clocks import clock_of
 from bringup.model.milestones import load_rules
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
-from bringup.util import clock, cpio, debs, paths
+from bringup.util import clock, cpio, debs, environment, paths
 from bringup.util.aptprivate import PrivateApt
 from bringup.util.progress import Progress
 
@@ -645,6 +645,7 @@ def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missin
         "host": [r["host"] for r in rs if r["host"]],
         "disturbed": done["disturbed"],
         "clock": clock_of(board).record(),
+        "environment": environment.of_board(board),
     }
     lm = {
         "board": board.name,
@@ -655,6 +656,7 @@ def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missin
         "source": lm_info,
         "run": rel[0],
         "clock": clock_of(board).record(),
+        "environment": environment.of_board(board),
     }
     if lm_missing or mode == "none":
         lm.update(measured=False, reason=lm_missing or "not requested", runs=0, retried=[], benchmarks={})

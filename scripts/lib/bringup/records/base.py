@@ -132,6 +132,19 @@ class ClockInfo(Part):
         return self
 
 
+class Environment(Part):
+    """The machine a measurement ran on, captured when it ran (util/environment.py):
+    the report's Environment section shows it.  Records made before it was captured
+    have none (the report says "not recorded")."""
+
+    host: Text  # system, release and architecture: "Linux 6.1.0-13-amd64 x86_64"
+    cpu: Text  # the CPU's model name (/proc/cpuinfo), or "unknown"
+    cpus: Annotated[int, Field(ge=1)]
+    qemu: Text | None  # the first line of the board's `qemu-system-… --version`; None: not a QEMU board
+    python: Text
+    bringup: Text  # bringup's git commit (short), "(with uncommitted changes)" when the tree had some
+
+
 # --- records ----------------------------------------------------------------
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
