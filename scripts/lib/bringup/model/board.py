@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, InstanceOf, field_validator, model_validator
 
 from bringup.model.base import CONTROL, DataError, Strict, first_duplicate, load_toml, located, show, validate_as
 from bringup.model.milestones import check_overrides
@@ -1060,13 +1060,13 @@ class PowerSpec(Strict):
         return v
 
 
-class BoardFile(Strict):
-    """boards/<name>.toml"""
+class BoardFields(Strict):
+    """What a board file says and a board in use keeps as it was said: declared once, for
+    BoardFile (the file as written) and Board (the board in use, with its architecture,
+    cross compiler and kernels resolved)."""
 
     name: Annotated[str, Field(pattern=ID_PATTERN, max_length=64, description="must equal the file name without .toml")]
     description: Text = ""
-    arch: Annotated[str, Field(max_length=64, description="an architecture under configs/arch/")]
-    cross_compile: Prefix | None = Field(None, description="CROSS_COMPILE prefix (default: the arch's)")
     memory_mb: Annotated[
         int, Field(ge=1, le=1048576, description="RAM given to QEMU; the board's RAM for a real board")
     ] = 256
@@ -1100,6 +1100,13 @@ class BoardFile(Strict):
         dict[str, Annotated[str, Field(max_length=1000)]],
         Field(description="milestone name -> regex, overriding the defaults of configs/milestones.toml"),
     ] = {}
+
+
+class BoardFile(BoardFields):
+    """boards/<name>.toml"""
+
+    arch: Annotated[str, Field(max_length=64, description="an architecture under configs/arch/")]
+    cross_compile: Prefix | None = Field(None, description="CROSS_COMPILE prefix (default: the arch's)")
     kernels: Annotated[
         list[KernelSpec], Field(min_length=1, max_length=32, description="the kernels to build and compare")
     ]
@@ -1147,29 +1154,15 @@ class Kernel:
         return [resolve_config(f, configs) for f in files + list(self.fragments)]
 
 
-@dataclass
-class Board:
-    name: str
-    description: str
-    file: Path
-    arch: Arch
+class Board(BoardFields):
+    """A board in use: the fields of its file as validated (BoardFields), the file it came
+    from, its architecture, the cross compiler its kernels use and its kernels resolved
+    (load_board)."""
+
+    file: InstanceOf[Path]
+    arch: InstanceOf[Arch]
     cross_compile: str
-    memory_mb: int
-    console: str
-    earlycon: str
-    cmdline: str
-    image: ImageSpec
-    qemu: QemuSpec | None
-    uboot: UbootSpec | None
-    serial: SerialSpec | None
-    power: PowerSpec | None
-    tftp: TftpSpec | None
-    nfs: NfsSpec
-    boot: str
-    milestones: dict[str, str]
-    kernels: list[Kernel] = field(default_factory=list)
-    labgrid: LabgridSpec | None = None
-    workloads: WorkloadsSpec = field(default_factory=WorkloadsSpec)
+    kernels: list[InstanceOf[Kernel]] = []
 
     def kernel(self, kid: str) -> Kernel:
         for k in self.kernels:
@@ -1327,29 +1320,8 @@ def load_board(name_or_path: str, boards: Path | None = None, configs: Path | No
     check_overrides(d.milestones, where)
     board_cc = d.cross_compile if d.cross_compile is not None else arch.cross_compile
     kernels = [_kernel(k, i, d, arch, board_cc, where, configs) for i, k in enumerate(d.kernels)]
-    return Board(
-        name=d.name,
-        description=d.description,
-        file=f,
-        arch=arch,
-        cross_compile=board_cc,
-        memory_mb=d.memory_mb,
-        console=d.console,
-        earlycon=d.earlycon,
-        cmdline=d.cmdline,
-        image=d.image,
-        qemu=d.qemu,
-        uboot=d.uboot,
-        serial=d.serial,
-        power=d.power,
-        tftp=d.tftp,
-        nfs=d.nfs,
-        boot=d.boot,
-        milestones=d.milestones,
-        kernels=kernels,
-        labgrid=d.labgrid,
-        workloads=d.workloads,
-    )
+    resolved = {"file": f, "arch": arch, "cross_compile": board_cc, "kernels": kernels}
+    return Board.model_validate({**{n: getattr(d, n) for n in BoardFields.model_fields}, **resolved})
 
 
 def _kernel(k: KernelSpec, i: int, d: BoardFile, arch: Arch, board_cc: str, where: str, configs: Path) -> Kernel:
