@@ -584,7 +584,7 @@ class DiskBoard:
     """The parts of a board disk_plan reads."""
 
     def __init__(self, disk="", qemu=True, disk_mb=None):
-        from bringup.model.board import QemuSpec, WorkloadsSpec
+        from bringup.model.specs import QemuSpec, WorkloadsSpec
 
         self.file = Path("boards/b.toml")
         self.workloads = WorkloadsSpec(disk=disk, disk_mb=disk_mb)

@@ -29,7 +29,8 @@ from bringup.boot import rounds
 from bringup.boot.session import PATHS, ROOTS, boot_once
 from bringup.boot.target import Place, TargetFactory
 from bringup.errors import BringupError
-from bringup.model.board import Board, check_boot_path, check_root
+from bringup.model.board import Board
+from bringup.model.bootpath import check_boot_path, check_root
 from bringup.model.clocks import clock_of
 from bringup.model.milestones import load_rules
 from bringup.model.profiles import Profile

@@ -28,7 +28,8 @@ from bringup.build import lmbench as lmbench_build
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.model.benchset import BenchSet, load_set
-from bringup.model.board import Board, measure_path
+from bringup.model.board import Board
+from bringup.model.bootpath import measure_path
 from bringup.model.clocks import clock_of
 from bringup.model.milestones import load_rules
 from bringup.parse import lmbench as lp

@@ -55,7 +55,7 @@ Text = Annotated[str, Field(max_length=100_000)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]  # milestone, benchmark, place
 
 
-# a board name or kernel id: it names a directory under logs/, so a plain name (model/board.py's ID_PATTERN)
+# a board name or kernel id: it names a directory under logs/, so a plain name (model/values.py's ID_PATTERN)
 def _id(v: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}", v):
         raise ValueError("not a board name or kernel id (1-64 letters, digits, '.', '_', '+', '-'; it names a folder)")

@@ -19,7 +19,8 @@ from typing import Any
 
 from bringup.boot.target import BootSpec, Network, Staging, Target
 from bringup.errors import BootFailed, BringupError
-from bringup.model.board import Board, PowerSpec
+from bringup.model.board import Board
+from bringup.model.specs import PowerSpec
 from bringup.targets import bench
 
 
