@@ -26,7 +26,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, InstanceOf, field_validator, model_validator
 
-from bringup.model.base import DataError, Strict, load_toml, located, show, validate_as
+from bringup.model.base import DataError, Strict, load_toml, located, no_duplicate, show, validate_as
 from bringup.model.milestones import check_overrides
 from bringup.model.specs import (
     ImageSpec,
@@ -253,10 +253,7 @@ class EraFile(Strict):
 
     @model_validator(mode="after")
     def _unique_fix_names(self) -> EraFile:
-        names = [f.name for f in self.fixes]
-        for i, n in enumerate(names):
-            if n in names[:i]:
-                raise located(f"fixes[{i}].name", f"{n!r} is listed twice")
+        no_duplicate([f.name for f in self.fixes], "fixes")
         return self
 
 
@@ -423,10 +420,7 @@ class BoardFile(BoardFields):
             raise located("qemu.disk_device", "missing: QEMU attaches no disk for workloads.disk without it")
         if self.qemu is None and self.workloads.disk_mb is not None:
             raise located("workloads.disk_mb", "only for a QEMU board (a real board's disk is its partition)")
-        ids = [k.id for k in self.kernels]
-        for i, kid in enumerate(ids):
-            if kid in ids[:i]:
-                raise located(f"kernels[{i}].id", f"{kid!r} is listed twice")
+        no_duplicate([k.id for k in self.kernels], "kernels", key="id")
         return self
 
 

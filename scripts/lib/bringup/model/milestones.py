@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, create_model, field_validator, model_validator
 
-from bringup.model.base import DataError, Strict, field_path, first_duplicate, load_toml, validate_as
+from bringup.model.base import DataError, Strict, field_path, load_toml, no_duplicate, validate_as
 from bringup.parse.milestones import Milestone, Roles, Rules
 from bringup.util import paths
 
@@ -178,23 +178,13 @@ class MilestonesFile(Strict):
     @field_validator("bootloader")
     @classmethod
     def _one_bootloader_each(cls, v: list[BootloaderSpec]) -> list[BootloaderSpec]:
-        names = [b.name for b in v]
-        dup = first_duplicate(names)
-        if dup:
-            first = names.index(dup)
-            again = names.index(dup, first + 1)
-            raise ValueError(f"@[{again}].name@{dup!r} is defined twice (first as bootloader[{first}])")
+        no_duplicate([b.name for b in v], "bootloader", verb="defined", inside=True)
         return v
 
     @field_validator("milestone")
     @classmethod
     def _one_each(cls, v: list[MilestoneSpec]) -> list[MilestoneSpec]:
-        names = [m.name for m in v]
-        dup = first_duplicate(names)
-        if dup:
-            first = names.index(dup)
-            again = names.index(dup, first + 1)
-            raise ValueError(f"@[{again}].name@{dup!r} is defined twice (first as milestone[{first}])")
+        no_duplicate([m.name for m in v], "milestone", verb="defined", inside=True)
         roles = [m.roles() for m in v]
         if not any(r.end for r in roles):
             raise ValueError("no milestone has end = true, so a boot would never be done")
