@@ -107,7 +107,7 @@ def cmd_build_all(a) -> int:
 
     b = load_board(a.board)
     if a.cross_compile is not None:
-        from bringup.model.board import prefix_problem
+        from bringup.model.values import prefix_problem
 
         why = prefix_problem(a.cross_compile)
         if why:
@@ -521,7 +521,7 @@ def _initcall_table(res: dict, top: int) -> str:
 
 
 def cmd_doc(a) -> int:
-    from bringup.model.board import board_schema_json, reference_markdown
+    from bringup.model.boarddoc import board_schema_json, reference_markdown
 
     if a.what == "errors":
         from bringup.util import errdoc

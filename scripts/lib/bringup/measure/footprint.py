@@ -28,12 +28,13 @@ from bringup.build import lmbench as lmbench_build
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.model.benchset import BenchSet, load_set
-from bringup.model.board import Board, measure_path
+from bringup.model.board import Board
+from bringup.model.bootpath import measure_path
 from bringup.model.clocks import clock_of
 from bringup.model.milestones import load_rules
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
-from bringup.util import clock, cpio, debs, paths
+from bringup.util import clock, cpio, debs, environment, paths
 from bringup.util.aptprivate import PrivateApt
 from bringup.util.progress import Progress
 
@@ -651,6 +652,7 @@ def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missin
         "host": [r["host"] for r in rs if r["host"]],
         "disturbed": done["disturbed"],
         "clock": clock_of(board).record(),
+        "environment": environment.of_board(board),
     }
     lm = {
         "board": board.name,
@@ -661,6 +663,7 @@ def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missin
         "source": lm_info,
         "run": rel[0],
         "clock": clock_of(board).record(),
+        "environment": environment.of_board(board),
     }
     if lm_missing or mode == "none":
         lm.update(measured=False, reason=lm_missing or "not requested", runs=0, retried=[], benchmarks={})

@@ -31,9 +31,10 @@ from bringup.records.io import (
 )
 from bringup.records.measure import Footprint, Lmbench
 from bringup.records.rootfs import Rootfs, RootfsRef
+from bringup.records.sizediff import SizeDiff
 from bringup.records.workloads import Workloads
 
-MODELS: list[type[Record]] = [Build, BuildFailure, Rootfs, Boot, BootTiming, Footprint, Lmbench, Workloads]
+MODELS: list[type[Record]] = [Build, BuildFailure, Rootfs, Boot, BootTiming, Footprint, Lmbench, Workloads, SizeDiff]
 for _m in MODELS:
     KINDS.setdefault(_m.KIND, []).append(_m)
 
@@ -51,6 +52,7 @@ __all__ = [
     "RecordError",
     "Rootfs",
     "RootfsRef",
+    "SizeDiff",
     "Workloads",
     "artifact",
     "boot_timing_name",
