@@ -28,7 +28,7 @@ import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TypeVar, overload
 
 from pydantic import Field
 
@@ -37,6 +37,7 @@ from bringup.records.io import _default, _umask, read, render, write_text
 from bringup.util import clock
 
 SETS = ".sets"  # under logs/<board>/
+R = TypeVar("R", bound=Record)
 
 
 class Member(Part):
@@ -73,6 +74,11 @@ class ResultSet:
         self._removed: list[Path] = []
 
     # -- staging --
+    @overload
+    def write(self, path: Path, rec: R, model: None = None) -> R: ...
+    @overload
+    def write(self, path: Path, rec: Mapping[str, Any], model: type[R]) -> R: ...
+
     def write(self, path: Path, rec: Record | Mapping[str, Any], model: type[Record] | None = None) -> Record:
         """A record, validated as records.write() does, staged."""
         m, text = render(Path(path), rec, model)
@@ -219,3 +225,58 @@ def clean_staged(board_dir: Path) -> None:
         for p in b.glob(pattern):
             with contextlib.suppress(OSError):
                 p.unlink()
+
+
+def read_all(board_dir: Path) -> list[dict[str, Any]]:
+    """Every step's sets under logs/<board>/ for a reader: per step the last set, when it was
+    written, the sets its members come from, and one line per member that is not the file
+    its set wrote.  A set a killed run left half switched in (a journal) is finished first,
+    unless a run of the board holds its lock (then that run finishes it)."""
+    import fcntl
+
+    b = Path(board_dir)
+    d = b / SETS
+    if not d.is_dir():
+        return []
+    if any(d.glob("*.pending.json")):
+        with contextlib.suppress(OSError):
+            fd = os.open(b / ".lock", os.O_RDWR)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                recover(b)
+            except (BlockingIOError, RecordError):
+                pass
+            finally:
+                os.close(fd)
+    out = []
+    for f in sorted(d.glob("*.json")):
+        if f.name.endswith(".pending.json"):
+            continue
+        step = f.name.removesuffix(".json")
+        try:
+            man, problems = check(b, step)
+        except RecordError as e:
+            out.append({"step": step, "set": None, "created": None, "from": [], "problems": [str(e)]})
+            continue
+        if man is None:
+            continue
+        out.append(
+            {
+                "step": step,
+                "set": man.set,
+                "created": man.created,
+                "from": sorted({m.set for m in man.members.values()}),
+                "problems": problems,
+            }
+        )
+    return out
+
+
+def describe(s: dict[str, Any]) -> str:
+    """A set as a reader says it read it: "footprint set X (2 files from sets X, Y)"."""
+    if s["set"] is None:
+        return f"{s['step']}: {s['problems'][0]}"
+    older = [x for x in s["from"] if x != s["set"]]
+    also = f"; members kept from set(s) {', '.join(older)}" if older else ""
+    bad = f"; {len(s['problems'])} member(s) not as written: {s['problems'][0]}" if s["problems"] else ""
+    return f"{s['step']} set {s['set']} ({s['created']}{also}{bad})"

@@ -44,6 +44,9 @@ def exclusive(lock_file: Path, what: str, say: Callable[[str], None] = print) ->
 NO_WAIT_ENV = "BRINGUP_NO_WAIT"  # set by --no-wait (make NO_WAIT=1): refuse instead of waiting for a board
 
 
+_HELD: set[str] = set()  # the board locks this process holds
+
+
 class BoardBusy(BringupError):
     """Another run measures the board and --no-wait was given."""
 
@@ -67,6 +70,10 @@ def board(board_dir: Path, step: str, say: Callable[[str], None] = print, wait: 
     if wait is None:
         wait = os.environ.get(NO_WAIT_ENV, "").strip().lower() not in ("1", "yes", "true", "on")
     lock_file = Path(board_dir) / ".lock"
+    key = os.path.abspath(lock_file)
+    if key in _HELD:  # this process holds it already (a study's step, a command around its step)
+        yield
+        return
     try:
         Path(board_dir).mkdir(parents=True, exist_ok=True)
         if not os.access(board_dir, os.W_OK | os.X_OK):  # records could not be written after the boots
@@ -93,6 +100,10 @@ def board(board_dir: Path, step: str, say: Callable[[str], None] = print, wait: 
             os.fsync(fd)
         except OSError as e:
             raise BringupError(f"{step}: {lock_file}: cannot write: {e.strerror}") from None
-        yield
+        _HELD.add(key)
+        try:
+            yield
+        finally:
+            _HELD.discard(key)
     finally:
         os.close(fd)  # releases the lock
