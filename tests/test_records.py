@@ -32,7 +32,7 @@ def test_a_real_v1_build_record_reads():
     assert rec.artifacts["uImage"] == "images/uImage.bringup"
     # the legacy reader gives the same record as plain data, migrated to the current version
     d = records.read_json(DATA / "build-qemu-arm-5.10.json", "bringup.build")
-    assert d["schema"] == "bringup.build/3" and d["time"]["steps"][2]["name"] == "make zImage"
+    assert d["schema"] == "bringup.build/4" and d["time"]["steps"][2]["name"] == "make zImage"
 
 
 def test_a_real_v1_boot_record_reads():
@@ -280,9 +280,9 @@ BAD = [
      r"field 'schema': 'bringup\.boot/1': not a bringup\.build record"),
     ("newer version", lambda: json.dumps(spoil(good_build(), "schema", "bringup.build/7")),
      r"field 'schema': 'bringup\.build/7': version '7' of bringup\.build is not readable by this bringup "
-     r"\(reads 1, 2, 3\); update bringup"),
+     r"\(reads 1, 2, 3, 4\); update bringup"),
     ("schema not a string", lambda: json.dumps(spoil(good_build(), "schema", 1)),
-     r"field 'schema': 1: not a schema name like 'bringup\.build/3'"),
+     r"field 'schema': 1: not a schema name like 'bringup\.build/4'"),
     ("no schema", lambda: json.dumps(spoil(good_build(), "schema", KeyError)),
      r"field 'schema': missing \(required\): not a bringup\.build record"),
     ("failed build as a good one", lambda: json.dumps(spoil(good_build(), "status", "fail")),

@@ -152,7 +152,10 @@ class BootSession:
         if root == "nfs":
             self.nfs = nfsroot.NfsRoot(board, kernel_id, self.initrd, self.run_dir, target.nfs_address())
         kernel = board.kernel(kernel_id)
-        extra = " ".join(s for s in (self.nfs.cmdline if self.nfs else "", extra_args) if s)
+        ramdisk_args = ""
+        if self.nfs is None:  # the ramdisk in the form the kernel takes it (2.4: an ext2 image in /dev/ram0)
+            self.initrd, ramdisk_args = ramdisk_for(kernel.era, self.initrd), kernel.era.ramdisk_cmdline
+        extra = " ".join(s for s in (ramdisk_args, self.nfs.cmdline if self.nfs else "", extra_args) if s)
         self.cmdline = kernel_cmdline(board, kernel.cmdline, extra)
         if path == "u-boot":
             uboot.quote(self.cmdline)  # a command line U-Boot cannot take fails here, before power-on
@@ -178,7 +181,7 @@ class BootSession:
             "kernelrelease": build_rec.get("kernelrelease"),
             "build_key": build_rec.get("key"),
             "root": root,
-            "initrd": str(initrd),
+            "initrd": str(self.initrd),
             "cmdline": self.cmdline,
             "t0": target.describe()["t0"],
             "log": "console.log",
@@ -302,6 +305,17 @@ class BootSession:
             rec["booted_kernel"] = seen.full() if seen else None
             rec["finished"] = clock.now()
             records.write(self.run_dir / "boot.json", rec, records.Boot)
+
+
+def ramdisk_for(era, initrd: Path) -> Path:
+    """The ramdisk as the kernel's era takes it: the gzip'd cpio itself (initramfs), or
+    the ext2 image that build/rootfs.py writes beside it (<name>.ext2: 2.4's initrd)."""
+    if era.ramdisk != "ext2" or not initrd.name.endswith(".cpio.gz"):
+        return initrd
+    image = initrd.with_name(initrd.name.removesuffix(".cpio.gz") + ".ext2")
+    if not image.is_file():
+        raise BringupError(f"{image}: missing: the {era.name} era boots an ext2 initrd (the ramdisk step writes it)")
+    return image
 
 
 def boot_once(

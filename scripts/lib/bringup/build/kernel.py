@@ -211,6 +211,8 @@ def fix_record(k: Kernel, fix: EraFix) -> dict:
     rec["unchanged"] = fix.unchanged
     if fix.changes:
         rec["changes"] = fix.changes
+    if fix.overrides:
+        rec["overrides"] = fix.overrides
     return rec
 
 

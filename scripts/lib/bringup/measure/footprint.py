@@ -49,11 +49,13 @@ SKIP_PREFIXES = (
 
 
 def mem_eat_binary(board: Board, cache: Path) -> Path:
-    cc = f"{board.arch.userspace_cross_compile}gcc"
+    cc = f"{rootfs.userspace_prefix(board, cache)}gcc"
     if not shutil.which(cc):
         raise BringupError(f"mem_eat needs {cc} for the {board.arch.debian_arch} userspace (make deps)")
     src = paths.ROOT / "scripts" / "mem_eat" / "mem_eat.c"
-    out = cache / "userspace" / board.arch.debian_arch / "mem_eat"
+    out = (
+        cache / "userspace" / board.arch.debian_arch / ("mem_eat" if board.libc == "glibc" else f"mem_eat-{board.libc}")
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.exists() and out.stat().st_mtime >= src.stat().st_mtime:
         return out
@@ -261,9 +263,13 @@ def lmbench_payload(
     arch = board.arch.debian_arch
     if lmbench_source:  # a source the user named and that cannot be used is an error, not a footnote
         entries, info = lmbench_build.build(
-            lmbench_source, bset.source_build, board.arch.userspace_cross_compile, arch, cache, say
+            lmbench_source, bset.source_build, rootfs.userspace_prefix(board, cache, say), arch, cache, say
         )
         return entries + bench_files(bset, mode, clock_of(board).deterministic), info, None
+    if board.libc != "glibc":
+        why = f"lmbench: Debian's binaries need glibc, and board {board.name}'s userspace is {board.libc}"
+        say(f"  {why}: footprint only (LMBENCH_SRC= builds lmbench from source)")
+        return [], {}, why
     try:
         entries, info = lmbench_entries(arch, cache, say)
     except BringupError as e:  # no Debian binaries for this architecture: footprint only, said so

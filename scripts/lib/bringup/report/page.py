@@ -144,6 +144,8 @@ def collect(board: Board, logs: Path, top: int = 12, own_floors: bool = True) ->
         "boot": boot,
         "live_boot": live_boot,
         "imported": imported,
+        # kernels built outside what their authors supported (2.4 with gcc 12): marked beside every number
+        "unsupported": {k: [f.overrides for f in r.fixes if f.overrides] for k, r in build.items() if r.overrides()},
         "left_out": rd.left_out,
         "sets": records.sets.read_all(bdir),  # which set of each step the records come from (records/sets.py)
         "missing": {
@@ -869,7 +871,12 @@ def _environment(board: Board, build: dict[str, Build]) -> dict:
                 for kk, v in r.source.model_dump().items()
                 if kk in ("kind", "package", "package_version", "suite", "url", "tarball", "path")
             ),
-            "fixes": [f.name + (" (changes the running kernel)" if f.changes else "") for f in r.fixes],
+            "fixes": [
+                f.name
+                + (" (changes the running kernel)" if f.changes else "")
+                + (" (overrides what the tree's authors supported)" if f.overrides else "")
+                for f in r.fixes
+            ],
         }
         for k, r in build.items()
     ]
