@@ -28,6 +28,8 @@
 #   WORKLOADS=a,b|all|none WORKLOAD_RUNS=<n> WORKLOAD_MODE=quick|full  for make workloads and make all
 #                    (configs/workloads/; default its default set, 3 rounds, quick; all: every one;
 #                    none: make all runs none)
+#   NO_WAIT=1        a measuring step refuses at once when another run measures the board (the
+#                    line names the holder: pid, step, since) instead of waiting for it
 #   BENCH_ROUNDS=<n>  rounds of make bench / make bench-ccache (the machine may be shared)
 #   BRINGUP_DL_DIR=<dir>[:<dir>...]  download directories searched (by file name, verified by
 #                    sha256 or the board's tree id) before a source URL is downloaded;
@@ -62,6 +64,7 @@ WORKLOAD_RUNS ?=
 WORKLOAD_MODE ?= quick
 PYTEST_ARGS ?=
 BENCH_ROUNDS ?=
+NO_WAIT ?=
 
 # What a user gives on the command line reaches the commands as one argument each, exactly as
 # typed: make never expands it (qv takes a variable's own text, so `$(shell ...)` stays text),
@@ -71,7 +74,7 @@ BENCH_ROUNDS ?=
 # (exporting would expand them); PYTEST_ARGS alone is split into words (pytest options).
 USER_VARS := BOARD KERNEL KIND FILE LABEL LMBENCH_HOST REPLACE FORCE JOBS CROSS_COMPILE CLOCK DELAY_MS RUNS BOOT_PATH \
 	ROOT PROFILE LMBENCH LMBENCH_SRC LMBENCH_RUNS LMBENCH_SHA256 UNTIL_CI CI_PCT MAX_ROUNDS WORKLOADS \
-	PLACES WORKLOAD_RUNS WORKLOAD_MODE BENCH_ROUNDS PYTEST_ARGS
+	PLACES WORKLOAD_RUNS WORKLOAD_MODE BENCH_ROUNDS PYTEST_ARGS NO_WAIT
 unexport $(USER_VARS)
 q = '$(subst ','\'',$(1))'
 qv = $(call q,$(value $(1)))
@@ -83,7 +86,7 @@ ifneq ($(SHARED_SOURCES),)
 export BRINGUP_DL_DIR := $(if $(value BRINGUP_DL_DIR),$(value BRINGUP_DL_DIR):)$(SHARED_SOURCES)
 endif
 
-BRINGUP := scripts/bringup
+BRINGUP := scripts/bringup $(call flag,--no-wait,NO_WAIT)
 KSEL = $(call opt,--kernel,KERNEL)
 KOPT = $(KSEL) $(call flag,--force,FORCE) $(call opt,--jobs,JOBS) $(call opt,--cross-compile,CROSS_COMPILE)
 PLACE_OPT = $(call opt,--places,PLACES)

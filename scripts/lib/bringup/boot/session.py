@@ -245,17 +245,31 @@ class BootSession:
         """Copy the bootloader's files where the target's TFTP server serves them;
         their names for the bootloader."""
         st = self.target.staging(self.kernel_id)
-        st.dir.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(self.files["kernel"], st.dir / "uImage")
-        names = {"kernel": st.name("uImage")}
-        if self.nfs is None:
-            make_uinitrd(self.board, self.initrd, st.dir / "uInitrd")
-            names["initrd"] = st.name("uInitrd")
-        dtb = self.files.get("dtb")
-        if dtb is not None:
-            shutil.copyfile(dtb, st.dir / dtb.name)
-            names["dtb"] = st.name(dtb.name)
+        dest = st.dir / "uImage"
+        try:
+            st.dir.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(self.files["kernel"], dest)
+            names = {"kernel": st.name("uImage")}
+            if self.nfs is None:
+                dest = st.dir / "uInitrd"
+                make_uinitrd(self.board, self.initrd, dest)
+                names["initrd"] = st.name("uInitrd")
+            dtb = self.files.get("dtb")
+            if dtb is not None:
+                dest = st.dir / dtb.name
+                shutil.copyfile(dtb, dest)
+                names["dtb"] = st.name(dtb.name)
+        except OSError as e:  # a full disk: no partial copy stays behind, and the line names the file
+            with contextlib.suppress(OSError):
+                dest.unlink()
+            raise BootFailed(f"{self.kernel_id}: copying the boot files: {dest}: {e.strerror or e}") from None
         return names
+
+    def gone(self) -> str:
+        """Why the console went away in the middle of a step: the target's death (QEMU killed,
+        its exit code), or the console's own reason."""
+        why = _cause(self.target, self.console) if self._console is not None else None
+        return f"console closed: {why or 'the target went away'}"
 
     # -- after the boot ---------------------------------------------------------
     @property

@@ -15,7 +15,6 @@ with the others and says, in one line per record, what it left out and why.
 from __future__ import annotations
 
 import functools
-import os
 import re
 import shlex
 from dataclasses import dataclass
@@ -62,9 +61,9 @@ class Reader:
         return rec if isinstance(rec, model) else None
 
     def _read(self, f: Path, model: type[R], kernel: str | None) -> R | None:
-        if not os.path.lexists(f):
-            return None
         try:
+            if not records.present(f):  # absent; a directory that cannot be read is not absent
+                return None
             rec = records.read(f, model)
         except BringupError as e:  # named as the user sees it: logs/<board>/... inside the project
             self.left_out.append(paths.rel(f) + str(e).removeprefix(str(f)))
@@ -145,6 +144,7 @@ def collect(board: Board, logs: Path, top: int = 12, own_floors: bool = True) ->
         # kernels built outside what their authors supported (2.4 with gcc 12): marked beside every number
         "unsupported": {k: [f.overrides for f in r.fixes if f.overrides] for k, r in build.items() if r.overrides()},
         "left_out": rd.left_out,
+        "sets": records.sets.read_all(bdir),  # which set of each step the records come from (records/sets.py)
         "missing": {
             "build": [k for k in kernels if k not in build and k not in imported],
             "boot": [k for k in kernels if not boot or k not in boot.kernels],
@@ -981,19 +981,23 @@ def write(board: Board, logs: Path, say=print) -> Report:
     model = collect(board, logs)
     for why in model["left_out"]:
         say(f"report: left out {why}")
+    for st in (x for x in model["sets"] if x["step"] != "report"):
+        say(f"report: read {records.sets.describe(st)}")
     if not model["kernels"]:
         why = f"; left out: {model['left_out'][0]}" if model["left_out"] else f" (run: make all BOARD={board.name})"
         raise BringupError(f"board {board.name}: no records under {Path(logs) / board.name}{why}")
     svgs = make_charts(model)
     html, md = render(model, svgs)
     out = Path(logs) / board.name / "report"
-    for name, svg in svgs.items():
-        if svg:
-            records.write_text(out / "charts" / f"{name}.svg", svg)
-        else:  # nothing to draw this time: no chart left over from an earlier report
-            (out / "charts" / f"{name}.svg").unlink(missing_ok=True)
-    records.write_text(out / "report.md", md)
-    records.write_text(out / "index.html", html)
-    records.write_json(out / "model.json", {k: v for k, v in model.items() if k not in ("build", "boot", "live_boot")})
-    say(f"report: {paths.rel(out / 'index.html')} (and report.md)")
+    # the page, the Markdown, the model and the charts land together or not at all (records/sets.py)
+    with records.ResultSet(Path(logs) / board.name, "report") as rset:
+        for name, svg in svgs.items():
+            if svg:
+                rset.write_text(out / "charts" / f"{name}.svg", svg)
+            else:  # nothing to draw this time: no chart left over from an earlier report
+                rset.remove(out / "charts" / f"{name}.svg")
+        rset.write_text(out / "report.md", md)
+        rset.write_text(out / "index.html", html)
+        rset.write_json(out / "model.json", {k: v for k, v in model.items() if k not in ("build", "boot", "live_boot")})
+    say(f"report: {paths.rel(out / 'index.html')} (and report.md; report set {rset.id})")
     return Report(index=out / "index.html", markdown=out / "report.md", model=model)
