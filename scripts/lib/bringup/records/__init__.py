@@ -15,6 +15,7 @@ from __future__ import annotations
 from bringup.records.base import Part, Record, RecordError
 from bringup.records.boot import Boot, BootTiming
 from bringup.records.build import Build, BuildFailure
+from bringup.records.buildcost import BuildCost
 from bringup.records.io import (
     KINDS,
     artifact,
@@ -33,7 +34,7 @@ from bringup.records.measure import Footprint, Lmbench
 from bringup.records.rootfs import Rootfs, RootfsRef
 from bringup.records.workloads import Workloads
 
-MODELS: list[type[Record]] = [Build, BuildFailure, Rootfs, Boot, BootTiming, Footprint, Lmbench, Workloads]
+MODELS: list[type[Record]] = [Build, BuildFailure, Rootfs, Boot, BootTiming, Footprint, Lmbench, Workloads, BuildCost]
 for _m in MODELS:
     KINDS.setdefault(_m.KIND, []).append(_m)
 
@@ -43,6 +44,7 @@ __all__ = [
     "Boot",
     "BootTiming",
     "Build",
+    "BuildCost",
     "BuildFailure",
     "Footprint",
     "Lmbench",
