@@ -33,6 +33,7 @@
 #                    without ccache in a scratch directory, BUILD_COST_RUNS rounds, only to be timed)
 #   BUILD_COST_RUNS=<n>  rounds of the cold build cost (make all, make build-cost; default 3); make build-cost
 #                    also takes UNTIL_CI=1 [CI_PCT=] [MAX_ROUNDS=] (default at most 6 rounds)
+#   BUILD_COST_PARALLEL=<n>  make build-cost: n cold builds at once (CPU time stays each build's own; no guard)
 #   BRINGUP_DL_DIR=<dir>[:<dir>...]  download directories searched (by file name, verified by
 #                    sha256 or the board's tree id) before a source URL is downloaded;
 #                    ../shared/sources beside the clone is added when it exists
@@ -68,6 +69,7 @@ PYTEST_ARGS ?=
 BENCH_ROUNDS ?=
 BUILD_COST ?=
 BUILD_COST_RUNS ?=
+BUILD_COST_PARALLEL ?=
 
 # What a user gives on the command line reaches the commands as one argument each, exactly as
 # typed: make never expands it (qv takes a variable's own text, so `$(shell ...)` stays text),
@@ -77,7 +79,7 @@ BUILD_COST_RUNS ?=
 # (exporting would expand them); PYTEST_ARGS alone is split into words (pytest options).
 USER_VARS := BOARD KERNEL KIND FILE LABEL LMBENCH_HOST REPLACE FORCE JOBS CROSS_COMPILE CLOCK DELAY_MS RUNS BOOT_PATH \
 	ROOT PROFILE LMBENCH LMBENCH_SRC LMBENCH_RUNS LMBENCH_SHA256 UNTIL_CI CI_PCT MAX_ROUNDS WORKLOADS \
-	PLACES WORKLOAD_RUNS WORKLOAD_MODE BENCH_ROUNDS BUILD_COST BUILD_COST_RUNS PYTEST_ARGS
+	PLACES WORKLOAD_RUNS WORKLOAD_MODE BENCH_ROUNDS BUILD_COST BUILD_COST_RUNS BUILD_COST_PARALLEL PYTEST_ARGS
 unexport $(USER_VARS)
 q = '$(subst ','\'',$(1))'
 qv = $(call q,$(value $(1)))
@@ -133,11 +135,11 @@ boards: $(DEPS_STAMP) ## list the boards
 build-all: $(DEPS_STAMP) ## fetch sources and build every kernel of BOARD, writing logs/BOARD/KERNEL/build.json
 	@$(BRINGUP) build-all $(call opt,--board,BOARD) $(KOPT)
 
-build-cost: $(DEPS_STAMP) ## the cold build cost of BOARD's kernels: make of the image without ccache, BUILD_COST_RUNS rounds interleaved, CPU and wall time; logs/BOARD/build-cost.json [UNTIL_CI=1 MAX_ROUNDS=n]
-	@$(BRINGUP) build-cost $(call opt,--board,BOARD) $(call opt,--runs,BUILD_COST_RUNS) $(UNTIL) $(call opt,--jobs,JOBS) $(call flag,--force,FORCE)
+build-cost: $(DEPS_STAMP) ## the cold build cost of BOARD's kernels: make of the image without ccache, BUILD_COST_RUNS rounds interleaved, CPU and wall time; logs/BOARD/build-cost.json [UNTIL_CI=1 MAX_ROUNDS=n BUILD_COST_PARALLEL=n]
+	@$(BRINGUP) build-cost $(call opt,--board,BOARD) $(call opt,--runs,BUILD_COST_RUNS) $(UNTIL) $(call opt,--jobs,JOBS) $(call opt,--parallel,BUILD_COST_PARALLEL) $(call flag,--force,FORCE)
 
 build-cost-aa: $(DEPS_STAMP) ## A/A check of the build cost: KERNEL (default the board's last) built cold as two arms; must claim nothing
-	@$(BRINGUP) build-cost --aa $(call opt,--board,BOARD) $(call opt,--kernel,KERNEL) $(call opt,--runs,BUILD_COST_RUNS) $(UNTIL) $(call opt,--jobs,JOBS) $(call flag,--force,FORCE)
+	@$(BRINGUP) build-cost --aa $(call opt,--board,BOARD) $(call opt,--kernel,KERNEL) $(call opt,--runs,BUILD_COST_RUNS) $(UNTIL) $(call opt,--jobs,JOBS) $(call opt,--parallel,BUILD_COST_PARALLEL) $(call flag,--force,FORCE)
 
 build-report: $(DEPS_STAMP) ## print the build results table with deltas for BOARD
 	@$(BRINGUP) build-report $(call opt,--board,BOARD)

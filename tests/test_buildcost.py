@@ -7,6 +7,7 @@ import tarfile
 
 import pytest
 
+import recordfactory as rf
 from bringup import records
 from bringup.build import kernel as build
 from bringup.errors import BringupError, BuildFailed
@@ -14,6 +15,7 @@ from bringup.measure import buildcost
 from bringup.model.board import load_board
 from bringup.records.buildcost import BuildCost
 from bringup.report import buildcost as costreport
+from bringup.report import page
 from conftest import make_fake_tree, run_cli, write_board
 
 
@@ -107,7 +109,9 @@ def test_the_aa_board_is_one_kernel_twice(env):
 # --- statistics and wording, on records made here -------------------------------------------
 
 
-def record(cpu: dict[str, list[float]], wall: dict[str, list[float]] | None = None, redone=()) -> BuildCost:
+def record(
+    cpu: dict[str, list[float]], wall: dict[str, list[float]] | None = None, redone=(), keys=None, board="b"
+) -> BuildCost:
     wall = wall or cpu
     kernels = {}
     n = len(next(iter(cpu.values())))
@@ -130,7 +134,7 @@ def record(cpu: dict[str, list[float]], wall: dict[str, list[float]] | None = No
                 }
             )
         kernels[k] = {
-            "build_key": None,
+            "build_key": (keys or {}).get(k),
             "version": k,
             "config_sha256": "0" * 64,
             "config_matches_study": None,
@@ -140,7 +144,7 @@ def record(cpu: dict[str, list[float]], wall: dict[str, list[float]] | None = No
         }
     return records.validate(
         {
-            "board": "b",
+            "board": board,
             "created": "2026-11-27T00:00:00+00:00",
             "finished": "2026-11-27T00:00:00+00:00",
             "jobs": 2,
@@ -221,3 +225,56 @@ def test_the_record_refuses_what_a_writer_never_writes(tmp_path):
 def test_the_command_refuses_kernel_without_aa_before_any_work(env):
     p = run_cli("build-cost", "--board", "qemu-versatilepb", "--kernel", "6.12")
     assert p.returncode != 0 and "only with --aa" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+# --- the report: the build table and the summary ------------------------------------------
+
+
+@pytest.fixture
+def report_logs(tmp_path):
+    logs = tmp_path / "logs"
+    for k in ("5.10", "6.12"):
+        records.write(logs / "qemu-arm" / k / "build.json", rf.build(k))
+    return logs
+
+
+def write_cost(logs, keys):
+    rec = record(
+        {"5.10": [330.0, 332.5, 329.0], "6.12": [431.0, 437.5, 428.9]},
+        {"5.10": [180.0, 200.0, 170.0], "6.12": [240.0, 262.0, 228.0]},
+        keys=keys,
+        board="qemu-arm",
+    )
+    records.write(logs / "qemu-arm" / "build-cost.json", rec)
+
+
+def test_the_report_shows_the_cold_cost_beside_the_study_build_and_tests_it(report_logs):
+    write_cost(report_logs, {k: rf.key(f"qemu-arm/{k}") for k in ("5.10", "6.12")})
+    m = page.collect(load_board("qemu-arm"), report_logs)
+    labels = [r["label"] for r in m["build_table"]]
+    assert labels[:2] == ["cold CPU, no ccache (user+sys)", "cold wall, no ccache"]
+    assert "real" in labels and "ccache hits" in labels  # the study build's own rows stay
+    cpu = m["build_table"][0]
+    assert [c["value"] for c in cpu["cells"]] == [330.0, 431.0]
+    assert 29 < cpu["deltas"][0] < 32
+    claims = [it["claim"] for f in m["findings"] for _, items in f["sections"] for it in items]
+    cold = next(c for c in claims if c.startswith("build CPU time, cold (no ccache)"))
+    assert "slower" in cold and "n=3 rounds" in cold
+    study = next(c for c in claims if c.startswith("build time (the study's build, through ccache)"))
+    assert "the cold builds above compare" in study
+
+
+def test_a_build_cost_of_other_builds_is_left_out_in_one_line(report_logs):
+    write_cost(report_logs, {"5.10": rf.key("qemu-arm/5.10"), "6.12": rf.key("an older 6.12")})
+    m = page.collect(load_board("qemu-arm"), report_logs)
+    assert m["build_cost"] is None and m["build_table"][0]["label"] == "real"
+    assert any("build-cost.json: kernel 6.12 was measured from another build" in x for x in m["left_out"])
+
+
+def test_builds_at_once_keep_the_rounds_and_refuse_the_guard(env):
+    board = two_kernel_board(env)
+    rec, _, _ = buildcost.measure(board, env["logs"], env["cache"], runs=2, parallel=2, say=quiet)
+    assert rec.parallel == 2 and rec.order == {"1": ["k1", "k2"], "2": ["k2", "k1"]}
+    assert all([r.round for r in kc.runs] == [1, 2] for kc in rec.kernels.values())
+    with pytest.raises(BringupError, match="host-load guard judges one run at a time"):
+        buildcost.measure(board, env["logs"], env["cache"], runs=2, parallel=2, guard=True, force=True, say=quiet)

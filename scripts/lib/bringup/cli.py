@@ -163,9 +163,10 @@ def cmd_build_cost(a) -> int:
         paths.cache_dir(),
         runs=a.runs if a.runs is not None else (buildcost.DEFAULT_ROUNDS),
         jobs=a.jobs,
-        guard=_host_guard(),
+        guard=_host_guard(jobs=a.parallel),
         force=a.force,
         study=study,
+        parallel=a.parallel,
         say=_say,
         **_until_ci(a) | ({} if a.max_rounds is not None else {"max_rounds": buildcost.DEFAULT_MAX_ROUNDS}),
     )
@@ -813,6 +814,15 @@ def build_parser() -> argparse.ArgumentParser:
         "exits 1 when a difference is claimed",
     )
     s.add_argument("--kernel", "-k", help="with --aa: the kernel id")
+    s.add_argument(
+        "--parallel",
+        type=_count(1, 64),
+        default=1,
+        metavar="N",
+        help="N builds at once, in round order (default 1): on a host shared with other work the "
+        "measurement gets N shares of it; CPU time stays each build's own, wall time is shared; "
+        "the host-load guard is then off",
+    )
     s.set_defaults(fn=cmd_build_cost)
 
     s = sub.add_parser(

@@ -157,13 +157,17 @@ def measure(
     guard: bool = False,
     force: bool = False,
     study: tuple[str, str] | None = None,
+    parallel: int = 1,
     say: Callable[[str], object] = print,
 ) -> tuple[BuildCost, Path, bool]:
     """Time a cold build of every kernel of the board, `runs` rounds (with until_ci: more
     until the CPU time differences' 95 % intervals are within ±until_ci %, at most
-    max_rounds).  jobs: make -j (default: the study's build's, else the CPUs).  Returns
-    the record, its file and whether it was reused (up to date, or from the cache)."""
+    max_rounds).  jobs: make -j (default: the study's build's, else the CPUs).  parallel:
+    builds at once (local workers of the round engine, in round order; refused with the
+    guard): each build's CPU time stays its own, its wall time is shared with the others.
+    Returns the record, its file and whether it was reused (up to date, or from the cache)."""
     rule = rounds.rule(runs, until_ci, max_rounds)  # refused here, before any work
+    rounds.check([rounds.Plain(_no_target)], parallel, guard)  # --parallel with the guard: refused here
     if not board.kernels:
         raise BringupError(f"board {board.name}: no kernels")
     plans = plan(board, logs, cache, study, say=say)
@@ -189,9 +193,9 @@ def measure(
     say(
         f"  build cost of {', '.join(p.kernel.id for p in plans)}: cold make of the image without ccache, "
         f"-j{j}, {rule.limit if until_ci is None else f'{rule.first_check} to {rule.limit}'} round(s) interleaved"
-        f"{', host-load guard on' if guard else ''}"
+        f"{', host-load guard on' if guard else ''}{f', {parallel} builds at once' if parallel > 1 else ''}"
     )
-    rec = _run(board, logs, cache, plans, rule, until_ci, j, guard, say)
+    rec = _run(board, logs, cache, plans, rule, until_ci, j, guard, parallel, say)
     records.write(out, rec)  # atomic: a failed or interrupted run never got here
     skey = store_key(board, plans, j)
     if skey:
@@ -214,7 +218,9 @@ def _store(cache: Path, board: Board, skey: str, rec_file: Path) -> None:
         pass  # the store is a convenience: the record itself is written
 
 
-def _run(board, logs, cache, plans: list[Plan], rule, until_ci, jobs: int, guard: bool, say) -> BuildCost:
+def _run(
+    board, logs, cache, plans: list[Plan], rule, until_ci, jobs: int, guard: bool, parallel: int, say
+) -> BuildCost:
     by_id = {p.kernel.id: p for p in plans}
     created = clock.now()
     scratch_root = Path(cache) / "build-cost" / board.name
@@ -245,11 +251,15 @@ def _run(board, logs, cache, plans: list[Plan], rule, until_ci, jobs: int, guard
 
     # one measurement of a board at a time, across checkouts (two would disturb each other)
     with lock.exclusive(scratch_root / "measure.lock", f"build cost of {board.name}", say):
+        for left in scratch_root.iterdir():  # scratch directories of a run that was killed
+            if left.is_dir() and left.name != "results":
+                shutil.rmtree(left, ignore_errors=True)
         out = rounds.run(
             [p.kernel.id for p in plans],
             rule,
             build,
             places=[rounds.Plain(_no_target)],
+            jobs=parallel,
             guard=guard,
             headline=headline,
             on_done=on_done,
@@ -299,6 +309,7 @@ def _run(board, logs, cache, plans: list[Plan], rule, until_ci, jobs: int, guard
         "stopped": out.stopped,
         "until_ci_pct": until_ci,
         "guard": guard,
+        "parallel": parallel,
         "scratch": str(scratch_root),
         "kernels": kernels,
     }

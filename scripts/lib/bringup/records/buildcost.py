@@ -79,5 +79,6 @@ class BuildCost(Record):
     stopped: Text  # why the rounds stopped
     until_ci_pct: Annotated[float, Field(gt=0, le=100)] | None
     guard: bool  # the host-load guard judged every run
+    parallel: Annotated[int, Field(ge=1)] = 1  # builds at once (--parallel; never with the guard)
     scratch: Text  # where the scratch build directories were (removed after each run)
     kernels: dict[Id, CostKernel]
