@@ -278,3 +278,28 @@ def test_builds_at_once_keep_the_rounds_and_refuse_the_guard(env):
     assert all([r.round for r in kc.runs] == [1, 2] for kc in rec.kernels.values())
     with pytest.raises(BringupError, match="host-load guard judges one run at a time"):
         buildcost.measure(board, env["logs"], env["cache"], runs=2, parallel=2, guard=True, force=True, say=quiet)
+
+
+def test_the_study_measures_the_build_cost_after_the_builds_unless_told_not_to(tmp_path, monkeypatch):
+    from bringup import study
+
+    board = load_board("qemu-arm")
+    calls: list = []
+    rec = record({"5.10": [330.0, 332.0, 329.0], "6.12": [431.0, 437.0, 429.0]}, board="qemu-arm")
+    monkeypatch.setattr(study.build, "build_all", lambda *a, **kw: calls.append("build"))
+
+    def measure(b, logs, cache, **kw):
+        calls.append(("cost", kw["runs"], kw["jobs"]))
+        return rec, tmp_path / "build-cost.json", False
+
+    monkeypatch.setattr(study.buildcost, "measure", measure)
+    for step in ("boot_fresh", "footprint_fresh"):
+        monkeypatch.setattr(study, step, lambda *a, **kw: None)
+    monkeypatch.setattr(study.report, "write", lambda *a, **kw: calls.append("report"))
+    said: list[str] = []
+    study.run(board, tmp_path, tmp_path, say=said.append, workloads=[], jobs=2, build_cost=True, build_cost_runs=4)
+    assert calls == ["build", ("cost", 4, 2), "report"]
+    assert any(s.startswith("  5.10 → 6.12: build +") and "% CPU (95 % interval" in s for s in said)
+    calls.clear()
+    study.run(board, tmp_path, tmp_path, say=said.append, workloads=[], build_cost=False)
+    assert calls == ["build", "report"]

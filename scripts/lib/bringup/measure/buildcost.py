@@ -320,7 +320,9 @@ def _no_target(run_dir: Path):  # noqa: ANN202 -- the engine's target factory: b
     raise BringupError("a build-cost run has no target")
 
 
-def _ctx(board: Board, logs: Path, cache: Path, p: Plan, jobs: int, builddir: Path, scratch: Path) -> kbuild.Ctx:
+def _ctx(board: Board, logs: Path, cache: Path, p: Plan, jobs: int, builddir: Path, log_name: str) -> kbuild.Ctx:
+    """The build engine's context of one scratch build: its own build directory and log (two
+    rounds of one kernel may build at once with --parallel)."""
     recdir = Path(logs) / board.name / "build-cost" / p.kernel.id
     return kbuild.Ctx(
         board=board,
@@ -332,7 +334,7 @@ def _ctx(board: Board, logs: Path, cache: Path, p: Plan, jobs: int, builddir: Pa
         builddir=builddir,
         tree=p.src.path,
         jobs=jobs,
-        log_path=recdir / "build.log.partial",
+        log_path=recdir / log_name,
         fixes=p.fixes,
     )
 
@@ -340,7 +342,7 @@ def _ctx(board: Board, logs: Path, cache: Path, p: Plan, jobs: int, builddir: Pa
 def _one(board: Board, logs: Path, cache: Path, p: Plan, jobs: int, scratch_root: Path, run: rounds.Run) -> dict:
     """One cold build of one kernel in a fresh scratch directory: its times."""
     scratch = Path(tempfile.mkdtemp(prefix=f"{p.kernel.id}{run.suffix}-", dir=scratch_root))
-    ctx = _ctx(board, logs, cache, p, jobs, scratch / "build", scratch)
+    ctx = _ctx(board, logs, cache, p, jobs, scratch / "build", f"build{run.suffix}.log.partial")
     ctx.say = run.say
     ctx.builddir.mkdir()
     ctx.recdir.mkdir(parents=True, exist_ok=True)
