@@ -284,7 +284,7 @@ def _run(
             "build_key": p.key,
             "version": p.src.version,
             "config_sha256": configs[p.kernel.id],
-            "config_matches_study": None if study is None else study.config.sha256 == configs[p.kernel.id],
+            "config_matches_study": _matches_study(logs, study, configs[p.kernel.id]),
             "targets": next((d.result["targets"] for d in out.runs if d.kernel == p.kernel.id), []),
             "runs": runs,
             "study_build": None
@@ -314,6 +314,26 @@ def _run(
         "kernels": kernels,
     }
     return records.validate(data, BuildCost, str(record_path(logs, board)))
+
+
+def config_sha256(text: str) -> str:
+    """The sha256 of a .config's settings: its lines without the comments kconfig writes
+    around them (2.6-era kconfig puts the date in its header), "# CONFIG_X is not set" kept."""
+    keep = [ln for ln in text.splitlines() if ln.strip() and (not ln.startswith("#") or ln.startswith("# CONFIG_"))]
+    return hashlib.sha256(("\n".join(keep) + "\n").encode()).hexdigest()
+
+
+def _matches_study(logs: Path, study: records.Build | None, sha: str) -> bool | None:
+    """Whether the scratch builds' .config has the settings of the study build's (its
+    images/config); None without a study build of the same key or its config file."""
+    if study is None or "config" not in study.artifacts:
+        return None
+    f = Path(logs) / study.board / study.kernel / "build.json"
+    try:
+        text = records.artifact(f, study.artifacts["config"], "artifacts").read_text(errors="replace")
+    except (BringupError, OSError):
+        return None
+    return config_sha256(text) == sha
 
 
 def _no_target(run_dir: Path):  # noqa: ANN202 -- the engine's target factory: builds boot nothing
@@ -357,7 +377,7 @@ def _one(board: Board, logs: Path, cache: Path, p: Plan, jobs: int, scratch_root
         n_config = len(ctx.steps)
         for target in kbuild._expand_steps(ctx):
             kbuild._make(ctx, [target], f"make {target}")
-        config_sha = hashlib.sha256(kbuild._dot_config(ctx).read_bytes()).hexdigest()
+        config_sha = config_sha256(kbuild._dot_config(ctx).read_text(errors="replace"))
         ok = True
     finally:
         ctx.progress.close()
