@@ -15,6 +15,7 @@ from __future__ import annotations
 from bringup.records.base import Part, Record, RecordError
 from bringup.records.boot import Boot, BootTiming
 from bringup.records.build import Build, BuildFailure
+from bringup.records.buildcost import BuildCost
 from bringup.records.failure import Failure, failed_name
 from bringup.records.io import (
     KINDS,
@@ -49,6 +50,7 @@ MODELS: list[type[Record]] = [
     SizeDiff,
     SetManifest,
     Failure,
+    BuildCost,
 ]
 for _m in MODELS:
     KINDS.setdefault(_m.KIND, []).append(_m)
@@ -59,6 +61,7 @@ __all__ = [
     "Boot",
     "BootTiming",
     "Build",
+    "BuildCost",
     "Failure",
     "BuildFailure",
     "Footprint",

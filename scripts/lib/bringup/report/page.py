@@ -32,6 +32,7 @@ from bringup.parse import sizediff
 from bringup.records import Boot, BootTiming, Build, Footprint, Lmbench, Workloads
 from bringup.records.boot import KernelTiming, MilestoneStats
 from bringup.report import bootexplain, charts, compare, environment, findings, places, sizediffs
+from bringup.report import buildcost as costreport
 from bringup.report import buildtable as buildreport
 from bringup.report.tables import fmt_delta, pct
 from bringup.report.workloads import left_out as workloads_left_out
@@ -155,7 +156,8 @@ def collect(board: Board, logs: Path, top: int = 12, own_floors: bool = True) ->
     model["clock"] = clock_note(
         [r.clock for r in [boot, *fp.values(), *lm.values(), *wl.values()] if r is not None], model["floors"]
     )
-    model["build_table"] = _build_table(build, kernels)
+    model["build_cost"] = _build_cost(rd.read(bdir / "build-cost.json", records.BuildCost), build, rd.left_out)
+    model["build_table"] = _build_table(build, kernels, model["build_cost"])
     model["sizes"] = {k: build[k].sizes.groups for k in kernels if k in build}
     model["images"] = {
         k: {
@@ -451,12 +453,53 @@ def _delta(a: float | None, b: float | None) -> float | None:
     return None if d is None else round(d, 1)
 
 
-def _build_table(build: dict[str, Build], kernels: list[str]) -> list[dict]:
+def _build_cost(rec: records.BuildCost | None, build: dict[str, Build], left_out: list[str]) -> Any:
+    """build-cost.json when it measured the builds the report shows (the same build keys);
+    a kernel measured from another build leaves the record out, in one line."""
+    if rec is None:
+        return None
+    for k, kc in rec.kernels.items():
+        if k in build and kc.build_key != build[k].key:
+            left_out.append(f"build-cost.json: kernel {k} was measured from another build (make build-cost)")
+            return None
+    return rec
+
+
+def _cost_rows(cost: records.BuildCost, ks: list[str]) -> list[dict]:
+    """The cold build cost's rows of the build table: medians of the rounds; deltas the paired
+    geometric mean ratio against the first kernel (report/buildcost.py)."""
+    if not ks or any(k not in cost.kernels for k in ks):
+        return []
+    med = costreport.kernel_rows(cost)
+    sub = cost.model_copy(update={"kernels": {k: cost.kernels[k] for k in ks}})
+    comp = {c["kernel"]: c for c in costreport.compare(sub)}
+    rows = []
+    for metric, label in (("cpu", "cold CPU, no ccache (user+sys)"), ("real", "cold wall, no ccache")):
+        rows.append(
+            {
+                "label": label,
+                "unit": "s",
+                "cells": [
+                    {
+                        "kernel": k,
+                        "value": med[k][metric]["median"] if med[k][metric] else None,
+                        "link": "../build-cost.json",
+                        "title": f"build-cost.json: median of kernels.{k}.runs[].{metric}, {cost.rounds} rounds",
+                    }
+                    for k in ks
+                ],
+                "deltas": [None if not comp[k][metric] else round(comp[k][metric]["pct"], 1) for k in ks[1:]],
+            }
+        )
+    return rows
+
+
+def _build_table(build: dict[str, Build], kernels: list[str], cost: records.BuildCost | None = None) -> list[dict]:
     ks = [k for k in kernels if k in build]
     if not ks:
         return []
     t = buildreport.table([build[k] for k in ks])
-    rows = []
+    rows = _cost_rows(cost, ks) if cost is not None else []
     for r in t["rows"]:
         rows.append(
             {
@@ -998,6 +1041,9 @@ def write(board: Board, logs: Path, say=print) -> Report:
                 rset.remove(out / "charts" / f"{name}.svg")
         rset.write_text(out / "report.md", md)
         rset.write_text(out / "index.html", html)
-        rset.write_json(out / "model.json", {k: v for k, v in model.items() if k not in ("build", "boot", "live_boot")})
+        rset.write_json(
+            out / "model.json",
+            {k: v for k, v in model.items() if k not in ("build", "boot", "live_boot", "build_cost")},
+        )
     say(f"report: {paths.rel(out / 'index.html')} (and report.md; report set {rset.id})")
     return Report(index=out / "index.html", markdown=out / "report.md", model=model)
