@@ -148,3 +148,23 @@ def test_the_overlay_rcs_works_without_kmsg_sysfs_or_a_writable_root():
     assert (
         stat.S_IMODE((Path(__file__).parents[1] / "rootfs-overlay" / "etc" / "init.d" / "rcS").stat().st_mode) & 0o100
     )
+
+
+def test_a_2_4_kernel_is_never_put_on_the_instruction_clock(tmp_path):
+    """The instruction clock times milestones by their printk times; 2.4 prints none."""
+    from bringup.model.base import DataError
+    from bringup.model.clocks import with_clock
+
+    b = load_board("qemu-i386-eras")
+    with pytest.raises(DataError, match=r"--clock instructions: board qemu-i386-eras's kernel 2\.4\.37\.11 prints"):
+        with_clock(b, "instructions")
+    assert with_clock(b, "host") is b
+    text = (Path(__file__).parents[1] / "boards" / "qemu-i386-eras.toml").read_text()
+    bad = tmp_path / "eras.toml"
+    bad.write_text(
+        text.replace('name = "qemu-i386-eras"', 'name = "eras"').replace(
+            'machine = "pc"', 'machine = "pc"\nclock = "instructions"'
+        )
+    )
+    with pytest.raises(DataError, match=r"field 'kernels\[0\]\.era': '2\.4' prints no printk times"):
+        load_board(str(bad))

@@ -62,7 +62,9 @@ def test_2_4_boots_the_ext2_initrd_into_the_musl_userspace_and_its_footprint_is_
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     rd = json.loads((shared_env["logs"] / BOARD / "rootfs" / "footprint.json").read_text())
     assert rd["libc"].startswith("musl ") and "against musl" in rd["busybox"]["source"]
-    assert rd["ext2"]["file"] == "footprint.ext2" and (shared_env["logs"] / BOARD / "rootfs" / "footprint.ext2").is_file()
+    assert (
+        rd["ext2"]["file"] == "footprint.ext2" and (shared_env["logs"] / BOARD / "rootfs" / "footprint.ext2").is_file()
+    )
     fp = json.loads((shared_env["logs"] / BOARD / KERNEL / "footprint.json").read_text())
     ml = fp["memory_line"]  # "Memory: 123572k/130944k available (847k kernel code, ... 253k data, ...)"
     # 2.4 and 2.6 word it alike on i386 (the parser calls that wording "2.6")
