@@ -168,3 +168,19 @@ def test_a_2_4_kernel_is_never_put_on_the_instruction_clock(tmp_path):
     )
     with pytest.raises(DataError, match=r"field 'kernels\[0\]\.era': '2\.4' prints no printk times"):
         load_board(str(bad))
+
+
+def test_an_lmbench_block_that_reported_a_failed_call_gives_no_number():
+    """Seen on 2.4 before its initrd had /dev/zero: the setup's test file was never
+    made, lat_syscall stat failed on every call and still printed a time."""
+    from bringup.parse import lmbench as lp
+
+    text = (
+        "@@@ BEGIN lat_syscall_stat @@@\n"
+        + "/tmp/lmb.file: No such file or directory\n" * 3
+        + "Simple stat: 13424.0000 microseconds\n@@@ END lat_syscall_stat rc=0 @@@\n"
+        "@@@ BEGIN lat_syscall_null @@@\nSimple syscall: 2.2633 microseconds\n@@@ END lat_syscall_null rc=0 @@@\n"
+    )
+    got = lp.parse_runner(text)
+    assert got["lat_syscall_stat"]["metrics"] == [] and got["lat_syscall_stat"]["rc"] == 0
+    assert [m["value"] for m in got["lat_syscall_null"]["metrics"]] == [2.2633]
