@@ -72,7 +72,8 @@ def test_debugfs_script_makes_the_nodes_and_gives_everything_to_root():
     assert "sif /dev/null mode 020666" in script and "sif /etc/init.d/rcS mode 0100700" in script
     assert "sif /bin/sh uid 0" in script and not any(s.startswith("sif /bin/sh mode") for s in script)
     assert "sif /dev/console ctime @946684800" in script and "sif /bin/sh mtime @946684800" in script
-    assert script[-5:-3] == ["sif / uid 0", "sif / gid 0"]
+    assert script.index("sif / gid 0") < script.index("sif /bin/sh atime @946684800")  # times last
+    assert script[-3:] == [f"sif / {f} @946684800" for f in ("atime", "ctime", "mtime")]
 
 
 def test_a_name_debugfs_cannot_take_is_refused_before_any_work(tmp_path):
@@ -184,3 +185,14 @@ def test_an_lmbench_block_that_reported_a_failed_call_gives_no_number():
     got = lp.parse_runner(text)
     assert got["lat_syscall_stat"]["metrics"] == [] and got["lat_syscall_stat"]["rc"] == 0
     assert [m["value"] for m in got["lat_syscall_null"]["metrics"]] == [2.2633]
+
+
+def test_the_ramdisk_has_every_parent_directory_the_kernel_needs():
+    """The initramfs unpacker makes no parents: lmbench built from source adds
+    usr/lib/lmbench/bin, and usr/lib must be in the archive before it."""
+    got = rootfs._dedupe([cpio.directory("usr"), cpio.file("usr/lib/lmbench/bin/lat_ctx", b"x", 0o755)])
+    paths = [e.path for e in got]
+    assert paths == ["usr", "usr/lib", "usr/lib/lmbench", "usr/lib/lmbench/bin", "usr/lib/lmbench/bin/lat_ctx"]
+    assert all(stat.S_ISDIR(e.mode) for e in got[:4])
+    late = rootfs._dedupe([cpio.file("etc/x", b""), cpio.directory("etc", 0o700)])
+    assert [(e.path, stat.S_IMODE(e.mode)) for e in late] == [("etc", 0o700), ("etc/x", 0o644)]

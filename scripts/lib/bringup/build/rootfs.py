@@ -355,8 +355,23 @@ def _unchanged(recf: Path, out: Path, archive_digest: str, key: str) -> records.
 
 
 def _dedupe(entries: list[cpio.Entry]) -> list[cpio.Entry]:
-    """Later entries win (overlay over base, extras over both)."""
+    """Later entries win (overlay over base, extras over both); every missing parent
+    directory comes first (the kernel's initramfs unpacker makes no parents: without
+    usr/lib, an added usr/lib/lmbench/bin was silently not there)."""
     by_path = {}
     for e in entries:
         by_path[e.path.strip("/")] = e
-    return list(by_path.values())
+    out: list[cpio.Entry] = []
+    done: set[str] = set()
+    for path, e in by_path.items():
+        if path in done:
+            continue
+        parts = path.split("/")
+        for i in range(1, len(parts)):  # each parent before its children: the archive's own, else a new one
+            d = "/".join(parts[:i])
+            if d not in done:
+                out.append(by_path.get(d) or cpio.directory(d))
+                done.add(d)
+        out.append(e)
+        done.add(path)
+    return out
