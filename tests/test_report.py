@@ -183,6 +183,23 @@ def test_lmbench_not_measured_is_not_zero(logs):
     assert m["lmbench_groups"]["groups"] == [] and report.make_charts(m)["bw_mem"] is None
 
 
+def test_the_report_says_which_lmbench_ran(logs):
+    """Debian's package or bringup's build (version, source sha256, toolchain): the
+    lmbench section says so, once per distinct lmbench."""
+    board = load_board("qemu-arm")
+    md = (report.write(board, logs, say=lambda m: None).index.parent / "report.md").read_text()
+    assert "lmbench that ran: debian bookworm lmbench:armhf 3.0-a9+debian.1-5." in md
+    built = "bringup's build of lmbench 3.0-a9 from lmbench-3.0-a9.tar.gz (sha256:02cc0018aead5286), static"
+    for k in ("5.10", "6.12"):
+        rec = lm_rec(k, 10, 100).model_dump(mode="json", by_alias=True)
+        rec["source"] = {"lmbench": built, "origin": "bringup-build", "version": "3.0-a9", "source_sha256": "0" * 64}
+        (logs / "qemu-arm" / k / "lmbench.json").write_text(json.dumps(rec))
+    index = report.write(board, logs, say=lambda m: None).index
+    md = (index.parent / "report.md").read_text()
+    assert md.count(f"lmbench that ran: {built}.") == 1 and "lmbench:armhf" not in md
+    assert f"lmbench that ran: {built.replace(chr(39), '&#39;')}." in index.read_text()
+
+
 def test_no_records_is_a_clear_error(tmp_path):
     from bringup.errors import BringupError
 

@@ -38,7 +38,7 @@ from bringup.parse import deferred as dfparse
 from bringup.parse import initcalls as icparse
 from bringup.parse import milestones as ms
 from bringup.parse.errors import ParseError
-from bringup.util import clock, environment
+from bringup.util import clock, environment, lock, space
 
 # --- runs, statistics, summary ---------------------------------------------
 
@@ -225,6 +225,63 @@ def boot_timing(
     )
     names = [p.name for p in places]
     tag = f"{'-nfs' if root == 'nfs' else ''}{'' if pname == 'timing' else '-' + pname}"
+    bdir = Path(logs) / board.name
+    with lock.board(bdir, "boot-timing", say=say):  # one measurement of a board at a time
+        for line in records.sets.recover(bdir):
+            say(f"  finished {line}, which a killed run left half switched in")
+        records.sets.clean_staged(bdir)
+        space.check(bdir, BOOT_BYTES * len(kernels) * rule.limit, "boot-timing")
+        return _measure(
+            board,
+            logs,
+            builds,
+            kernels,
+            rules,
+            rule,
+            path,
+            root,
+            tag,
+            args,
+            timeout_factor,
+            places,
+            jobs,
+            guard,
+            say,
+            names,
+            runs,
+            rd,
+            profile,
+            pname,
+            initrd,
+        )
+
+
+BOOT_BYTES = 2 * 1024 * 1024  # what one boot's run directory holds, about (console logs, records; tftp/ is removed)
+
+
+def _measure(
+    board,
+    logs,
+    builds,
+    kernels,
+    rules,
+    rule,
+    path,
+    root,
+    tag,
+    args,
+    timeout_factor,
+    places,
+    jobs,
+    guard,
+    say,
+    names,
+    runs,
+    rd,
+    profile,
+    pname,
+    initrd,
+) -> dict:
     recs, out, place_of_run, texts = _rounds(
         board, builds, initrd, rules, rule, path, root, tag, args, timeout_factor, places, jobs, guard, say
     )
@@ -256,7 +313,12 @@ def boot_timing(
             )
     failed = sum(k["failed"] for k in summary["kernels"].values())
     name = records.boot_timing_name(root, failed=failed > 0, profile=pname)
-    records.write(Path(logs) / board.name / name, summary, records.BootTiming)
+    bdir = Path(logs) / board.name
+    # the summary lands with its runs' records (written as each run ended, in directories of their own)
+    with records.ResultSet(bdir, name.removesuffix(".json").removesuffix("-failed")) as rset:
+        rset.write(bdir / name, summary, records.BootTiming)
+        if not failed:  # a failure record of an earlier invocation is stale now
+            rset.remove(bdir / records.boot_timing_name(root, failed=True, profile=pname))
     return summary
 
 

@@ -32,7 +32,7 @@ from bringup.model.board import Board
 from bringup.model.clocks import clock_of
 from bringup.model.workload import DISK_MOUNT, INPUTS_DIR, Input, Mode, Workload, load_all
 from bringup.parse import workload as wp
-from bringup.util import clock, cpio, environment, paths
+from bringup.util import clock, cpio, environment, lock, paths, space
 from bringup.util.aptprivate import PrivateApt
 
 # busybox applets the workload steps may use besides those of the base ramdisk
@@ -376,31 +376,44 @@ def workloads(
     builds = build_records(board, kernels, logs)
     entries, versions, missing = payload(board, {n: w for n, w in wls.items() if n not in no_disk}, mode, cache, say)
     missing = {**no_disk, **missing}
-    rd = rootfs.build(
-        board,
-        logs,
-        cache,
-        extra=entries,
-        name="workloads",
-        extra_key={"libraries": [f"{p}={v}" for p, v in sorted(versions.items())], "mode": mode},
-        say=say,
-    )
-    step = Step(board, logs, builds, Path(logs) / board.name / "rootfs" / rd.file, timeout_factor, "workload-runs")
-    of = f"{rule.limit}" if rule.pct is None else f"at most {rule.limit}"
+    bdir = Path(logs) / board.name
+    with lock.board(bdir, "workloads", say=say):  # one measurement of a board at a time
+        for line in records.sets.recover(bdir):
+            say(f"  finished {line}, which a killed run left half switched in")
+        records.sets.clean_staged(bdir)
+        space.check(bdir, WORKLOAD_BYTES * len(kernels) * rule.limit, "workloads")
+        rd = rootfs.build(
+            board,
+            logs,
+            cache,
+            extra=entries,
+            name="workloads",
+            extra_key={"libraries": [f"{p}={v}" for p, v in sorted(versions.items())], "mode": mode},
+            say=say,
+        )
+        step = Step(board, logs, builds, Path(logs) / board.name / "rootfs" / rd.file, timeout_factor, "workload-runs")
+        of = f"{rule.limit}" if rule.pct is None else f"at most {rule.limit}"
 
-    def boot(run: rounds.Run) -> dict:
-        run_dir = step.run_dir(run)
-        run.say(f"  round {run.round}/{of} {run.kernel}: booting the workload ramdisk")
-        ran = _one_boot(step, run, run_dir, wls, mode, missing, disk)
-        return {"run_dir": run_dir, "ran": ran, "values": round_values(wls, ran, mode)}
+        def boot(run: rounds.Run) -> dict:
+            run_dir = step.run_dir(run)
+            run.say(f"  round {run.round}/{of} {run.kernel}: booting the workload ramdisk")
+            ran = _one_boot(step, run, run_dir, wls, mode, missing, disk)
+            return {"run_dir": run_dir, "ran": ran, "values": round_values(wls, ran, mode)}
 
-    done = step.rounds(kernels, rule, boot, where, jobs, guard, lambda kept: headline(kept, kernels), "workload", say)
-    results = {}
-    for kid in kernels:
-        recdir = Path(logs) / board.name / kid
-        rec = record(board, kid, builds[kid], recdir, done[kid], rd, wls, mode, versions, disk)
-        results[kid] = records.write(recdir / "workloads.json", rec, records.Workloads)
-    return results
+        done = step.rounds(
+            kernels, rule, boot, where, jobs, guard, lambda kept: headline(kept, kernels), "workload", say
+        )
+        results = {}
+        with records.ResultSet(bdir, "workloads") as rset:  # every kernel's record lands at once, or none
+            for kid in kernels:
+                recdir = Path(logs) / board.name / kid
+                rec = record(board, kid, builds[kid], recdir, done[kid], rd, wls, mode, versions, disk)
+                results[kid] = rset.write(recdir / "workloads.json", rec, records.Workloads)
+        say(f"  workloads set {rset.id}: {', '.join(results)}")
+        return results
+
+
+WORKLOAD_BYTES = 4 * 1024 * 1024  # what one boot's run directory holds, about (console log, outputs)
 
 
 def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dict[str, dict[int, float]]]:

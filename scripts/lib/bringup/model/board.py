@@ -179,6 +179,14 @@ class EraFix(Strict):
             "(empty: nothing, a build-only fix); the report names every fix that changes something",
         ),
     ] = ""
+    overrides: Annotated[
+        Text,
+        Field(
+            max_length=2048,
+            description="what the tree's authors did not support that this fix makes the build do anyway "
+            "(empty: nothing); the report says it beside every number of the kernel",
+        ),
+    ] = ""
     kernel: Annotated[VersionRange, Field(description="kernel versions it applies to")] = VersionRange()
     gcc: Annotated[MajorRange, Field(description="gcc major versions it applies to")] = MajorRange()
     arch: Annotated[
@@ -242,6 +250,24 @@ class EraFile(Strict):
         list[Annotated[str, Field(pattern=r"^(\{image\}|\{dtbs\}|[A-Za-z0-9_.][A-Za-z0-9_.-]*)$")]],
         Field(min_length=1, max_length=20, description="make targets after configuration; {image} and {dtbs} expand"),
     ]
+    ramdisk: Annotated[
+        Literal["initramfs", "ext2"],
+        Field(
+            description="how the kernel takes bringup's ramdisk: a gzip'd cpio initramfs (2.6+), or an ext2 image "
+            "loaded into a RAM disk and mounted as root (2.4: no initramfs, 128-byte inodes, device nodes on disk)"
+        ),
+    ] = "initramfs"
+    ramdisk_cmdline: Annotated[
+        Cmdline,
+        Field(description="kernel arguments the era's kernels boot bringup's ramdisk with (2.4: root=/dev/ram0)"),
+    ] = ""
+    printk_times: Annotated[
+        bool,
+        Field(
+            description="the kernel can stamp its messages (CONFIG_PRINTK_TIME, 2.6.11+); without, every milestone "
+            "is timed on the host, from the console's bytes"
+        ),
+    ] = True
     fixes: Annotated[
         list[EraFix],
         Field(
@@ -282,6 +308,9 @@ class Era:
     config_fallback: str
     steps: list[str]
     description: str = ""
+    ramdisk: str = "initramfs"
+    ramdisk_cmdline: str = ""
+    printk_times: bool = True
     fixes: list[EraFix] = field(default_factory=list)
     folder: Path = field(default_factory=lambda: paths.CONFIGS / "era")  # where its patches are
 
@@ -363,6 +392,14 @@ class BoardFields(Strict):
     memory_mb: Annotated[
         int, Field(ge=1, le=1048576, description="RAM given to QEMU; the board's RAM for a real board")
     ] = 256
+    libc: Annotated[
+        Literal["glibc", "musl"],
+        Field(
+            description="the ramdisk's C library: glibc (Debian's static busybox and lmbench binaries) or musl "
+            "(busybox, mem_eat and lmbench built static against Debian's musl: runs on Linux 2.4, where "
+            "Debian's glibc cannot; the same userspace for every kernel of the board)"
+        ),
+    ] = "glibc"
     console: Annotated[OneArgument, AfterValidator(_console), Field(description="kernel console= argument")] = (
         "ttyS0,115200"
     )

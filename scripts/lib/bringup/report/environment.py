@@ -57,7 +57,12 @@ def section(build: dict[str, Build], named: list[tuple[str, Record]]) -> dict[st
                     for kk, v in r.source.model_dump().items()
                     if kk in ("kind", "package", "package_version", "suite", "url", "tarball", "path")
                 ),
-                "fixes": [f.name + (" (changes the running kernel)" if f.changes else "") for f in r.fixes],
+                "fixes": [
+                    f.name
+                    + (" (changes the running kernel)" if f.changes else "")
+                    + (" (overrides what the tree's authors supported)" if f.overrides else "")
+                    for f in r.fixes
+                ],
             }
             for k, r in build.items()
         ],
