@@ -77,3 +77,13 @@ def test_drift_in_one_arm_s_early_runs_is_not_a_kernel_difference_when_paired():
     # the old design: A's passes in the drifting first half, B's in the settled second half
     blocked = stats.mann_whitney(a[:4], b[4:])
     assert blocked["p"] < 0.05
+
+
+def test_detectable_is_none_when_no_difference_could_be_claimed():
+    """Two rounds of a noisy metric among many tests: t(1 - alpha/2, 1) x se overflows
+    exp(); the report says nothing rather than failing (seen on qemu-i386-eras)."""
+    from bringup import stats as st
+
+    assert st.detectable({"scale": "log", "se": 2.0, "df": 1.0}, 0.05 / 80) is None
+    small = st.detectable({"scale": "log", "se": 0.01, "df": 10.0}, 0.05)
+    assert small is not None and 2.0 < small < 2.5

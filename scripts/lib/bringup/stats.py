@@ -250,6 +250,8 @@ def detectable(t: dict[str, Any], alpha: float) -> float | None:
     if t.get("scale") != "log" or t.get("se") is None:
         return None
     half = float(sps.t.isf(alpha / 2, t["df"])) * t["se"]
+    if not math.isfinite(half) or half > 20:  # e^20: no difference this run could claim is worth a number
+        return None
     return (math.exp(half) - 1) * 100
 
 
