@@ -370,3 +370,13 @@ def test_time_before_the_clock_splits_into_loading_and_hidden_at_zero():
     rows = {r["key"]: r for r in bootexplain.attribute(a, old, "5.10", "6.12")["rows"]}
     assert rows[bootexplain.BEFORE_CLOCK]["delta_us"] == pytest.approx(30000)
     assert bootexplain.HIDDEN not in rows
+
+
+def test_a_kernel_that_prints_no_initcalls_is_not_compared():
+    """2.4 has no initcall_debug: against it every initcall of 2.6.32 would look new."""
+    from bringup.report import bootexplain as be
+
+    silent = {"end_s": [0.99, 1.0], "runs": [{}, {}], "total_us": [0, 0], "end_milestone": "freeing_init"}
+    talking = {"end_s": [0.48, 0.49], "runs": [{}, {}], "total_us": [40000, 41000], "end_milestone": "freeing_init"}
+    assert be.attribute(silent, talking, "2.4.37.11", "2.6.32") is None
+    assert be.attribute(talking, silent, "2.6.32", "2.4.37.11") is None

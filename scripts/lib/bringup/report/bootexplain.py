@@ -207,10 +207,13 @@ def _rows(a: dict, b: dict, ticks: tuple) -> list[dict[str, Any]]:
 
 def attribute(a: dict, b: dict, name_a: str, name_b: str, alpha: float = ALPHA) -> dict[str, Any] | None:
     """What makes kernel b's time to the after_initcalls milestone differ from kernel a's
-    (see the module's rules); None when either has no runs with that milestone."""
+    (see the module's rules); None when either has no runs with that milestone, or
+    printed no initcall (a 2.4 kernel: every initcall of the other would look new)."""
     end_a, end_b = _median(a.get("end_s") or []), _median(b.get("end_s") or [])
     if end_a is None or end_b is None:
         return None
+    if not any(a.get("total_us") or []) or not any(b.get("total_us") or []):
+        return None  # a kernel that printed no initcall at all (2.4 has no initcall_debug): nothing to attribute
     d_us = (end_b - end_a) * 1e6
     ticks = (clock_tick(a), clock_tick(b))
     rows = _rows(a, b, ticks)
