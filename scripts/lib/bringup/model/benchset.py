@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from bringup.model.base import Strict, first_duplicate, load_toml, located, no_control, validate_as
+from bringup.model.base import Strict, load_toml, located, no_control, no_duplicate, validate_as
 from bringup.parse.lmbench import GROUPS
 from bringup.util import paths
 
@@ -159,12 +159,7 @@ class BenchSet(Strict):
     @field_validator("bench")
     @classmethod
     def _unique(cls, v: list[Bench]) -> list[Bench]:
-        names = [b.name for b in v]
-        dup = first_duplicate(names)
-        if dup:
-            first = names.index(dup)
-            again = names.index(dup, first + 1)
-            raise ValueError(f"@[{again}].name@{dup!r} is listed twice (first as bench[{first}])")
+        no_duplicate([b.name for b in v], "bench", inside=True)
         for i, b in enumerate(v):
             if b.name not in GROUPS and not re.fullmatch(r"lat_ctx_\d+k", b.name):
                 raise ValueError(

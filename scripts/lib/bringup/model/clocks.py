@@ -20,7 +20,6 @@ board can have the instruction clock.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from dataclasses import dataclass
@@ -129,7 +128,7 @@ def with_clock(board, kind: str | None, option: str = "--clock"):
         )
     if board.qemu.clock == kind:
         return board
-    return dataclasses.replace(board, qemu=board.qemu.model_copy(update={"clock": kind}))
+    return board.model_copy(update={"qemu": board.qemu.model_copy(update={"clock": kind})})
 
 
 def for_root(board, root: str, say=None):

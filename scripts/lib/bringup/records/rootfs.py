@@ -12,11 +12,19 @@ class Busybox(Part):
     version: str
 
 
+class Ext2Image(Part):
+    """The same ramdisk as an ext2 image, for kernels without initramfs (2.4's initrd)."""
+
+    file: FileName
+    bytes: Bytes
+    sha256: Sha256
+
+
 class LmbenchSource(Part):
     """Where a ramdisk's lmbench came from: Debian's package and its libraries, or
     bringup's build from source (which source, toolchain and libc, its make arguments
     and how many programs went into the ramdisk).  The fields from `origin` on are new
-    in bringup.lmbench/6 and bringup.rootfs/4; older records have them null."""
+    in bringup.lmbench/7 and bringup.rootfs/5; older records have them null."""
 
     lmbench: str | None = None
     libraries: list[str] | None = None
@@ -60,10 +68,15 @@ def _rootfs_2_to_3(d: dict[str, Any]) -> dict[str, Any]:
     return {**d, "archive_sha256": None}
 
 
+def _rootfs_3_to_4(d: dict[str, Any]) -> dict[str, Any]:
+    """/4 added libc (a /3 ramdisk was Debian's glibc userspace) and ext2 (none before)."""
+    return {**d, "libc": "glibc", "ext2": None}
+
+
 class Rootfs(Record):
     KIND = "bringup.rootfs"
-    VERSION = 4
-    MIGRATIONS = {1: _rootfs_1_to_2, 2: _rootfs_2_to_3, 3: same_fields}
+    VERSION = 5
+    MIGRATIONS = {1: _rootfs_1_to_2, 2: _rootfs_2_to_3, 3: _rootfs_3_to_4, 4: same_fields}
 
     board: Id
     name: Name
@@ -73,7 +86,9 @@ class Rootfs(Record):
     archive_sha256: Sha256 | None  # of the uncompressed cpio: an unchanged ramdisk is not compressed again
     inputs_key: Sha256 | None  # sha256 of what it is made from that is known without building it
     userspace_arch: str
+    libc: str  # "glibc" (Debian's static binaries) or "musl <version>" (built against Debian's musl) (/4)
     busybox: Busybox
+    ext2: Ext2Image | None  # the ext2 initrd beside the cpio, when a kernel of the board boots one (/4)
     files: list[str]
     extra: Extra
 
