@@ -102,7 +102,7 @@ def test_toolchain_comes_from_data(tmp_path):
     spec = lmbench_build.parse_spec(str(tree), None)
     with pytest.raises(BringupError, match=r"needs arm-linux-gnueabihf-nosuchgcc \(toolchain nolibc"):
         lmbench_build.build(spec, r, ARM, "armhf", tmp_path / "cache", say=lambda m: None, toolchain="nolibc")
-    with pytest.raises(BringupError, match=r"lmbench toolchain 'uclibc': none of configs/lmbench.toml's \(glibc"):
+    with pytest.raises(BringupError, match=r"lmbench toolchain 'uclibc': none of configs/lmbench.toml's \(glibc, musl"):
         lmbench_build.build(spec, recipe(), ARM, "armhf", tmp_path / "cache", say=lambda m: None, toolchain="uclibc")
     assert not (tmp_path / "count").exists()
 

@@ -131,23 +131,23 @@ def test_v1_boot_timing_and_rootfs_migrate(tmp_path):
 
 
 def test_an_lmbench_record_from_before_its_provenance_reads_with_none(tmp_path):
-    """/7 says which lmbench ran (Debian's package or bringup's build, version, the
-    source's sha256); a /6 record has only the one-line `lmbench` and reads as it is."""
+    """/6 says which lmbench ran (Debian's package or bringup's build, version, the
+    source's sha256); a /5 record has only the one-line `lmbench` and reads as it is."""
     rec = rf.lmbench()
-    assert rec.schema_ == "bringup.lmbench/7"
+    assert rec.schema_ == "bringup.lmbench/6"
     old = rec.model_dump(mode="json", by_alias=True)
-    old["schema"] = "bringup.lmbench/6"
+    old["schema"] = "bringup.lmbench/5"
     old["source"] = {"lmbench": "debian bookworm lmbench:armhf 3.0-a9+debian.1-6", "libraries": ["libc6:armhf"]}
     (tmp_path / "lmbench.json").write_text(json.dumps(old))
     back = records.read(tmp_path / "lmbench.json", records.Lmbench)
     assert back.source.lmbench.startswith("debian") and back.source.origin is None and back.source.source_sha256 is None
-    built = {**old, "schema": "bringup.lmbench/7", "source": {"origin": "bringup-build", "source_sha256": "zz"}}
+    built = {**old, "schema": "bringup.lmbench/6", "source": {"origin": "bringup-build", "source_sha256": "zz"}}
     (tmp_path / "bad.json").write_text(json.dumps(built))
     with pytest.raises(RecordError, match=r"source_sha256"):
         records.read(tmp_path / "bad.json", records.Lmbench)
 
 
-CLOCKED = {  # the kind, and the version that added `clock`
+CLOCKED = {
     "boot": (rf.boot_run, 4),
     "boot-timing": (rf.boot_timing, 7),
     "footprint": (rf.footprint, 5),

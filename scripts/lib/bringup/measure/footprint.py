@@ -278,44 +278,32 @@ def lmbench_payload(
         return [], {}, None
     arch = board.arch.debian_arch
     progs = benchset.programs(bset)
+    # a musl board's lmbench is built with its musl prefix: Debian's glibc binaries cannot run on 2.4
+    ucc = rootfs.userspace_prefix(board, cache, say)
+    if toolchain is None and board.libc != "glibc":
+        toolchain = board.libc
     if lmbench_source:  # a source the user named and that cannot be used is an error, not a footnote
         entries, info = lmbench_build.build(
-            lmbench_source,
-            bset.source_build,
-            rootfs.userspace_prefix(board, cache, say),
-            arch,
-            cache,
-            say,
-            programs=progs,
-            toolchain=toolchain or board.libc,
+            lmbench_source, bset.source_build, ucc, arch, cache, say, programs=progs, toolchain=toolchain
         )
         return entries + bench_files(bset, mode, clock_of(board).deterministic), info, None
-    if board.libc == "glibc":
-        try:
-            entries, info = lmbench_entries(arch, cache, say)
-            return entries + bench_files(bset, mode, clock_of(board).deterministic), info, None
-        except BringupError as e:  # no Debian binaries for this architecture: bringup's own build
-            why = str(e)
-    else:
-        why = f"lmbench: Debian's binaries need glibc, and board {board.name}'s userspace is {board.libc}"
-    # bringup's own build of configs/lmbench.toml's [source], with the board's libc
     try:
-        spec = lmbench_build.default_spec(bset.source, cache, say)
-        say(f"  {why}: bringup builds lmbench {bset.source.version} from {spec['tarball']}")
-        entries, info = lmbench_build.build(
-            spec,
-            bset.source_build,
-            rootfs.userspace_prefix(board, cache, say),
-            arch,
-            cache,
-            say,
-            programs=progs,
-            toolchain=toolchain or board.libc,
-        )
-    except BringupError as e2:  # no source, or it does not build here: footprint only, said so
-        say(f"  {why}; {e2}: footprint only")
-        return [], {}, f"{why}; {e2}"
-    info["verified"] = spec["verified"]
+        if board.libc != "glibc":
+            raise BringupError(
+                f"lmbench: Debian's binaries need glibc, and board {board.name}'s userspace is {board.libc}"
+            )
+        entries, info = lmbench_entries(arch, cache, say)
+    except BringupError as e:  # no Debian binaries for this architecture (or libc): bringup's own build
+        try:
+            spec = lmbench_build.default_spec(bset.source, cache, say)
+            say(f"  {e}: bringup builds lmbench {bset.source.version} from {spec['tarball']}")
+            entries, info = lmbench_build.build(
+                spec, bset.source_build, ucc, arch, cache, say, programs=progs, toolchain=toolchain
+            )
+        except BringupError as e2:  # no source, or it does not build here: footprint only, said so
+            say(f"  {e}; {e2}: footprint only")
+            return [], {}, f"{e}; {e2}"
+        info["verified"] = spec["verified"]
     return entries + bench_files(bset, mode, clock_of(board).deterministic), info, None
 
 

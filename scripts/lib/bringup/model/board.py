@@ -600,6 +600,13 @@ def load_board(name_or_path: str, boards: Path | None = None, configs: Path | No
     check_overrides(d.milestones, where)
     board_cc = d.cross_compile if d.cross_compile is not None else arch.cross_compile
     kernels = [_kernel(k, i, d, arch, board_cc, where, configs) for i, k in enumerate(d.kernels)]
+    if d.qemu is not None and d.qemu.clock == "instructions":
+        for i, k in enumerate(kernels):
+            if not k.era.printk_times:  # the instruction clock times milestones by their printk times
+                raise DataError(
+                    f"{where}: field 'kernels[{i}].era': {k.era.name!r} prints no printk times: kernel {k.id} "
+                    "cannot be timed on qemu.clock = 'instructions' (use 'host')"
+                )
     resolved = {"file": f, "arch": arch, "cross_compile": board_cc, "kernels": kernels}
     return Board.model_validate({**{n: getattr(d, n) for n in BoardFields.model_fields}, **resolved})
 

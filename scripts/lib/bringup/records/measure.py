@@ -154,8 +154,8 @@ def _lmbench_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class Lmbench(Record):
     KIND = "bringup.lmbench"
-    VERSION = 7
-    MIGRATIONS = {1: _lmbench_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields, 5: same_fields, 6: same_fields}
+    VERSION = 6
+    MIGRATIONS = {1: _lmbench_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields, 5: same_fields}
 
     board: Id
     kernel: Id

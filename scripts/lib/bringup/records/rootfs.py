@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from bringup.records.base import Bytes, FileName, Id, Name, Part, Record, Sha256, Text, same_fields
+from bringup.records.base import Bytes, FileName, Id, Name, Part, Record, Sha256, Text
 
 
 class Busybox(Part):
@@ -24,7 +24,7 @@ class LmbenchSource(Part):
     """Where a ramdisk's lmbench came from: Debian's package and its libraries, or
     bringup's build from source (which source, toolchain and libc, its make arguments
     and how many programs went into the ramdisk).  The fields from `origin` on are new
-    in bringup.lmbench/7 and bringup.rootfs/5; older records have them null."""
+    in bringup.lmbench/6 and bringup.rootfs/4; older records have them null."""
 
     lmbench: str | None = None
     libraries: list[str] | None = None
@@ -75,8 +75,8 @@ def _rootfs_3_to_4(d: dict[str, Any]) -> dict[str, Any]:
 
 class Rootfs(Record):
     KIND = "bringup.rootfs"
-    VERSION = 5
-    MIGRATIONS = {1: _rootfs_1_to_2, 2: _rootfs_2_to_3, 3: _rootfs_3_to_4, 4: same_fields}
+    VERSION = 4
+    MIGRATIONS = {1: _rootfs_1_to_2, 2: _rootfs_2_to_3, 3: _rootfs_3_to_4}
 
     board: Id
     name: Name

@@ -37,21 +37,27 @@ def size_kib(entries: list[cpio.Entry]) -> int:
 
 def debugfs_script(entries: list[cpio.Entry]) -> str:
     """debugfs commands: device nodes made, then every inode owned by root with the
-    entry's mode (mke2fs -d copied the staging files' owner) and the fixed times (debugfs
-    stamps what it changes with the clock)."""
-    lines = []
-    for e in sorted(entries, key=lambda e: e.path):
+    entry's mode (mke2fs -d copied the staging files' owner), then the fixed times, last,
+    because debugfs stamps what it changes with the clock (a directory's too, when a node
+    is made in it)."""
+    nodes, owners, times = [], [], []
+    stamp = ("atime", "ctime", "mtime")
+    named = {e.path.strip("/") for e in entries}
+    implied = {"/".join(p.split("/")[:i]) for p in named for i in range(1, p.count("/") + 1)} - named
+    everything = list(entries) + [cpio.directory(d) for d in sorted(implied)] + [cpio.directory("lost+found", 0o700)]
+    for e in sorted(everything, key=lambda e: e.path):
         path = "/" + e.path.strip("/")
         if stat.S_ISCHR(e.mode) or stat.S_ISBLK(e.mode):
             parent, name = path.rsplit("/", 1)
             kind = "c" if stat.S_ISCHR(e.mode) else "b"
-            lines += [f"cd {parent or '/'}", f"mknod {name} {kind} {e.rdev[0]} {e.rdev[1]}", "cd /"]
-        lines += [f"sif {path} uid 0", f"sif {path} gid 0"]
+            nodes += [f"cd {parent or '/'}", f"mknod {name} {kind} {e.rdev[0]} {e.rdev[1]}", "cd /"]
+        owners += [f"sif {path} uid 0", f"sif {path} gid 0"]
         if not stat.S_ISLNK(e.mode):
-            lines.append(f"sif {path} mode 0{e.mode:o}")
-        lines += [f"sif {path} {field} @{FIXED_TIME}" for field in ("atime", "ctime", "mtime")]
-    lines += ["sif / uid 0", "sif / gid 0"] + [f"sif / {field} @{FIXED_TIME}" for field in ("atime", "ctime", "mtime")]
-    return "\n".join(lines) + "\n"
+            owners.append(f"sif {path} mode 0{e.mode:o}")
+        times += [f"sif {path} {field} @{FIXED_TIME}" for field in stamp]
+    owners += ["sif / uid 0", "sif / gid 0"]
+    times += [f"sif / {field} @{FIXED_TIME}" for field in stamp]
+    return "\n".join(nodes + owners + times) + "\n"
 
 
 def _check_path(p: str) -> None:
