@@ -8,7 +8,7 @@ import pytest
 import recordfactory as rf
 from bringup.measure import footprint
 from bringup.parse import lmbench as lp
-from bringup.util import cpio
+from bringup.util import cpio, paths
 
 
 def test_quick_and_full_lists():
@@ -476,3 +476,27 @@ def test_a_step_that_never_ends_names_itself(tmp_path):
     session = types.SimpleNamespace(console=types.SimpleNamespace(expect=lambda timeout: exp, lines=[]), cancel=None)
     with pytest.raises(footprint.BootFailed, match=r"step 'free' did not finish within 0s"):
         footprint.measure_autorun(session, None, "none", None, 0.01, say=lambda m: None)
+
+
+def test_the_runner_runs_every_benchmark_even_one_that_reads_stdin(tmp_path):
+    """bringup-bench reads its list on stdin: a benchmark that reads stdin (here `cat`)
+    must not eat the rest of the list (seen on qemu-bamboo: the pass ended after bw_unix)."""
+    import subprocess
+
+    script = (paths.ROOT / "rootfs-overlay" / "usr" / "bin" / "bringup-bench").read_text()
+    (tmp_path / "bench.list").write_text("a\tcat; echo A\nb\techo B\nc\techo C\n")
+    runner = tmp_path / "runner"
+    runner.write_text(script.replace("/etc/bringup/bench.list", str(tmp_path / "bench.list")))
+    p = subprocess.run(
+        ["sh", str(runner)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={"LMBENCH_BIN": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert p.returncode == 0, p.stderr
+    assert [ln for ln in p.stdout.splitlines() if ln.startswith("@@@ END")] == [
+        "@@@ END a rc=0 @@@",
+        "@@@ END b rc=0 @@@",
+        "@@@ END c rc=0 @@@",
+    ]

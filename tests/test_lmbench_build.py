@@ -74,6 +74,11 @@ def test_builds_static_stripped_binaries_with_the_cross_compiler_and_caches(tmp_
     assert not any(s["p_type"] == "PT_INTERP" for s in elf.iter_segments())  # static
     assert elf.get_section_by_name(".symtab") is None  # stripped
     assert info["binaries"] == 4 and "OS=arm-linux-gnueabihf" in info["make_args"]
+    # the initramfs unpacker makes no missing parents: each one is an entry before its children
+    order = [e.path for e in entries]
+    for i, path in enumerate(order):
+        parent = path.rsplit("/", 1)[0]
+        assert "/" not in path or parent in order[:i], f"{path} comes without its parent {parent}"
     assert info["make_args"][-1] == "LDFLAGS=-static pmap_stubs.o"  # no temporary path in the record
     assert info["origin"] == "bringup-build" and info["toolchain"] == "glibc" and info["libc"] == "glibc"
     assert info["not_built"] == ["lat_rpc"] and info["source_sha256"] is None  # a directory has no sha256
@@ -204,3 +209,44 @@ def test_a_named_lmbench_source_that_cannot_be_used_stops_the_footprint(tmp_path
         footprint.lmbench_payload(
             load_board("qemu-arm"), footprint.load_set(), "quick", spec, tmp_path / "cache", say=lambda m: None
         )
+
+
+PPC = "powerpc-linux-gnu-"
+
+
+@pytest.mark.skipif(shutil.which(PPC + "gcc") is None, reason="no powerpc cross gcc (make deps)")
+def test_no_debian_lmbench_builds_the_default_source_and_says_so(tmp_path, monkeypatch):
+    """32-bit PowerPC: Debian has no lmbench, so the footprint's ramdisk gets bringup's
+    build of lmbench.toml's [source] from a download directory (here a fake tree with
+    that file's name and sha256), and the provenance says so."""
+    from bringup.model.board import load_board
+
+    tree = fake_tree(tmp_path / "t" / "lmbench-3.0-a9", tmp_path / "count")
+    tgz = tmp_path / "dl" / "lmbench-3.0-a9.tar.gz"
+    tgz.parent.mkdir()
+    with tarfile.open(tgz, "w:gz") as tf:
+        tf.add(tree, arcname="lmbench-3.0-a9")
+    monkeypatch.setenv("BRINGUP_DL_DIR", str(tgz.parent))
+
+    def no_debian(arch, cache, say):
+        raise BringupError(f"lmbench: Debian has no lmbench binaries for {arch}")
+
+    monkeypatch.setattr(footprint, "lmbench_entries", no_debian)
+    full = footprint.load_set()
+    bset = full.model_copy(
+        update={
+            "source": SourceFile(file=tgz.name, sha256=sources.sha256_file(tgz), version="3.0-a9"),
+            "bench": [b for b in full.bench if b.name in ("lat_ctx_0k", "bw_mem_rd")],
+        }
+    )
+    entries, info, missing = footprint.lmbench_payload(
+        load_board("qemu-bamboo"), bset, "quick", None, tmp_path / "cache", say=lambda m: None
+    )
+    assert missing is None
+    bins = sorted(e.path.rsplit("/", 1)[-1] for e in entries if e.path.startswith("usr/lib/lmbench/bin/") and e.data)
+    assert bins == ["bw_mem", "hello", "lat_ctx"]  # the set's programs only
+    elf = ELFFile(io.BytesIO(next(e.data for e in entries if e.path.endswith("/lat_ctx"))))
+    assert elf["e_machine"] == "EM_PPC"
+    assert info["origin"] == "bringup-build" and info["verified"] == "sha256" and info["version"] == "3.0-a9"
+    assert info["source_sha256"] == sources.sha256_file(tgz) and info["source_file"] == "lmbench-3.0-a9.tar.gz"
+    assert any(e.path == "etc/bringup/bench.list" for e in entries)

@@ -119,6 +119,32 @@ def test_footprint_step(tmp_path, board):
     assert study.footprint_fresh(board, tmp_path, "quick", 5) == "5.10 was rebuilt since"
 
 
+def test_lmbench_not_measured_for_want_of_binaries_is_stale_once_its_source_is_there(tmp_path, board, monkeypatch):
+    now = rootfs.inputs_key(board)
+    write_builds(tmp_path, board)
+    for k in board.kernels:
+        d = tmp_path / "qemu-arm" / k.id
+        records.write(
+            d / "footprint.json",
+            rf.footprint(k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("footprint", now)),
+        )
+        reason = "lmbench: Debian has no lmbench binaries for powerpc"
+        records.write(d / "lmbench.json", rf.not_measured(k.id, reason, source={"lmbench": None, "libraries": None}))
+    monkeypatch.setenv("BRINGUP_DL_DIR", str(tmp_path / "none"))
+    monkeypatch.setenv("BRINGUP_CACHE", str(tmp_path / "cache"))
+    assert study.footprint_fresh(board, tmp_path, "quick") is None  # nothing bringup could do
+    dl = tmp_path / "dl"
+    dl.mkdir()
+    tgz = dl / "lmbench-3.0-a9.tar.gz"
+    tgz.write_bytes(b"not lmbench")
+    monkeypatch.setenv("BRINGUP_DL_DIR", str(dl))
+    assert study.footprint_fresh(board, tmp_path, "quick") is None  # a file of that name, but not that source
+    monkeypatch.setattr(study.lmbench_build, "default_spec", lambda src, cache, say: {"tarball": str(tgz)})
+    assert study.footprint_fresh(board, tmp_path, "quick") == (
+        "5.10: lmbench not measured, and bringup can now build it (configs/lmbench.toml [source] found)"
+    )
+
+
 def test_inputs_key_follows_the_overlay(tmp_path, board):
     overlay = tmp_path / "overlay"
     (overlay / "etc").mkdir(parents=True)

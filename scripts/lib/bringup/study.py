@@ -41,6 +41,7 @@ from typing import TypeVar
 from bringup import records, targets
 from bringup.boot import timing as boottiming
 from bringup.build import kernel as build
+from bringup.build import lmbench as lmbench_build
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure import buildcost, footprint
@@ -169,10 +170,22 @@ def footprint_fresh(board: Board, logs: Path, mode: str, lmbench_runs: int = 1) 
             return f"{kid}: lmbench {lm.mode}, {mode} wanted"
         if lm.measured and lm.runs < lmbench_runs:
             return f"{kid}: {lm.runs} lmbench run(s), {lmbench_runs} wanted"
+        if not lm.measured and lm.mode != "none" and lm.source.lmbench is None and _lmbench_source_found():
+            return f"{kid}: lmbench not measured, and bringup can now build it (configs/lmbench.toml [source] found)"
         changed = ramdisk_changed(board, logs, fp.rootfs, "footprint")
         if changed:
             return f"{kid}: {changed}"
     return None
+
+
+def _lmbench_source_found() -> bool:
+    """configs/lmbench.toml's [source] is in a download directory (a record that says
+    lmbench was not measured for want of binaries is then out of date)."""
+    try:
+        lmbench_build.default_spec(load_set().source, paths.cache_dir(), say=lambda m: None)
+    except BringupError:
+        return False
+    return True
 
 
 def workloads_fresh(board: Board, logs: Path, names: list[str] | None, mode: str, runs: int) -> str | None:

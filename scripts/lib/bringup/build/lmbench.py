@@ -201,7 +201,9 @@ def build(
             f"lmbench for {arch}: the build at {out} has no {', '.join(missing)} "
             f"(the benchmark set runs them; log: {out.parent / (out.name + '.build.log')})"
         )
-    entries = [cpio.directory("usr/lib/lmbench"), cpio.directory("usr/lib/lmbench/bin")]
+    # every parent directory: the kernel's initramfs unpacker makes no missing parents
+    # (without usr/lib, none of these files is there in the guest)
+    entries = [cpio.directory(d) for d in ("usr", "usr/lib", "usr/lib/lmbench", "usr/lib/lmbench/bin")]
     entries += [cpio.file(f"usr/lib/lmbench/bin/{p}", (out / "bin" / p).read_bytes(), 0o755) for p in want]
     source = spec.get("url") or spec.get("tarball") or spec.get("path")
     info = {
