@@ -68,3 +68,24 @@ def test_the_tftp_copies_go_when_qemu_is_powered_off(tmp_path):
     (st / "uImage").write_bytes(b"x" * 1000)
     t.power_off()
     assert not st.exists() and tmp_path.exists()
+
+
+def test_a_full_disk_without_a_file_name_in_the_error_still_names_the_file(tmp_path):
+    """Path.write_text() and f.write() raise ENOSPC/EFBIG without a file name: the line
+    names the file from where the write was."""
+    code = r"""
+import resource, signal, sys
+from pathlib import Path
+from bringup import cli
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+def boom(a):
+    Path(sys.argv[1]).write_text("x" * 100000)
+    return 0
+cli.cmd_boards = boom
+sys.exit(cli.main(["boards"]))
+"""
+    target = tmp_path / "big.txt"
+    p = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True)
+    assert p.returncode == 1
+    assert p.stderr == f"bringup: error: {target}: File too large\n"

@@ -74,6 +74,8 @@ def assert_unchanged(before: dict[str, bytes], bdir: Path, but: tuple[str, ...] 
 
 def start(sh, *args, limit_bytes: int | None = None, stderr=subprocess.PIPE) -> subprocess.Popen:
     def pre():
+        # Ctrl-C as at a terminal, even where this test runs with SIGINT ignored (a background job)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         if limit_bytes is not None:  # a "disk" that takes limit_bytes per file: EFBIG, like ENOSPC
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
