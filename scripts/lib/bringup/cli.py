@@ -1187,7 +1187,8 @@ def _failed_file(e: OSError) -> str | None:
         tb = tb.tb_next
     for frame in reversed(frames):
         here = list(frame.f_locals.values())
-        files = [v.name for v in here if isinstance(v, io.IOBase) and isinstance(getattr(v, "name", None), str)]
+        files = [getattr(v, "name", None) for v in here if isinstance(v, io.IOBase)]
+        files = [f for f in files if isinstance(f, str)]
         if files:  # an open file of the innermost frame that had one
             return str(files[0])
         me = frame.f_locals.get("self")
