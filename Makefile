@@ -31,6 +31,11 @@
 #   NO_WAIT=1        a measuring step refuses at once when another run measures the board (the
 #                    line names the holder: pid, step, since) instead of waiting for it
 #   BENCH_ROUNDS=<n>  rounds of make bench / make bench-ccache (the machine may be shared)
+#   BUILD_COST=0     make all: leave out the cold build cost (on by default: every kernel built again
+#                    without ccache in a scratch directory, BUILD_COST_RUNS rounds, only to be timed)
+#   BUILD_COST_RUNS=<n>  rounds of the cold build cost (make all, make build-cost; default 3); make build-cost
+#                    also takes UNTIL_CI=1 [CI_PCT=] [MAX_ROUNDS=] (default at most 6 rounds)
+#   BUILD_COST_PARALLEL=<n>  make build-cost: n cold builds at once (CPU time stays each build's own; no guard)
 #   BRINGUP_DL_DIR=<dir>[:<dir>...]  download directories searched (by file name, verified by
 #                    sha256 or the board's tree id) before a source URL is downloaded;
 #                    ../shared/sources beside the clone is added when it exists
@@ -65,6 +70,9 @@ WORKLOAD_MODE ?= quick
 PYTEST_ARGS ?=
 BENCH_ROUNDS ?=
 NO_WAIT ?=
+BUILD_COST ?=
+BUILD_COST_RUNS ?=
+BUILD_COST_PARALLEL ?=
 
 # What a user gives on the command line reaches the commands as one argument each, exactly as
 # typed: make never expands it (qv takes a variable's own text, so `$(shell ...)` stays text),
@@ -74,7 +82,7 @@ NO_WAIT ?=
 # (exporting would expand them); PYTEST_ARGS alone is split into words (pytest options).
 USER_VARS := BOARD KERNEL KIND FILE LABEL LMBENCH_HOST REPLACE FORCE JOBS CROSS_COMPILE CLOCK DELAY_MS RUNS BOOT_PATH \
 	ROOT PROFILE LMBENCH LMBENCH_SRC LMBENCH_RUNS LMBENCH_SHA256 UNTIL_CI CI_PCT MAX_ROUNDS WORKLOADS \
-	PLACES WORKLOAD_RUNS WORKLOAD_MODE BENCH_ROUNDS PYTEST_ARGS NO_WAIT
+	PLACES WORKLOAD_RUNS WORKLOAD_MODE BENCH_ROUNDS BUILD_COST BUILD_COST_RUNS BUILD_COST_PARALLEL PYTEST_ARGS NO_WAIT
 unexport $(USER_VARS)
 q = '$(subst ','\'',$(1))'
 qv = $(call q,$(value $(1)))
@@ -95,6 +103,7 @@ UNTIL = $(if $(value UNTIL_CI),$(call opt,--until-ci-if,UNTIL_CI) $(if $(value C
 WL_OPT = $(call opt,--workloads,WORKLOADS) $(call opt,--workload-runs,WORKLOAD_RUNS) $(call opt,--workload-mode,WORKLOAD_MODE)
 BOOT_OPT = $(call opt,--path,BOOT_PATH) $(call opt,--root,ROOT) $(CLOCK_OPT)
 CLOCK_OPT = $(call opt,--clock,CLOCK)
+COST_OPT = $(call flag,--build-cost-if,BUILD_COST) $(call opt,--build-cost-runs,BUILD_COST_RUNS)
 DEPS_STAMP := .venv/.requirements.sha256
 
 # the tests keep their compiled modules (__pycache__, git-ignored) even where the environment
@@ -106,7 +115,7 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -m pytest
 # xdist's default chunks, side by side on a busy 2-core host, 2026-11-26)
 UNIT := -m "not integration" -n 4 --dist worksteal
 
-.PHONY: help deps check lint format typecheck aa ab all study build-all build-report boot-timing footprint-report workloads report import boards test test-unit test-integration bench bench-ccache bench-aa bench-boot bench-labgrid bench-places clean
+.PHONY: help deps check lint format typecheck aa ab all study build-all build-cost build-cost-aa build-report boot-timing footprint-report workloads report import boards test test-unit test-integration bench bench-ccache bench-aa bench-boot bench-labgrid bench-places clean
 
 help: ## list the targets
 	@printf 'bringup -- make targets (BOARD=%s):\n' $(call qv,BOARD)
@@ -118,8 +127,8 @@ deps: ## install Debian packages and the Python venv (idempotent)
 $(DEPS_STAMP): requirements.txt requirements-dev.txt requirements-labgrid.txt pyproject.toml scripts/debian-packages.txt
 	@scripts/install-deps
 
-all: $(DEPS_STAMP) ## the whole study for BOARD: build-all, boot-timing, footprint-report, workloads, report (skips what is up to date) [PLACES=a,b: labgrid places in parallel; WORKLOADS=none: no workloads]
-	@$(BRINGUP) study $(call opt,--board,BOARD) $(call opt,--runs,RUNS) $(call opt,--lmbench,LMBENCH) $(BOOT_OPT) $(call flag,--force,FORCE) $(call opt,--jobs,JOBS) $(LMSRC) $(PLACE_OPT) $(WL_OPT) >/dev/null
+all: $(DEPS_STAMP) ## the whole study for BOARD: build-all, build cost, boot-timing, footprint-report, workloads, report (skips what is up to date) [PLACES=a,b: labgrid places in parallel; WORKLOADS=none: no workloads; BUILD_COST=0: no build cost]
+	@$(BRINGUP) study $(call opt,--board,BOARD) $(call opt,--runs,RUNS) $(call opt,--lmbench,LMBENCH) $(BOOT_OPT) $(call flag,--force,FORCE) $(call opt,--jobs,JOBS) $(LMSRC) $(PLACE_OPT) $(WL_OPT) $(COST_OPT) >/dev/null
 
 study: all ## same as all
 
@@ -128,6 +137,12 @@ boards: $(DEPS_STAMP) ## list the boards
 
 build-all: $(DEPS_STAMP) ## fetch sources and build every kernel of BOARD, writing logs/BOARD/KERNEL/build.json
 	@$(BRINGUP) build-all $(call opt,--board,BOARD) $(KOPT)
+
+build-cost: $(DEPS_STAMP) ## the cold build cost of BOARD's kernels: make of the image without ccache, BUILD_COST_RUNS rounds interleaved, CPU and wall time; logs/BOARD/build-cost.json [UNTIL_CI=1 MAX_ROUNDS=n BUILD_COST_PARALLEL=n]
+	@$(BRINGUP) build-cost $(call opt,--board,BOARD) $(call opt,--runs,BUILD_COST_RUNS) $(UNTIL) $(call opt,--jobs,JOBS) $(call opt,--parallel,BUILD_COST_PARALLEL) $(call flag,--force,FORCE)
+
+build-cost-aa: $(DEPS_STAMP) ## A/A check of the build cost: KERNEL (default the board's last) built cold as two arms; must claim nothing
+	@$(BRINGUP) build-cost --aa $(call opt,--board,BOARD) $(call opt,--kernel,KERNEL) $(call opt,--runs,BUILD_COST_RUNS) $(UNTIL) $(call opt,--jobs,JOBS) $(call opt,--parallel,BUILD_COST_PARALLEL) $(call flag,--force,FORCE)
 
 build-report: $(DEPS_STAMP) ## print the build results table with deltas for BOARD
 	@$(BRINGUP) build-report $(call opt,--board,BOARD)

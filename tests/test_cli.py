@@ -77,6 +77,8 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
                 "2",
                 "--clock",
                 "host",
+                "--build-cost-runs",
+                "2",
             ]
         )
         == 2
@@ -98,7 +100,13 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
         "workload_runs": 2,
         "workload_mode": "quick",
         "boot_jobs": 1,  # the host clock: one boot at a time (JOBS is the builds' make -j)
+        "build_cost": True,  # make all measures the cold build cost by default
+        "build_cost_runs": 2,
     }
+    # BUILD_COST=0 (--build-cost-if=0, as make passes it) leaves it out
+    seen.clear()
+    assert cli.main(["study", "-b", "qemu-arm", "--build-cost-if=0"]) == 2
+    assert seen["build_cost"] is False and "build_cost_runs" not in seen
 
 
 CPUS = os.cpu_count() or 1

@@ -148,3 +148,39 @@ def test_the_overlay_rcs_works_without_kmsg_sysfs_or_a_writable_root():
     assert (
         stat.S_IMODE((Path(__file__).parents[1] / "rootfs-overlay" / "etc" / "init.d" / "rcS").stat().st_mode) & 0o100
     )
+
+
+def test_a_2_4_kernel_is_never_put_on_the_instruction_clock(tmp_path):
+    """The instruction clock times milestones by their printk times; 2.4 prints none."""
+    from bringup.model.base import DataError
+    from bringup.model.clocks import with_clock
+
+    b = load_board("qemu-i386-eras")
+    with pytest.raises(DataError, match=r"--clock instructions: board qemu-i386-eras's kernel 2\.4\.37\.11 prints"):
+        with_clock(b, "instructions")
+    assert with_clock(b, "host") is b
+    text = (Path(__file__).parents[1] / "boards" / "qemu-i386-eras.toml").read_text()
+    bad = tmp_path / "eras.toml"
+    bad.write_text(
+        text.replace('name = "qemu-i386-eras"', 'name = "eras"').replace(
+            'machine = "pc"', 'machine = "pc"\nclock = "instructions"'
+        )
+    )
+    with pytest.raises(DataError, match=r"field 'kernels\[0\]\.era': '2\.4' prints no printk times"):
+        load_board(str(bad))
+
+
+def test_an_lmbench_block_that_reported_a_failed_call_gives_no_number():
+    """Seen on 2.4 before its initrd had /dev/zero: the setup's test file was never
+    made, lat_syscall stat failed on every call and still printed a time."""
+    from bringup.parse import lmbench as lp
+
+    text = (
+        "@@@ BEGIN lat_syscall_stat @@@\n"
+        + "/tmp/lmb.file: No such file or directory\n" * 3
+        + "Simple stat: 13424.0000 microseconds\n@@@ END lat_syscall_stat rc=0 @@@\n"
+        "@@@ BEGIN lat_syscall_null @@@\nSimple syscall: 2.2633 microseconds\n@@@ END lat_syscall_null rc=0 @@@\n"
+    )
+    got = lp.parse_runner(text)
+    assert got["lat_syscall_stat"]["metrics"] == [] and got["lat_syscall_stat"]["rc"] == 0
+    assert [m["value"] for m in got["lat_syscall_null"]["metrics"]] == [2.2633]

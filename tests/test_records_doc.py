@@ -9,13 +9,15 @@ from pydantic import BaseModel
 from bringup.records.base import Record
 from bringup.records.boot import Boot, BootTiming
 from bringup.records.build import Build
+from bringup.records.buildcost import BuildCost
 from bringup.records.measure import Footprint, Lmbench
 from bringup.records.rootfs import Rootfs
+from bringup.records.sizediff import SizeDiff
 from bringup.records.workloads import Workloads
 from bringup.util import paths
 
 DOC = (paths.ROOT / "docs" / "records.md").read_text(encoding="utf-8")
-KINDS = [Build, Rootfs, Boot, BootTiming, Footprint, Lmbench, Workloads]
+KINDS = [Build, Rootfs, Boot, BootTiming, Footprint, Lmbench, Workloads, SizeDiff, BuildCost]
 
 
 def section(model: type[Record]) -> str:

@@ -107,7 +107,7 @@ def cmd_build_all(a) -> int:
 
     b = load_board(a.board)
     if a.cross_compile is not None:
-        from bringup.model.board import prefix_problem
+        from bringup.model.values import prefix_problem
 
         why = prefix_problem(a.cross_compile)
         if why:
@@ -138,6 +138,46 @@ def cmd_build_report(a) -> int:
         print(json.dumps(buildreport.table(recs), indent=2))
     else:
         sys.stdout.write(buildreport.render_text(recs, b.name, missing, left_out))
+    return 0
+
+
+def cmd_build_cost(a) -> int:
+    from bringup.measure import buildcost
+    from bringup.model.board import load_board
+    from bringup.report import buildcost as costreport
+
+    b = load_board(a.board)
+    study = None
+    if a.aa:
+        kernel = a.kernel or b.kernels[-1].id
+        b.kernel(kernel)  # an unknown kernel fails here, before any work
+        study, b = (b.name, kernel), buildcost.aa_board(b, kernel)
+        _say(f"A/A check of the build cost: {study[0]}/{kernel} as arms a and b (board {b.name})")
+    elif a.kernel:
+        raise BringupError(
+            f"--kernel {paths.show(a.kernel, 40)}: only with --aa (the build cost compares every kernel)"
+        )
+    rec, f, _ = buildcost.measure(
+        b,
+        paths.logs_dir(),
+        paths.cache_dir(),
+        runs=a.runs if a.runs is not None else (buildcost.DEFAULT_ROUNDS),
+        jobs=a.jobs,
+        guard=_host_guard(jobs=a.parallel),
+        force=a.force,
+        study=study,
+        parallel=a.parallel,
+        say=_say,
+        **_until_ci(a) | ({} if a.max_rounds is not None else {"max_rounds": buildcost.DEFAULT_MAX_ROUNDS}),
+    )
+    sys.stdout.write(costreport.render(rec))
+    print(f"record: {paths.rel(f)}")
+    if a.aa:
+        claimed = costreport.claims(rec)
+        if claimed:
+            _say(f"bringup: error: the build cost claims a difference between a kernel and itself: {claimed[0]}")
+            return 1
+        _say("A/A check of the build cost: no difference claimed (as it must be)")
     return 0
 
 
@@ -302,6 +342,8 @@ def cmd_study(a) -> int:
         workloads=_workload_names(a.workloads),
         workload_runs=_runs(b, a.workload_runs, "workload"),
         workload_mode=a.workload_mode,
+        build_cost=a.build_cost,
+        **({"build_cost_runs": a.build_cost_runs} if a.build_cost_runs is not None else {}),
     )
     _say("\n" + rep.summary())
     _say(f"\nThe study of {b.name} is done. Open the report:\n  {rep.index.resolve()}")
@@ -529,7 +571,7 @@ def _initcall_table(res: dict, top: int) -> str:
 
 
 def cmd_doc(a) -> int:
-    from bringup.model.board import board_schema_json, reference_markdown
+    from bringup.model.boarddoc import board_schema_json, reference_markdown
 
     if a.what == "errors":
         from bringup.util import errdoc
@@ -764,6 +806,41 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_build_report)
 
     s = sub.add_parser(
+        "build-cost",
+        help="the cold build cost of every kernel: make of the image without ccache, in interleaved rounds",
+        description="Build every kernel of the board again, only to time it: a scratch build directory, the "
+        "same config and -j as the study's build, no ccache; rounds interleaved across the kernels; CPU time "
+        "(user+sys of make's process tree) and wall time. The study's builds and records are not touched. "
+        "Writes logs/<board>/build-cost.json (reused while the builds are the same; --force measures again) "
+        "and prints each kernel against the first: the % change of CPU and wall time with its 95%% interval "
+        "(paired t-test of the per-round log ratios, Benjamini-Hochberg). docs/building.md.",
+    )
+    s.add_argument("--board", "-b", required=True)
+    s.add_argument(
+        "--runs", type=_count(1, 100), default=None, metavar="N", help="rounds: cold builds of each kernel (default 3)"
+    )
+    _until_ci_args(s, "the CPU time of each kernel against the first")
+    s.add_argument("-j", "--jobs", type=_count(1, 1024), default=None, help="make -j (default: the study build's)")
+    s.add_argument("--force", action="store_true", help="measure again even when up to date")
+    s.add_argument(
+        "--aa",
+        action="store_true",
+        help="the A/A check: --kernel (default the board's last) as two arms a and b (board <board>-aa); "
+        "exits 1 when a difference is claimed",
+    )
+    s.add_argument("--kernel", "-k", help="with --aa: the kernel id")
+    s.add_argument(
+        "--parallel",
+        type=_count(1, 64),
+        default=1,
+        metavar="N",
+        help="N builds at once, in round order (default 1): on a host shared with other work the "
+        "measurement gets N shares of it; CPU time stays each build's own, wall time is shared; "
+        "the host-load guard is then off",
+    )
+    s.set_defaults(fn=cmd_build_cost)
+
+    s = sub.add_parser(
         "boot-timing",
         help="boot each kernel RUNS times and time the console milestones",
         description="Boot every kernel of the board over its serial console (QEMU or a "
@@ -879,6 +956,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--workload-mode", choices=("quick", "full"), default="quick", help="workload size (default quick)")
     s.add_argument("-j", "--jobs", type=_count(1, 1024), default=None)
     s.add_argument("--force", action="store_true", help="run every step again")
+    s.add_argument(
+        "--no-build-cost",
+        dest="build_cost",
+        action="store_false",
+        help="leave out the cold build cost (make all BUILD_COST=0): every kernel built again without ccache, "
+        "in rounds, only to be timed (bringup build-cost)",
+    )
+    s.add_argument(
+        "--build-cost-runs",
+        type=_count(1, 100),
+        default=None,
+        metavar="N",
+        help="rounds of the cold build cost (default 3)",
+    )
     s.set_defaults(fn=cmd_study)
 
     s = sub.add_parser(
@@ -1064,8 +1155,14 @@ def _no_max_rounds_alone(a: argparse.Namespace) -> None:
 
 # on/off options as make passes them, with the variable's value (FORCE=0 must not force):
 # --force=1 is --force, --force=0 is left out, any other value refused; --until-ci-if=0 also
-# drops the --until-ci that UNTIL_CI= brings (Makefile, UNTIL)
-SWITCHES = {"--force": "FORCE", "--replace": "REPLACE", "--until-ci-if": "UNTIL_CI", "--no-wait": "NO_WAIT"}
+# drops the --until-ci that UNTIL_CI= brings (Makefile, UNTIL); --build-cost-if=0 is --no-build-cost
+SWITCHES = {
+    "--force": "FORCE",
+    "--replace": "REPLACE",
+    "--until-ci-if": "UNTIL_CI",
+    "--no-wait": "NO_WAIT",
+    "--build-cost-if": "BUILD_COST",
+}
 
 
 def _environment_values() -> None:
@@ -1099,6 +1196,9 @@ def _switches(argv: list[str]) -> list[str]:
         on = v.strip().lower() in YES
         if opt == "--until-ci-if":
             drop_until = drop_until or not on
+        elif opt == "--build-cost-if":  # on by default: BUILD_COST=0 leaves it out
+            if not on:
+                out.append("--no-build-cost")
         elif on:
             out.append(opt)
     if drop_until:

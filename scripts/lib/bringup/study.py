@@ -19,6 +19,10 @@ Every decision reads records only; a record that does not read is redone.
   the same mode, with at least as many rounds, on the same ramdisk, and holds
   every workload asked for (with the packages its file names now; after editing
   a workload's steps, FORCE=1); skipped altogether with WORKLOADS=none;
+- build cost (build_cost=True; make all's default, BUILD_COST=0 leaves it out): the
+  cold cost of each kernel's build (measure/buildcost.py), up to date while
+  build-cost.json (or the cache's copy) measured the same build keys with the same
+  -j and at least as many rounds;
 - report: always rewritten (it takes a few seconds).
 force=True runs every step.
 
@@ -40,15 +44,17 @@ from bringup.boot import timing as boottiming
 from bringup.build import kernel as build
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
-from bringup.measure import footprint
+from bringup.measure import buildcost, footprint
 from bringup.measure import workloads as appworkloads
 from bringup.model.benchset import load_set
-from bringup.model.board import Board, check_boot_path, check_root
+from bringup.model.board import Board
+from bringup.model.bootpath import check_boot_path, check_root
 from bringup.model.clocks import clock_of, for_root
 from bringup.model.profiles import Profile, study_profiles
 from bringup.model.workload import Mode
 from bringup.model.workload import load_all as load_workloads
 from bringup.records import BootTiming, Build, Footprint, Lmbench, Rootfs, RootfsRef, Workloads
+from bringup.report import buildcost as costreport
 from bringup.report import page as report
 from bringup.util import paths
 from bringup.util.progress import fmt_duration
@@ -250,8 +256,12 @@ def run(
     workload_runs: int = 3,
     workload_mode: Mode = "quick",
     boot_jobs: int = 1,
+    build_cost: bool = False,
+    build_cost_runs: int = buildcost.DEFAULT_ROUNDS,
 ) -> report.Report:
     """places: the labgrid places to use instead of the board file's (PLACES=a,b).
+    build_cost: also measure the cold build cost (build_cost_runs rounds; the command
+    line's default, `make all BUILD_COST=0` leaves it out).
     workloads: the application workloads to run (None: all of configs/workloads/;
     []: none, the step is left out)."""
     path = path or board.boot
@@ -271,6 +281,10 @@ def run(
     say(f"== [1/{steps}] build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
     with clock.step("build-all"):
         build.build_all(board, logs, cache, force=force, jobs=jobs, say=say)
+    if build_cost:
+        say(f"== [1/{steps}] build cost {board.name}: cold builds without ccache, {build_cost_runs} rounds")
+        # builds run on the host whatever the board's clock: the host-load guard as BRINGUP_HOST_GUARD says
+        _build_cost(board, logs, cache, clock, build_cost_runs, jobs, env_switch("BRINGUP_HOST_GUARD"), force, say)
 
     # an NFS root's boots are measured on the host clock (model/clocks.py for_root), one at a time, guarded
     whole = board
@@ -345,6 +359,16 @@ def run(
         rep = report.write(board, logs, say=say)
     say(clock.line())
     return rep
+
+
+def _build_cost(board, logs, cache, clock: StepClock, runs: int, jobs, guard: bool, force: bool, say) -> None:
+    """The study's build-cost step (measure/buildcost.py): measured, or up to date; its summary lines."""
+    with clock.step("build-cost"):
+        cost, _, reused = buildcost.measure(board, logs, cache, runs=runs, jobs=jobs, guard=guard, force=force, say=say)
+    if reused:
+        clock.steps[-1] = ("build-cost", None)
+    for c in costreport.compare(cost):
+        say(f"  {costreport.line(c)}")
 
 
 def _boot_timing(

@@ -46,7 +46,8 @@ from bringup.boot.identity import KernelCheck
 from bringup.boot.shell import Shell
 from bringup.boot.target import BootSpec, Target
 from bringup.errors import BootFailed, BringupError
-from bringup.model.board import Board, check_boot_path
+from bringup.model.board import Board
+from bringup.model.bootpath import check_boot_path
 from bringup.model.clocks import clock_of
 from bringup.parse import milestones as ms
 from bringup.util import clock

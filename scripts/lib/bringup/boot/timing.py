@@ -29,7 +29,8 @@ from bringup.boot import rounds
 from bringup.boot.session import PATHS, ROOTS, boot_once
 from bringup.boot.target import Place, TargetFactory
 from bringup.errors import BringupError
-from bringup.model.board import Board, check_boot_path, check_root
+from bringup.model.board import Board
+from bringup.model.bootpath import check_boot_path, check_root
 from bringup.model.clocks import clock_of
 from bringup.model.milestones import load_rules
 from bringup.model.profiles import Profile
@@ -37,7 +38,7 @@ from bringup.parse import deferred as dfparse
 from bringup.parse import initcalls as icparse
 from bringup.parse import milestones as ms
 from bringup.parse.errors import ParseError
-from bringup.util import clock, lock, space
+from bringup.util import clock, environment, lock, space
 
 # --- runs, statistics, summary ---------------------------------------------
 
@@ -76,6 +77,7 @@ def summarize(
     ck = clock_of(board)
     guest = ck.deterministic  # the instruction clock: the kernel's printk times are the measurement
     out["clock"] = ck.record()
+    out["environment"] = environment.of_board(board)
     for kid in kernels:
         mine = [r for r in recs if r["kernel"] == kid]
         runs = [r for r in mine if not r.get("redone")]

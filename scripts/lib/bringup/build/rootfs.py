@@ -25,7 +25,7 @@ from bringup.util import cpio, debs, ext2image, paths
 from bringup.util.aptprivate import PrivateApt
 
 USERSPACE_SUITE = "bookworm"
-RECIPE_VERSION = 1  # bump when base_entries() or the packing change the ramdisk
+RECIPE_VERSION = 2  # bump when base_entries() or the packing change the ramdisk
 
 # busybox applets the ramdisk links; the scripts in rootfs-overlay/ use only these
 # fmt: off
@@ -211,6 +211,12 @@ def base_entries(busybox: bytes) -> list[cpio.Entry]:
     e.append(cpio.symlink("init", "/bin/busybox"))  # the kernel runs /init: busybox init
     e.append(cpio.chardev("dev/console", 5, 1))
     e.append(cpio.chardev("dev/null", 1, 3, 0o666))
+    # what a kernel without devtmpfs (2.4: the ext2 initrd) finds in /dev: lmbench reads
+    # /dev/zero (lat_syscall read, the setup's test file), the shell wants /dev/tty;
+    # devtmpfs mounts over them on 2.6.32 and later
+    for name, major, minor in (("zero", 1, 5), ("full", 1, 7), ("random", 1, 8), ("urandom", 1, 9), ("tty", 5, 0)):
+        e.append(cpio.chardev(f"dev/{name}", major, minor, 0o666))
+    e.append(cpio.chardev("dev/ttyS0", 4, 64, 0o620))
     return e
 
 

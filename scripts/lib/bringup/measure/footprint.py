@@ -27,13 +27,15 @@ from bringup.boot.target import Place, TargetFactory
 from bringup.build import lmbench as lmbench_build
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
+from bringup.model import benchset
 from bringup.model.benchset import BenchSet, load_set
-from bringup.model.board import Board, measure_path
+from bringup.model.board import Board
+from bringup.model.bootpath import measure_path
 from bringup.model.clocks import clock_of
 from bringup.model.milestones import load_rules
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
-from bringup.util import clock, cpio, debs, lock, paths, space
+from bringup.util import clock, cpio, debs, environment, lock, paths, space
 from bringup.util.aptprivate import PrivateApt
 from bringup.util.progress import Progress
 
@@ -129,7 +131,12 @@ def lmbench_entries(arch: str, cache: Path, say=print) -> tuple[list[cpio.Entry]
     debs = apt.download_many(libs_arch)  # one apt-cache call and one apt-get call for all
     for pkg in libs_arch:
         entries += deb_entries(debs[pkg])
-    return entries, {"lmbench": f"debian {rootfs.USERSPACE_SUITE} lmbench:{arch} {version}", "libraries": libs}
+    return entries, {
+        "lmbench": f"debian {rootfs.USERSPACE_SUITE} lmbench:{arch} {version}",
+        "origin": "debian",
+        "version": version,
+        "libraries": libs,
+    }
 
 
 def bench_files(bset: BenchSet, mode: str, instruction_clock: bool = False) -> list[cpio.Entry]:
@@ -254,27 +261,49 @@ def _step_end(exp, name: str, timeout: float, cancel) -> None:
 
 
 def lmbench_payload(
-    board: Board, bset: BenchSet, mode: str, lmbench_source: dict | None, cache: Path, say=print
+    board: Board,
+    bset: BenchSet,
+    mode: str,
+    lmbench_source: dict | None,
+    cache: Path,
+    say=print,
+    toolchain: str | None = None,
 ) -> tuple[list[cpio.Entry], dict, str | None]:
     """The ramdisk's lmbench files, where they came from, and why lmbench cannot be
-    measured (None: it can)."""
+    measured (None: it can).  A source the user names is built; otherwise Debian's
+    binaries where Debian has them, else bringup's build of configs/lmbench.toml's
+    [source] (from the download directories).  toolchain: the one of
+    [source_build.toolchains] to build with (default: the set's own)."""
     if mode == "none":
         return [], {}, None
     arch = board.arch.debian_arch
+    progs = benchset.programs(bset)
+    # a musl board's lmbench is built with its musl prefix: Debian's glibc binaries cannot run on 2.4
+    ucc = rootfs.userspace_prefix(board, cache, say)
+    if toolchain is None and board.libc != "glibc":
+        toolchain = board.libc
     if lmbench_source:  # a source the user named and that cannot be used is an error, not a footnote
         entries, info = lmbench_build.build(
-            lmbench_source, bset.source_build, rootfs.userspace_prefix(board, cache, say), arch, cache, say
+            lmbench_source, bset.source_build, ucc, arch, cache, say, programs=progs, toolchain=toolchain
         )
         return entries + bench_files(bset, mode, clock_of(board).deterministic), info, None
-    if board.libc != "glibc":
-        why = f"lmbench: Debian's binaries need glibc, and board {board.name}'s userspace is {board.libc}"
-        say(f"  {why}: footprint only (LMBENCH_SRC= builds lmbench from source)")
-        return [], {}, why
     try:
+        if board.libc != "glibc":
+            raise BringupError(
+                f"lmbench: Debian's binaries need glibc, and board {board.name}'s userspace is {board.libc}"
+            )
         entries, info = lmbench_entries(arch, cache, say)
-    except BringupError as e:  # no Debian binaries for this architecture: footprint only, said so
-        say(f"  {e}: footprint only")
-        return [], {}, str(e)
+    except BringupError as e:  # no Debian binaries for this architecture (or libc): bringup's own build
+        try:
+            spec = lmbench_build.default_spec(bset.source, cache, say)
+        except BringupError as e2:  # no source either: footprint only, said so
+            say(f"  {e}; {e2}: footprint only")
+            return [], {}, f"{e}; {e2}"
+        say(f"  {e}: building lmbench {bset.source.version} from {spec['tarball']}")
+        entries, info = lmbench_build.build(
+            spec, bset.source_build, ucc, arch, cache, say, programs=progs, toolchain=toolchain
+        )
+        info["verified"] = spec["verified"]
     return entries + bench_files(bset, mode, clock_of(board).deterministic), info, None
 
 
@@ -709,6 +738,7 @@ def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missin
         "host": [r["host"] for r in rs if r["host"]],
         "disturbed": done["disturbed"],
         "clock": clock_of(board).record(),
+        "environment": environment.of_board(board),
     }
     lm = {
         "board": board.name,
@@ -719,6 +749,7 @@ def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missin
         "source": lm_info,
         "run": rel[0],
         "clock": clock_of(board).record(),
+        "environment": environment.of_board(board),
     }
     if lm_missing or mode == "none":
         lm.update(measured=False, reason=lm_missing or "not requested", runs=0, retried=[], benchmarks={})

@@ -28,11 +28,12 @@ from bringup.boot import rounds
 from bringup.build import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure.footprint import Step, build_records, deb_entries
+from bringup.model import workload as wm
 from bringup.model.board import Board
 from bringup.model.clocks import clock_of
 from bringup.model.workload import DISK_MOUNT, INPUTS_DIR, Input, Mode, Workload, load_all
 from bringup.parse import workload as wp
-from bringup.util import clock, cpio, lock, paths, space
+from bringup.util import clock, cpio, environment, lock, paths, space
 from bringup.util.aptprivate import PrivateApt
 
 # busybox applets the workload steps may use besides those of the base ramdisk
@@ -472,6 +473,18 @@ def _one_boot(step: Step, run: rounds.Run, run_dir: Path, wls, mode, missing, di
     return ran
 
 
+def available() -> dict[str, dict]:
+    """Every workload file of configs/workloads/ as it is now: in the default set or not,
+    or why it does not load (workloads.json's `available`: the report's "not in this study")."""
+    out: dict[str, dict] = {}
+    for name in wm.available():
+        try:
+            out[name] = {"default_set": wm.load(wm.workloads_dir() / f"{name}.toml").default_set}
+        except BringupError as e:
+            out[name] = {"default_set": None, "error": str(e)}
+    return out
+
+
 def record(board, kid, build, recdir, done, rd, wls: dict[str, Workload], mode, versions, disk=None) -> dict:
     """workloads.json of one kernel from its rounds."""
     rs = done["rounds"]
@@ -526,6 +539,8 @@ def record(board, kid, build, recdir, done, rd, wls: dict[str, Workload], mode, 
         "disk": disk,
         "workloads": out,
         "clock": clock_of(board).record(),
+        "environment": environment.of_board(board),
+        "available": available(),
     }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from bringup.records.base import Part, Record, RecordError
 from bringup.records.boot import Boot, BootTiming
 from bringup.records.build import Build, BuildFailure
+from bringup.records.buildcost import BuildCost
 from bringup.records.failure import Failure, failed_name
 from bringup.records.io import (
     KINDS,
@@ -34,6 +35,7 @@ from bringup.records.io import (
 from bringup.records.measure import Footprint, Lmbench
 from bringup.records.rootfs import Rootfs, RootfsRef
 from bringup.records.sets import ResultSet, SetManifest
+from bringup.records.sizediff import SizeDiff
 from bringup.records.workloads import Workloads
 
 MODELS: list[type[Record]] = [
@@ -45,8 +47,10 @@ MODELS: list[type[Record]] = [
     Footprint,
     Lmbench,
     Workloads,
+    SizeDiff,
     SetManifest,
     Failure,
+    BuildCost,
 ]
 for _m in MODELS:
     KINDS.setdefault(_m.KIND, []).append(_m)
@@ -57,6 +61,7 @@ __all__ = [
     "Boot",
     "BootTiming",
     "Build",
+    "BuildCost",
     "Failure",
     "BuildFailure",
     "Footprint",
@@ -68,6 +73,7 @@ __all__ = [
     "SetManifest",
     "Rootfs",
     "RootfsRef",
+    "SizeDiff",
     "Workloads",
     "artifact",
     "boot_timing_name",

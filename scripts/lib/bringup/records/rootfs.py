@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from bringup.records.base import Bytes, FileName, Id, Name, Part, Record, Sha256
+from bringup.records.base import Bytes, FileName, Id, Name, Part, Record, Sha256, Text
 
 
 class Busybox(Part):
@@ -22,12 +22,24 @@ class Ext2Image(Part):
 
 class LmbenchSource(Part):
     """Where a ramdisk's lmbench came from: Debian's package and its libraries, or
-    a build from source (its make arguments and how many programs it made)."""
+    bringup's build from source (which source, toolchain and libc, its make arguments
+    and how many programs went into the ramdisk).  The fields from `origin` on are new
+    in bringup.lmbench/6 and bringup.rootfs/4; older records have them null."""
 
     lmbench: str | None = None
     libraries: list[str] | None = None
     make_args: list[str] | None = None
     binaries: Bytes | None = None
+    origin: Literal["debian", "bringup-build"] | None = None
+    version: Text | None = None  # Debian's package version, or the source's (3.0-a9)
+    source_file: FileName | None = None  # the tarball built (bringup-build)
+    source_sha256: Sha256 | None = None  # its sha256 (null for a source tree given as a directory)
+    verified: Literal["sha256", "tree"] | None = None  # how configs/lmbench.toml's [source] was checked
+    toolchain: Name | None = None  # configs/lmbench.toml [source_build.toolchains.<name>]
+    libc: Name | None = None  # the libc the static programs carry
+    compiler: Text | None = None  # the compiler's `--version` first line
+    build_key: Text | None = None  # the cached build (~/.cache/bringup/userspace/<arch>/lmbench-<key>)
+    not_built: list[Name] | None = None  # programs lmbench's Makefile has that the build leaves out (lat_rpc)
 
 
 class Extra(LmbenchSource):

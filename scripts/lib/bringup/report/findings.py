@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from bringup import records, stats
 from bringup.model.clocks import FLOOR_MULTIPLE
-from bringup.records import BootTiming, Build, Footprint, Lmbench
+from bringup.records import BootTiming, Build, BuildCost, Footprint, Lmbench
 from bringup.records.boot import MilestoneStats
 from bringup.records.measure import Metric
 from bringup.report import workloads
@@ -365,7 +365,7 @@ def summarize(model: dict) -> list[dict]:
         if era:
             sections.append(("Kernels", era))
         if b.get(base) and b.get(k):
-            sections.append(("Build", build_findings(b[base], b[k], k)))
+            sections.append(("Build", build_findings(b[base], b[k], k, model.get("build_cost"))))
         nfs = model.get("boot_nfs") or {}
         for title, boot, mil, fname in (
             ("Boot", model.get("boot"), model.get("boot_milestones", []), records.boot_timing_name()),
@@ -568,7 +568,35 @@ def host_findings(model: dict, kernels: list[str]) -> list[dict]:
     ]
 
 
-def build_findings(ra: Build, rb: Build, k: str) -> list[dict]:
+def cost_findings(cost: BuildCost | None, base: str, k: str) -> list[dict]:
+    """The cold build cost (build-cost.json): CPU and wall time of the rounds of cold builds,
+    paired by round, tested in the kernel's family like the boot times."""
+    if cost is None or base not in cost.kernels or k not in cost.kernels:
+        return []
+    out = []
+    for metric, what, unit in (
+        ("cpu", "build CPU time, cold (no ccache)", "CPU s"),
+        ("real", "build wall time, cold", "s"),
+    ):
+        a = [(r.round, getattr(r, metric)) for r in cost.kernels[base].runs if not r.redone]
+        b = [(r.round, getattr(r, metric)) for r in cost.kernels[k].runs if not r.redone]
+        out.append(
+            tested_finding(
+                what,
+                [v for _, v in a],
+                [v for _, v in b],
+                unit,
+                "lower",
+                link="../build-cost.json",
+                a_rounds=[r for r, _ in a],
+                b_rounds=[r for r, _ in b],
+                key=f"build-cost.json:{metric}",
+            )
+        )
+    return out
+
+
+def build_findings(ra: Build, rb: Build, k: str, cost: BuildCost | None = None) -> list[dict]:
     ha, hb = (r.ccache.hit_rate if r.ccache else None for r in (ra, rb))
     if max(ha or 0, hb or 0) > CCACHE_COLD or abs((ha or 0) - (hb or 0)) > CCACHE_GAP:
         why = (
@@ -578,8 +606,16 @@ def build_findings(ra: Build, rb: Build, k: str) -> list[dict]:
     else:
         why = "not tested"
     link = f"../{k}/build.json"
+    cold = cost_findings(cost, ra.kernel, k)
+    if cold:
+        why = (
+            f"not comparable: ccache hits {(ha or 0) * 100:.0f} % vs {(hb or 0) * 100:.0f} %; "
+            "the cold builds above compare"
+        )
+    what = "build time (the study's build, through ccache)" if cold else "build time"
     return [
-        untested_finding("build time", ra.time.real, rb.time.real, "s real", "lower", link=link, why=why),
+        *cold,
+        untested_finding(what, ra.time.real, rb.time.real, "s real", "lower", link=link, why=why),
         size_finding(
             f"compressed image ({rb.sizes.compressed_image.file})",
             ra.sizes.compressed_image.bytes / 1024,

@@ -15,12 +15,8 @@ with the others and says, in one line per record, what it left out and why.
 from __future__ import annotations
 
 import functools
-import os
-import platform
 import re
 import shlex
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
@@ -35,9 +31,11 @@ from bringup.model.milestones import load_rules
 from bringup.parse import sizediff
 from bringup.records import Boot, BootTiming, Build, Footprint, Lmbench, Workloads
 from bringup.records.boot import KernelTiming, MilestoneStats
-from bringup.report import bootexplain, charts, compare, findings, places
+from bringup.report import bootexplain, charts, compare, environment, findings, places, sizediffs
+from bringup.report import buildcost as costreport
 from bringup.report import buildtable as buildreport
 from bringup.report.tables import fmt_delta, pct
+from bringup.report.workloads import left_out as workloads_left_out
 from bringup.report.workloads import relative as workload_relative
 from bringup.report.workloads import tables as workload_tables
 from bringup.util import clock, paths
@@ -158,7 +156,8 @@ def collect(board: Board, logs: Path, top: int = 12, own_floors: bool = True) ->
     model["clock"] = clock_note(
         [r.clock for r in [boot, *fp.values(), *lm.values(), *wl.values()] if r is not None], model["floors"]
     )
-    model["build_table"] = _build_table(build, kernels)
+    model["build_cost"] = _build_cost(rd.read(bdir / "build-cost.json", records.BuildCost), build, rd.left_out)
+    model["build_table"] = _build_table(build, kernels, model["build_cost"])
     model["sizes"] = {k: build[k].sizes.groups for k in kernels if k in build}
     model["images"] = {
         k: {
@@ -203,9 +202,16 @@ def collect(board: Board, logs: Path, top: int = 12, own_floors: bool = True) ->
     model["lmbench_groups"] = _lmbench_groups(lm, kernels)
     model["bw_mem"] = _bw_mem(lm, kernels)
     model["workload_tables"] = workload_tables(wl, kernels)
-    model["workload_tables"]["left_out"] = _workloads_left_out(model["workload_tables"])
+    model["workload_tables"]["left_out"] = workloads_left_out(wl, model["workload_tables"])
     model["workload_relative"] = workload_relative(model["workload_tables"])
-    model["env"] = _environment(board, build)
+    measured: list[tuple[str, Any]] = [
+        (name, r)
+        for name, r in ((records.boot_timing_name(), live_boot), (records.boot_timing_name("nfs"), live_nfs))
+        if r is not None
+    ]
+    for name, recs in (("footprint.json", fp), ("lmbench.json", lm), ("workloads.json", wl)):
+        measured += [(f"{k}/{name}", r) for k, r in recs.items()]
+    model["env"] = environment.section(build, measured)
     _imported_env(model)
     model["reproduce"] = _reproduce(board, model)
     model["findings"] = findings.summarize(model)
@@ -447,12 +453,53 @@ def _delta(a: float | None, b: float | None) -> float | None:
     return None if d is None else round(d, 1)
 
 
-def _build_table(build: dict[str, Build], kernels: list[str]) -> list[dict]:
+def _build_cost(rec: records.BuildCost | None, build: dict[str, Build], left_out: list[str]) -> Any:
+    """build-cost.json when it measured the builds the report shows (the same build keys);
+    a kernel measured from another build leaves the record out, in one line."""
+    if rec is None:
+        return None
+    for k, kc in rec.kernels.items():
+        if k in build and kc.build_key != build[k].key:
+            left_out.append(f"build-cost.json: kernel {k} was measured from another build (make build-cost)")
+            return None
+    return rec
+
+
+def _cost_rows(cost: records.BuildCost, ks: list[str]) -> list[dict]:
+    """The cold build cost's rows of the build table: medians of the rounds; deltas the paired
+    geometric mean ratio against the first kernel (report/buildcost.py)."""
+    if not ks or any(k not in cost.kernels for k in ks):
+        return []
+    med = costreport.kernel_rows(cost)
+    sub = cost.model_copy(update={"kernels": {k: cost.kernels[k] for k in ks}})
+    comp = {c["kernel"]: c for c in costreport.compare(sub)}
+    rows = []
+    for metric, label in (("cpu", "cold CPU, no ccache (user+sys)"), ("real", "cold wall, no ccache")):
+        rows.append(
+            {
+                "label": label,
+                "unit": "s",
+                "cells": [
+                    {
+                        "kernel": k,
+                        "value": med[k][metric]["median"] if med[k][metric] else None,
+                        "link": "../build-cost.json",
+                        "title": f"build-cost.json: median of kernels.{k}.runs[].{metric}, {cost.rounds} rounds",
+                    }
+                    for k in ks
+                ],
+                "deltas": [None if not comp[k][metric] else round(comp[k][metric]["pct"], 1) for k in ks[1:]],
+            }
+        )
+    return rows
+
+
+def _build_table(build: dict[str, Build], kernels: list[str], cost: records.BuildCost | None = None) -> list[dict]:
     ks = [k for k in kernels if k in build]
     if not ks:
         return []
     t = buildreport.table([build[k] for k in ks])
-    rows = []
+    rows = _cost_rows(cost, ks) if cost is not None else []
     for r in t["rows"]:
         rows.append(
             {
@@ -491,7 +538,8 @@ def _sizediffs(bdir: Path, build: dict[str, Build], kernels: list[str], top: int
     out = []
     for k in ks[1:]:
         a, b = ks[0], k
-        c = compare.compare_records(build[a], bdir / a / "build.json", build[b], bdir / b / "build.json")
+        made = sizediffs.diffs(bdir, a, build[a], b, build[b])
+        c = compare.compare_records(build[a], bdir / a / "build.json", build[b], bdir / b / "build.json", made)
         left_out += [x for x in c["left_out"] if x not in left_out]
         entry = {"a": a, "b": b, "rows": c["rows"]}
         if "symbols" in c:
@@ -799,90 +847,6 @@ def _bw_mem(lm: dict[str, Lmbench], kernels: list[str]) -> dict:
     return series
 
 
-def _version(argv: list[str]) -> str:
-    if not shutil.which(argv[0]):
-        return "not installed"
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=20).stdout
-        return out.splitlines()[0].strip() if out else "unknown"
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-
-
-def _workloads_left_out(wt: dict) -> list[dict]:
-    """The workload files of configs/workloads/ that no kernel's record holds, with why:
-    a workload outside the default set runs only when named.  Said only beside a
-    Workloads section (a study without workloads has none)."""
-    if not wt.get("workloads"):
-        return []
-    from bringup.model import workload as wm
-
-    ran = {w["name"] for w in wt["workloads"]}
-    out = []
-    for n in wm.available():
-        if n in ran:
-            continue
-        try:
-            default = wm.load(wm.workloads_dir() / f"{n}.toml").default_set
-        except BringupError as e:
-            out.append({"name": n, "why": f"its file does not load: {e}"})
-            continue
-        if default:
-            out.append({"name": n, "why": f"not in these records (make workloads WORKLOADS={n} runs it)"})
-        else:
-            out.append(
-                {"name": n, "why": f"runs only when named (default_set = false): WORKLOADS={n} or WORKLOADS=all"}
-            )
-    return out
-
-
-def _environment(board: Board, build: dict[str, Build]) -> dict:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    commit = "unknown"
-    if shutil.which("git"):
-        p = subprocess.run(
-            ["git", "-C", str(paths.ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        )
-        if p.returncode == 0:
-            commit = p.stdout.strip()
-            if subprocess.run(["git", "-C", str(paths.ROOT), "diff", "--quiet", "HEAD"]).returncode:
-                commit += " (with uncommitted changes)"
-    env: dict[str, Any] = {
-        "machine": f"{platform.system()} {platform.release()} {platform.machine()}, {cpu}, {os.cpu_count()} CPUs",
-        "bringup": commit,
-        "python": platform.python_version(),
-    }
-    if board.qemu:
-        env["qemu"] = _version([board.qemu.binary, "--version"])
-    env["toolchains"] = sorted({r.toolchain.version for r in build.values()})
-    env["kernels"] = [
-        {
-            "kernel": k,
-            "release": r.kernelrelease,
-            "source": " ".join(
-                str(v)
-                for kk, v in r.source.model_dump().items()
-                if kk in ("kind", "package", "package_version", "suite", "url", "tarball", "path")
-            ),
-            "fixes": [
-                f.name
-                + (" (changes the running kernel)" if f.changes else "")
-                + (" (overrides what the tree's authors supported)" if f.overrides else "")
-                for f in r.fixes
-            ],
-        }
-        for k, r in build.items()
-    ]
-    return env
-
-
 def _imported_env(model: dict) -> None:
     """The imported kernels among the versions: their release and where they came from."""
     for k, entries in model["imported"].items():
@@ -1077,6 +1041,9 @@ def write(board: Board, logs: Path, say=print) -> Report:
                 rset.remove(out / "charts" / f"{name}.svg")
         rset.write_text(out / "report.md", md)
         rset.write_text(out / "index.html", html)
-        rset.write_json(out / "model.json", {k: v for k, v in model.items() if k not in ("build", "boot", "live_boot")})
+        rset.write_json(
+            out / "model.json",
+            {k: v for k, v in model.items() if k not in ("build", "boot", "live_boot", "build_cost")},
+        )
     say(f"report: {paths.rel(out / 'index.html')} (and report.md; report set {rset.id})")
     return Report(index=out / "index.html", markdown=out / "report.md", model=model)
