@@ -265,6 +265,8 @@ def test_ctrl_c_keeps_the_good_record_and_leaves_no_make(env):
     assert (recdir / "build.json").read_bytes() == before
     failed = records.read(recdir / "build-failed.json", records.BuildFailure)
     assert failed.status == "interrupted"
+    cut = [s for s in failed.steps if s.exit is None]
+    assert len(cut) == 1 and cut[0].real > 0, "the interrupted make's step says how long it ran, not 0.0"
     left = subprocess.run(["pgrep", "-f", str(tree)], capture_output=True, text=True).stdout.strip()
     assert left == "", "make must not outlive an interrupted build"
 

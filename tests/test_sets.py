@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from bringup import records
+from bringup.errors import BringupError
 from bringup.records import sets
 from bringup.util import lock
 
@@ -144,3 +145,35 @@ def test_an_unreadable_directory_is_not_absent(open_tmp):
     p = _as_user(code, str(d))
     assert p.stdout == "False\n" and p.returncode != 0
     assert p.stderr.strip().splitlines()[-1].endswith("footprint.json: cannot be read: Permission denied")
+
+
+def test_too_little_free_space_is_refused_before_the_step_in_one_line(tmp_path):
+    from bringup.util import space
+
+    space.check(tmp_path, 1024, "footprint")  # a little: fine
+    with pytest.raises(BringupError) as e:
+        space.check(tmp_path / "not-yet" / "there", 2**60, "footprint")
+    msg = str(e.value)
+    assert msg.startswith(f"footprint: {tmp_path}/not-yet/there: ") and "MB free, the step writes about" in msg
+    assert "\n" not in msg
+
+
+def test_make_all_does_not_trust_a_set_with_a_changed_member_or_a_left_out_kernel(tmp_path):
+    from types import SimpleNamespace
+
+    from bringup import study
+
+    board = SimpleNamespace(name="qemu-arm", kernels=[SimpleNamespace(id="5.10"), SimpleNamespace(id="6.12")])
+    b = tmp_path / "qemu-arm"
+    with records.ResultSet(b, "footprint") as s:
+        s.write_text(b / "5.10" / "footprint.json", "{}\n")
+    assert study.set_problem(board, tmp_path, "footprint") is None
+    assert study.set_read(board, tmp_path, "footprint") == f" (set {s.id})"
+    (b / "6.12").mkdir()
+    (b / "6.12" / "footprint-failed.json").write_text("{}\n")
+    assert (
+        study.set_problem(board, tmp_path, "footprint") == "6.12: its last footprint run failed (footprint-failed.json)"
+    )
+    (b / "5.10" / "footprint.json").write_text("[]\n")
+    why = study.set_problem(board, tmp_path, "footprint")
+    assert why is not None and "5.10/footprint.json: not the file footprint set" in why

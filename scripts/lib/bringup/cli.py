@@ -1254,7 +1254,8 @@ def main(argv=None) -> int:
             if e is out.error or e is err.error:
                 raise
             # a file bringup could not read or write (disk full, permissions, ...): one line
-            where = f"{e.filename}: " if e.filename else ""
+            name = e.filename or _failed_file(e)
+            where = f"{name}: " if name else ""
             print(f"bringup: error: {one_line(f'{where}{e.strerror or e}')}", file=sys.stderr)
             return 1
         except Exception as e:  # a bug: one line, the traceback on request
@@ -1272,6 +1273,28 @@ def main(argv=None) -> int:
         return _output_failed(e, out, err)
     finally:
         sys.stdout, sys.stderr = out._stream, err._stream
+
+
+def _failed_file(e: OSError) -> str | None:
+    """The file a write or read was on when e came without a file name (a full disk in
+    Path.write_text(), in f.write()): the innermost frame's Path or open file, else None."""
+    import io
+    from pathlib import PurePath
+
+    tb, frames = e.__traceback__, []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        here = list(frame.f_locals.values())
+        files = [getattr(v, "name", None) for v in here if isinstance(v, io.IOBase)]
+        files = [f for f in files if isinstance(f, str)]
+        if files:  # an open file of the innermost frame that had one
+            return str(files[0])
+        me = frame.f_locals.get("self")
+        if isinstance(me, PurePath):  # inside Path.write_text() and the like
+            return str(me)
+    return None
 
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")

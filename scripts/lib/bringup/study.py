@@ -32,6 +32,7 @@ for a step skipped), so a study's cost is read off its own output.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -98,6 +99,33 @@ def _read(f: Path, model: type[R]) -> tuple[R | None, str | None]:
         return None, f"a record does not read: {e}"
 
 
+def set_problem(board: Board, logs: Path, step: str) -> str | None:
+    """Why a step's set cannot be trusted as up to date (records/sets.py): a member that is not
+    the file its set wrote, or a kernel the last run left out (a failure record); None when fine."""
+    bdir = Path(logs) / board.name
+    try:
+        _, problems = records.sets.check(bdir, step)
+    except BringupError as e:
+        return f"its set does not read: {e}"
+    if problems:
+        return problems[0]
+    if step in ("footprint", "workloads"):
+        for k in board.kernels:
+            f = bdir / k.id / records.failed_name(step)
+            if f.exists():
+                return f"{k.id}: its last {step} run failed ({f.name})"
+    return None
+
+
+def set_read(board: Board, logs: Path, step: str) -> str:
+    """ " (set <id>)": which set of the step a skip trusts."""
+    with contextlib.suppress(BringupError):
+        man, _ = records.sets.check(Path(logs) / board.name, step)
+        if man is not None:
+            return f" (set {man.set})"
+    return ""
+
+
 def _other_clock(board: Board, measured: str) -> str | None:
     """Why a record measured on another clock than the board's is not up to date (None: the same)."""
     now = clock_of(board).kind
@@ -134,6 +162,8 @@ def boot_fresh(
 ) -> str | None:
     """None when boot-timing.json (boot-timing-nfs.json, boot-timing-<profile>.json) is up to date, else why not."""
     name = records.boot_timing_name(root, profile=profile)
+    if (bad := set_problem(board, logs, name.removesuffix(".json"))) is not None:
+        return bad
     s, why = _read(Path(logs) / board.name / name, BootTiming)
     if s is None:
         return why or f"no {name}"
@@ -155,6 +185,8 @@ def boot_fresh(
 
 
 def footprint_fresh(board: Board, logs: Path, mode: str, lmbench_runs: int = 1) -> str | None:
+    if (bad := set_problem(board, logs, "footprint")) is not None:
+        return bad
     for kid, key in build_keys(board, logs).items():
         fp, why_fp = _read(Path(logs) / board.name / kid / "footprint.json", Footprint)
         lm, why_lm = _read(Path(logs) / board.name / kid / "lmbench.json", Lmbench)
@@ -192,6 +224,8 @@ def workloads_fresh(board: Board, logs: Path, names: list[str] | None, mode: str
     """None when workloads.json of every kernel is up to date for these workloads
     (names; None: every file of configs/workloads/), else why not."""
     wanted = load_workloads(names)
+    if (bad := set_problem(board, logs, "workloads")) is not None:
+        return bad
     for kid, key in build_keys(board, logs).items():
         rec, why = _read(Path(logs) / board.name / kid / "workloads.json", Workloads)
         if rec is None:
@@ -294,7 +328,7 @@ def run(
 
     why = "FORCE" if force else footprint_fresh(board, logs, lmbench, lmbench_runs)
     if why is None:
-        say(f"== [3/{steps}] footprint-report: up to date, skipped")
+        say(f"== [3/{steps}] footprint-report: up to date{set_read(board, logs, 'footprint')}, skipped")
         clock.skipped("footprint-report")
     else:
         say(f"== [3/{steps}] footprint-report {board.name}: lmbench {lmbench} ({why})")
@@ -316,7 +350,7 @@ def run(
         names = workloads or None
         why = "FORCE" if force else workloads_fresh(board, logs, names, workload_mode, workload_runs)
         if why is None:
-            say(f"== [4/{steps}] workloads: up to date, skipped")
+            say(f"== [4/{steps}] workloads: up to date{set_read(board, logs, 'workloads')}, skipped")
             clock.skipped("workloads")
         else:
             say(f"== [4/{steps}] workloads {board.name}: {workload_runs} rounds, {workload_mode} ({why})")

@@ -281,7 +281,12 @@ class BootSession:
     def shell(self, user: str = "root") -> Shell:
         """A shell on the console, logged in at the login prompt the boot ended at."""
         if self._shell is None:
-            sh = Shell(self.console.expect(timeout=60 * self.factor), factor=self.factor, cancel=self.cancel)
+            sh = Shell(
+                self.console.expect(timeout=60 * self.factor),
+                factor=self.factor,
+                cancel=self.cancel,
+                why_closed=self.gone,
+            )
             sh.login(user)
             self._shell = sh
         return self._shell

@@ -13,6 +13,7 @@ import re
 import secrets
 import threading
 import time
+from collections.abc import Callable
 
 import pexpect
 
@@ -41,12 +42,21 @@ def expect(exp, pattern, timeout: float, cancel: threading.Event | None = None) 
 
 class Shell:
     def __init__(
-        self, exp, prompt: str = "bringup-shell# ", factor: float = 1.0, cancel: threading.Event | None = None
+        self,
+        exp,
+        prompt: str = "bringup-shell# ",
+        factor: float = 1.0,
+        cancel: threading.Event | None = None,
+        why_closed: Callable[[], str] | None = None,
     ):
         self.exp = exp
         self.prompt = prompt
         self.factor = factor
         self.cancel = cancel
+        self.why_closed = why_closed  # the console's end in words (QEMU killed, its exit code), from the session
+
+    def _closed(self, e: pexpect.EOF) -> str:
+        return self.why_closed() if self.why_closed is not None else f"console closed: {e}"
 
     def login(self, user: str = "root", timeout: float = 30.0) -> None:
         """At the login prompt: log in and wait for the shell prompt."""
@@ -60,7 +70,7 @@ class Shell:
                 f"login as {user}: no shell prompt {self.prompt!r} within {timeout * self.factor:.0f}s"
             ) from None
         except pexpect.EOF as e:
-            raise BootFailed(f"login as {user}: console closed: {e}") from None
+            raise BootFailed(f"login as {user}: {self._closed(e)}") from None
         if i != 0:
             raise BootFailed(f"login as {user}: refused ({self.exp.after.strip()!r})")
         # quiet the kernel on the console so that its messages do not land in outputs
@@ -78,7 +88,7 @@ class Shell:
         except pexpect.TIMEOUT:
             raise BootFailed(f"step '{step}' did not finish within {timeout * self.factor:.0f}s") from None
         except pexpect.EOF as e:
-            raise BootFailed(f"step '{step}': console closed: {e}") from None
+            raise BootFailed(f"step '{step}': {self._closed(e)}") from None
         out = self.exp.before.replace("\r\n", "\n").replace("\r", "")
         rc = int(self.exp.match.group(1))
         with contextlib.suppress(pexpect.TIMEOUT, pexpect.EOF):

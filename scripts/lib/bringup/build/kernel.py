@@ -104,6 +104,33 @@ def build_all(
     return results
 
 
+def _sources(board: Board, k: Kernel, recdir: Path, cache: Path, say) -> sources.SourceTree:
+    """The kernel's source tree; a fetch that fails (the mirror offline) leaves a failure
+    record, sources-failed.json, beside the good build record, and the next good fetch removes it."""
+    failed = recdir / records.failed_name("sources")
+    try:
+        src = sources.prepare(k.source, cache, log=lambda m: say(f"  {m}"))
+    except BringupError as e:
+        why = f"{board.name}/{k.id}: sources: {e}"
+        with contextlib.suppress(OSError, BringupError):  # the line below matters more than the record
+            records.write(
+                failed,
+                {
+                    "step": "sources",
+                    "board": board.name,
+                    "kernel": k.id,
+                    "created": clock.now(),
+                    "error": records.plain_text(why, 2000),
+                    "run": None,
+                    "kept": "build.json" if (recdir / "build.json").exists() else None,
+                },
+                records.Failure,
+            )
+        raise type(e)(why) from None
+    failed.unlink(missing_ok=True)
+    return src
+
+
 def build_key(
     board: Board,
     k: Kernel,
@@ -200,7 +227,7 @@ def build_kernel(
         raise BringupError(
             f"board {board.name}: image.uimage needs mkimage: install Debian package u-boot-tools (make deps does)"
         )
-    src = sources.prepare(k.source, cache, log=lambda m: say(f"  {m}"))
+    src = _sources(board, k, recdir, cache, say)
     fixes = select_fixes(k, src, tc)
     key = build_key(board, k, src, tc, fixes=fixes)
     good = recdir / "build.json"

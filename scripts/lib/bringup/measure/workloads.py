@@ -21,6 +21,7 @@ import statistics
 from pathlib import Path
 
 import numpy as np
+import pexpect
 
 from bringup import records, stats, targets
 from bringup.boot import rounds
@@ -451,8 +452,11 @@ def _one_boot(step: Step, run: rounds.Run, run_dir: Path, wls, mode, missing, di
                     say(f"    {why}")
                     skip.update(dict.fromkeys(users, why))
                 mounted = why is None
-            ran = run_in_boot(sh, wls, mode, skip, say)
-            unmounted = unmount_disk(sh) if mounted else None
+            try:
+                ran = run_in_boot(sh, wls, mode, skip, say)
+                unmounted = unmount_disk(sh) if mounted else None
+            except pexpect.EOF:  # QEMU died, the console went away: a failed boot, not a bug
+                raise BootFailed(session.gone()) from None
     except BootFailed as e:
         raise step.failed(run, "workload", e, run_dir) from None
     finally:

@@ -1,6 +1,6 @@
 """`bringup.failure/1`: why a step left a kernel (or the whole step) without a new result
 (docs/records.md).  It lies beside the good records (`<kernel>/footprint-failed.json`,
-`<kernel>/workloads-failed.json`, `sources-failed.json`), never over them, and the next
+`<kernel>/sources-failed.json`: a source fetch that failed), never over them, and the next
 good result of that step removes it."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ class Failure(Record):
     KIND = "bringup.failure"
     VERSION = 1
 
-    step: str = Field(min_length=1, max_length=100)  # footprint, workloads, sources
+    step: str = Field(min_length=1, max_length=100)  # footprint, sources
     board: Id
     kernel: Id | None  # null: the whole step
     created: Timestamp
