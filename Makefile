@@ -28,6 +28,8 @@
 #   WORKLOADS=a,b|all|none WORKLOAD_RUNS=<n> WORKLOAD_MODE=quick|full  for make workloads and make all
 #                    (configs/workloads/; default its default set, 3 rounds, quick; all: every one;
 #                    none: make all runs none)
+#   NO_WAIT=1        a measuring step refuses at once when another run measures the board (the
+#                    line names the holder: pid, step, since) instead of waiting for it
 #   BENCH_ROUNDS=<n>  rounds of make bench / make bench-ccache (the machine may be shared)
 #   BUILD_COST=0     make all: leave out the cold build cost (on by default: every kernel built again
 #                    without ccache in a scratch directory, BUILD_COST_RUNS rounds, only to be timed)
@@ -67,6 +69,7 @@ WORKLOAD_RUNS ?=
 WORKLOAD_MODE ?= quick
 PYTEST_ARGS ?=
 BENCH_ROUNDS ?=
+NO_WAIT ?=
 BUILD_COST ?=
 BUILD_COST_RUNS ?=
 BUILD_COST_PARALLEL ?=
@@ -79,7 +82,7 @@ BUILD_COST_PARALLEL ?=
 # (exporting would expand them); PYTEST_ARGS alone is split into words (pytest options).
 USER_VARS := BOARD KERNEL KIND FILE LABEL LMBENCH_HOST REPLACE FORCE JOBS CROSS_COMPILE CLOCK DELAY_MS RUNS BOOT_PATH \
 	ROOT PROFILE LMBENCH LMBENCH_SRC LMBENCH_RUNS LMBENCH_SHA256 UNTIL_CI CI_PCT MAX_ROUNDS WORKLOADS \
-	PLACES WORKLOAD_RUNS WORKLOAD_MODE BENCH_ROUNDS BUILD_COST BUILD_COST_RUNS BUILD_COST_PARALLEL PYTEST_ARGS
+	PLACES WORKLOAD_RUNS WORKLOAD_MODE BENCH_ROUNDS BUILD_COST BUILD_COST_RUNS BUILD_COST_PARALLEL PYTEST_ARGS NO_WAIT
 unexport $(USER_VARS)
 q = '$(subst ','\'',$(1))'
 qv = $(call q,$(value $(1)))
@@ -91,7 +94,7 @@ ifneq ($(SHARED_SOURCES),)
 export BRINGUP_DL_DIR := $(if $(value BRINGUP_DL_DIR),$(value BRINGUP_DL_DIR):)$(SHARED_SOURCES)
 endif
 
-BRINGUP := scripts/bringup
+BRINGUP := scripts/bringup $(call flag,--no-wait,NO_WAIT)
 KSEL = $(call opt,--kernel,KERNEL)
 KOPT = $(KSEL) $(call flag,--force,FORCE) $(call opt,--jobs,JOBS) $(call opt,--cross-compile,CROSS_COMPILE)
 PLACE_OPT = $(call opt,--places,PLACES)

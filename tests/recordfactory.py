@@ -159,7 +159,9 @@ def rootfs(name: str = "footprint", board: str = "qemu-arm", **extra: Any) -> re
         archive_sha256=key("archive"),
         inputs_key=key("inputs"),
         userspace_arch="armhf",
+        libc="glibc",
         busybox={"source": "debian", "version": "1"},
+        ext2=None,
         files=[],
         extra=extra,
     )

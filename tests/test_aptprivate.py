@@ -52,3 +52,32 @@ def test_unreachable_mirror_keeps_old_lists_and_their_age(tmp_path, dead_mirror)
     assert (index.read_bytes(), index.stat().st_mtime, stamp.stat().st_mtime) == before
     assert len(warnings) == 1 and "the Debian mirror could not be reached" in warnings[0]
     assert "using the package lists already here (48 h old)" in warnings[0]
+
+
+def test_an_unreachable_mirror_is_asked_once_per_run(tmp_path, dead_mirror, monkeypatch):
+    """A source fetch asks for candidates, then downloads: each calls update(); after one
+    failed update the run does not try the mirror again (it took 3 x 10 s offline)."""
+    import subprocess
+
+    warnings = []
+    apt = no_retries(PrivateApt(tmp_path / "apt", "bookworm", warn=warnings.append))
+    index = apt.dir / "lists" / "deb.debian.org_debian_dists_bookworm_main_binary-amd64_Packages"
+    index.write_text("Package: linux-source-6.1\nVersion: 6.1.1-1\n")
+    calls = []
+    real_run = subprocess.run
+
+    def counting(argv, *a, **k):
+        if argv[:1] == ["apt-get"]:
+            calls.append(argv)
+        return real_run(argv, *a, **k)
+
+    monkeypatch.setattr(subprocess, "run", counting)
+    apt.update()
+    apt.update()
+    apt.update()
+    assert len(calls) == 1 and len(warnings) == 1
+    empty = no_retries(PrivateApt(tmp_path / "apt2", "bookworm"))
+    for _ in range(2):  # without lists: the same one line each time, from the one failed update
+        with pytest.raises(BringupError, match="no package lists to fall back on"):
+            empty.update()
+    assert len(calls) == 2

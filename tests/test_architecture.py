@@ -4,6 +4,7 @@ the layer it comes from.  Also: no Python file names a milestone; milestone
 names live in configs/milestones.toml only."""
 
 import ast
+import re
 import tomllib
 from pathlib import Path
 
@@ -13,28 +14,44 @@ from bringup.util import paths
 
 PKG = paths.ROOT / "scripts" / "lib" / "bringup"
 
-# layer -> the layers it may import (itself included).  docs/architecture.md draws the same.
-BASE = {"errors", "util"}
-ALLOWED = {
-    "errors": {"errors"},
-    "util": BASE,
-    "parse": {"parse"},
-    "model": BASE | {"parse", "model"},
-    "records": BASE | {"records"},
-    "stats": {"stats"},
-    "build": BASE | {"parse", "model", "records", "build"},
-    "boot": BASE | {"parse", "model", "records", "stats", "boot"},
-    "targets": BASE | {"parse", "model", "records", "stats", "boot", "targets"},
-    "measure": BASE | {"parse", "model", "records", "stats", "boot", "build", "targets", "measure"},
-    "report": BASE | {"parse", "model", "records", "stats", "report"},
-    "study": BASE | {"parse", "model", "records", "stats", "boot", "build", "targets", "measure", "report", "study"},
-    # bringup import: files made elsewhere -> records; parsers and models in, records out, nothing run
-    "importer": BASE | {"parse", "model", "records", "stats", "importer"},
-    "aa": BASE | {"parse", "model", "records", "stats", "boot", "build", "targets", "measure", "report", "aa"},
-    "cli": None,  # the command line may import anything
-    "__main__": {"cli"},
-    "__init__": set(),
-}
+DOC = paths.ROOT / "docs" / "architecture.md"
+ROW = re.compile(r"^\| `([\w.]+?)(?:\.py|/)` \| .* \| ([^|]+) \|$", re.M)
+ARROW = re.compile(r"^    ([\w]+) ──> ([\w, ]+?)(?: \(and everything\))?$", re.M)
+
+
+def table(text: str) -> dict[str, set[str] | None]:
+    """docs/architecture.md's table: layer -> the layers it may import (None: everything)."""
+    out: dict[str, set[str] | None] = {}
+    for name, cell in ROW.findall(text):
+        cell = cell.strip()
+        out[name] = None if cell == "everything" else set() if cell == "nothing" else set(re.findall(r"`(\w+)`", cell))
+    return out
+
+
+def drawing(text: str) -> dict[str, set[str]]:
+    """The drawing's arrows: layer -> the layers it points at."""
+    out: dict[str, set[str]] = {}
+    for name, targets in ARROW.findall(text):
+        out.setdefault(name, set()).update(x.strip() for x in targets.split(","))
+    return out
+
+
+def reach(arrows: dict[str, set[str]], start: str, stop: frozenset[str] = frozenset()) -> set[str]:
+    """The layers start reaches by arrows (itself included), not going on from those in stop."""
+    seen, todo = {start}, [start]
+    while todo:
+        at = todo.pop()
+        if at in stop and at != start:
+            continue
+        for nxt in arrows.get(at, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+# layer -> the layers it may import (itself included): the table of docs/architecture.md, the one source
+ALLOWED = table(DOC.read_text(encoding="utf-8"))
 
 
 def layer_of(module: str) -> str:
@@ -79,6 +96,40 @@ def test_imports_follow_the_layer_rules(f):
             continue
         theirs = layer_of(mod)
         assert theirs in allowed, f"{rel}:{line}: {mine}/ may not import {mod} ({theirs}/); see docs/architecture.md"
+
+
+def test_the_table_names_every_package_and_module_and_nothing_else():
+    code = {f.name.removesuffix(".py") for f in PKG.iterdir() if f.suffix == ".py" or (f / "__init__.py").is_file()}
+    missing, extra = sorted(code - set(ALLOWED)), sorted(set(ALLOWED) - code)
+    assert not missing and not extra, f"docs/architecture.md's table: missing {missing}, no such code {extra}"
+    assert ALLOWED["parse"] == {"parse"} and ALLOWED["cli"] is None  # the table was read, not guessed
+
+
+def test_the_drawing_says_what_the_table_says():
+    """Each layer reaches by the drawing's arrows exactly the layers the table lets it import
+    (a layer the table lets import everything is drawn with "(and everything)"; what reaches
+    it may import it, not what it imports)."""
+    arrows = drawing(DOC.read_text(encoding="utf-8"))
+    anything = frozenset(n for n, a in ALLOWED.items() if a is None)
+    assert set(arrows) | {x for v in arrows.values() for x in v} <= set(ALLOWED), "a layer the table does not have"
+    for name, allowed in ALLOWED.items():
+        if allowed is None:
+            continue
+        drawn = reach(arrows, name, anything)
+        assert drawn - {name} == allowed - {name}, (
+            f"docs/architecture.md: {name} reaches {sorted(drawn)} in the drawing, the table says {sorted(allowed)}"
+        )
+
+
+def test_the_drawing_check_can_fail():
+    """A negative control: an arrow the table does not allow (report ──> boot) is caught."""
+    text = DOC.read_text(encoding="utf-8").replace(
+        "    report ──> records, model, stats", "    report ──> records, model, stats, boot"
+    )
+    arrows = drawing(text)
+    assert "boot" in reach(arrows, "report") and "boot" not in (ALLOWED["report"] or set())
+    bad = table("| `report/` | x | `records`, `boot` |\n")
+    assert bad == {"report": {"records", "boot"}}
 
 
 def test_the_rule_checker_can_fail(tmp_path):

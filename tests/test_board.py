@@ -151,7 +151,7 @@ def test_seed_templates_load_once_the_user_adds_sha256(tmp_path, name):
 
 
 def test_board_file_reference_is_current():
-    from bringup.model.board import reference_markdown
+    from bringup.model.boarddoc import reference_markdown
 
     assert (paths.ROOT / "docs" / "board-files.md").read_text() == reference_markdown(), (
         "docs/board-files.md is stale: scripts/bringup doc board-files > docs/board-files.md"
@@ -164,7 +164,7 @@ def test_board_json_schema_is_published_and_referenced():
     import json
     import tomllib
 
-    from bringup.model.board import board_schema_json
+    from bringup.model.boarddoc import board_schema_json
 
     doc = paths.ROOT / "docs" / "board-schema.json"
     assert doc.read_text() == board_schema_json(), (

@@ -15,9 +15,10 @@ from bringup.boot import uboot
 from bringup.boot.console import Console
 from bringup.boot.target import Network, Staging, Target
 from bringup.errors import BootFailed, BringupError
-from bringup.model.board import UbootSpec, load_board
+from bringup.model.board import load_board
 from bringup.model.clocks import with_clock
 from bringup.model.milestones import load_rules
+from bringup.model.specs import UbootSpec
 from fakeboard import KERNEL, UBOOT_BANNER, FakeBoard
 from recordfactory import build as build_record
 

@@ -45,9 +45,8 @@ def test_the_shift_sets_the_instruction_rate():
     b1 = clocks.with_clock(board, "instructions")
     assert clocks.clock_of(b1).ns_per_instruction == 2**board.qemu.icount_shift
     q = board.qemu.model_copy(update={"icount_shift": 1})
-    import dataclasses
 
-    assert clocks.clock_of(dataclasses.replace(board, qemu=q)).qemu_args()[1].startswith("shift=1,")
+    assert clocks.clock_of(board.model_copy(update={"qemu": q})).qemu_args()[1].startswith("shift=1,")
 
 
 def test_a_board_without_qemu_cannot_have_the_instruction_clock():

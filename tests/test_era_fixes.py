@@ -65,7 +65,48 @@ def test_every_shipped_fix_says_what_it_avoids_and_its_file_exists():
             assert era.patch_path(f).is_file()
         if f.fragment:
             assert era.fragment_path(f).is_file()
-    assert not load_era("2.4").fixes
+    era24 = load_era("2.4")
+    for f in era24.fixes:
+        assert f.avoids and f.unchanged and f.name.startswith("2.4-")
+        assert era24.patch_path(f).is_file() if f.patch else True
+        assert era24.fragment_path(f).is_file() if f.fragment else True
+
+
+# --- which fixes: the shipped 2.4 era (verified on i386 with gcc 12 only) ---------
+
+I386_24 = [
+    "2.4-gcc-guard-override",
+    "2.4-i386-semaphore-asmlinkage",
+    "2.4-do_exit-asmlinkage",
+    "2.4-i386-spinlock-printk-asmlinkage",
+    "2.4-no-loop-distribute-patterns",
+    "2.4-gnu89",
+    "2.4-no-pie",
+    "2.4-no-modversions",
+]
+
+
+@pytest.mark.parametrize(
+    "version,arch,gcc,expected",
+    [
+        ("2.4.37.11", "i386-2.4", 12, I386_24),
+        ("2.4.25", "i386-2.4", 12, I386_24),
+        ("2.4.37.11", "i386-2.4", 5, [f for f in I386_24 if f != "2.4-no-pie"]),  # gcc 5 was not PIE
+        ("2.4.37.11", "i386-2.4", 4, ["2.4-no-modversions"]),  # a compiler of the tree's own range needs none
+        ("2.4.37.11", "armel", 12, ["2.4-no-modversions"]),  # other architectures: unverified, no code fixes
+        ("2.6.32.71", "i386-2.4", 12, []),
+        ("2.5.75", "i386-2.4", 12, []),
+    ],
+)
+def test_2_4_fixes_are_chosen_by_version_arch_and_gcc(version, arch, gcc, expected):
+    assert [f.name for f in load_era("2.4").fixes_for(version, load_arch(arch), gcc)] == expected
+
+
+def test_only_the_compiler_guard_fix_overrides_what_the_authors_supported():
+    """The report must say it beside every 2.4 number: the fix carries the words."""
+    over = [f for e in ("2.4", "2.6+") for f in load_era(e).fixes if f.overrides]
+    assert [f.name for f in over] == ["2.4-gcc-guard-override"]
+    assert "gcc 2.95.3 to 4.1" in over[0].overrides
 
 
 def test_every_fix_has_its_section_in_the_docs_and_runtime_ones_say_so():
@@ -73,9 +114,10 @@ def test_every_fix_has_its_section_in_the_docs_and_runtime_ones_say_so():
     the running kernel (`changes`) says so in its heading."""
     doc = (paths.ROOT / "docs" / "eras.md").read_text(encoding="utf-8")
     heads = {m.group(1): m.group(0) for m in re.finditer(r"^### ([a-z0-9_.+-]+) .*$", doc, re.M)}
-    for f in load_era("2.6+").fixes:
+    for f in load_era("2.6+").fixes + load_era("2.4").fixes:
         assert f.name in heads, f"docs/eras.md: no section for {f.name}"
         assert ("changes the running kernel" in heads[f.name]) == bool(f.changes), heads[f.name]
+        assert ("overrides what the tree's authors supported" in heads[f.name]) == bool(f.overrides), heads[f.name]
     assert [f.name for f in load_era("2.6+").fixes if f.changes] == RUNTIME
 
 

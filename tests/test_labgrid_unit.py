@@ -12,7 +12,8 @@ import pytest
 from bringup import targets
 from bringup.errors import BringupError
 from bringup.model.base import DataError
-from bringup.model.board import check_boot_path, load_board, measure_path
+from bringup.model.board import load_board
+from bringup.model.bootpath import check_boot_path, measure_path
 from bringup.parse import labgrid as lgparse
 from bringup.targets.labgrid import LabgridTarget
 from conftest import run_cli

@@ -10,7 +10,8 @@ import pytest
 from bringup.boot.nfsroot import NfsRoot
 from bringup.boot.nfsserver import GaneshaServer
 from bringup.errors import BringupError
-from bringup.model.board import NfsSpec, load_board
+from bringup.model.board import load_board
+from bringup.model.specs import NfsSpec
 from bringup.targets.qemu import QemuTarget
 from bringup.util import cpio
 

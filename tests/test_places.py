@@ -192,7 +192,7 @@ def test_two_places_run_whole_rounds_in_parallel_and_each_run_says_where(two_pla
         assert m["rounds"] == list(range(1, 7))
         assert m["places"] == [s["round_places"][r - 1] for r in m["rounds"]]
     assert s["stopped"] == "6 rounds, as asked"
-    rec = records.validate({"schema": "bringup.boot-timing/7", **s}, records.BootTiming, "summary")
+    rec = records.validate({"schema": "bringup.boot-timing/8", **s}, records.BootTiming, "summary")
     assert rec.kernels[ks[0]].milestones["login"].places == m["places"]
 
 

@@ -28,6 +28,7 @@ BOOTLOGS = sorted(k for k in EXPECTED if k.startswith("bootlogs/"))
 LMBENCH = sorted(k for k in EXPECTED if k.startswith("lmbench/"))
 INITCALL_ONLY = sorted(k for k in tomllib.loads((REAL / "INITCALLS.toml").read_text()) if k.startswith("initcalls/"))
 DEFERRED = sorted(str(p.relative_to(REAL)) for p in (REAL / "deferred").glob("*"))  # tests/test_deferred.py
+MEMINFO = sorted(str(p.relative_to(REAL)) for p in (REAL / "meminfo").glob("*"))  # tests/test_era24.py
 RULES = load_rules()
 
 
@@ -300,7 +301,9 @@ def test_every_hand_read_value_is_checked():
 
 def test_every_real_sample_is_expected_and_sourced():
     files = sorted(str(p.relative_to(REAL)) for p in REAL.rglob("*") if p.is_file() and p.parent != REAL)
-    assert files == sorted(BOOTLOGS + LMBENCH + INITCALL_ONLY + DEFERRED)  # initcalls: tests/test_initcalls.py
+    assert files == sorted(
+        BOOTLOGS + LMBENCH + INITCALL_ONLY + DEFERRED + MEMINFO
+    )  # initcalls: tests/test_initcalls.py
     sources = (REAL / "SOURCES.md").read_text()
     assert all(f"`{f}`" in sources for f in files)
     assert len(BOOTLOGS) >= 15 and len(LMBENCH) >= 5

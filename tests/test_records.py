@@ -32,7 +32,7 @@ def test_a_real_v1_build_record_reads():
     assert rec.artifacts["uImage"] == "images/uImage.bringup"
     # the legacy reader gives the same record as plain data, migrated to the current version
     d = records.read_json(DATA / "build-qemu-arm-5.10.json", "bringup.build")
-    assert d["schema"] == "bringup.build/3" and d["time"]["steps"][2]["name"] == "make zImage"
+    assert d["schema"] == "bringup.build/4" and d["time"]["steps"][2]["name"] == "make zImage"
 
 
 def test_a_real_v1_boot_record_reads():
@@ -56,7 +56,7 @@ def test_v1_footprint_migrates_to_v2(tmp_path):
     old["rootfs"] = {"file": "footprint.cpio.gz", "sha256": rf.key("fp")}
     f.write_text(json.dumps(old))
     rec = records.read(f, records.Footprint)
-    assert rec.schema_ == "bringup.footprint/5" and rec.stopped is None and rec.clock.kind == "host"
+    assert rec.schema_ == "bringup.footprint/6" and rec.stopped is None and rec.clock.kind == "host"
     assert rec.memory_line is not None
     assert rec.memory_line.text == "[    0.000000] Memory: 505660K/524288K available" and rec.memory_line.line is None
     assert rec.run == "footprint-runs/20260101T000000Z" and rec.rootfs.inputs_key is None
@@ -72,7 +72,7 @@ def test_v3_footprint_reads_as_v5_with_no_stopping_reason_on_the_host_clock(tmp_
     old.pop("clock")
     f.write_text(json.dumps(old))
     rec = records.read(f, records.Footprint)
-    assert rec.schema_ == "bringup.footprint/5" and rec.stopped is None
+    assert rec.schema_ == "bringup.footprint/6" and rec.stopped is None
     assert rec.clock == records.base.ClockInfo(kind="host", shift=None, ns_per_instruction=None)
     assert rec.rounds == old["rounds"] and rec.malloc_kb_values == old["malloc_kb_values"]
 
@@ -130,6 +130,23 @@ def test_v1_boot_timing_and_rootfs_migrate(tmp_path):
     assert old.inputs_key is None and old.archive_sha256 is None
 
 
+def test_an_lmbench_record_from_before_its_provenance_reads_with_none(tmp_path):
+    """/6 says which lmbench ran (Debian's package or bringup's build, version, the
+    source's sha256); a /5 record has only the one-line `lmbench` and reads as it is."""
+    rec = rf.lmbench()
+    assert rec.schema_ == "bringup.lmbench/6"
+    old = rec.model_dump(mode="json", by_alias=True)
+    old["schema"] = "bringup.lmbench/5"
+    old["source"] = {"lmbench": "debian bookworm lmbench:armhf 3.0-a9+debian.1-6", "libraries": ["libc6:armhf"]}
+    (tmp_path / "lmbench.json").write_text(json.dumps(old))
+    back = records.read(tmp_path / "lmbench.json", records.Lmbench)
+    assert back.source.lmbench.startswith("debian") and back.source.origin is None and back.source.source_sha256 is None
+    built = {**old, "schema": "bringup.lmbench/6", "source": {"origin": "bringup-build", "source_sha256": "zz"}}
+    (tmp_path / "bad.json").write_text(json.dumps(built))
+    with pytest.raises(RecordError, match=r"source_sha256"):
+        records.read(tmp_path / "bad.json", records.Lmbench)
+
+
 CLOCKED = {
     "boot": (rf.boot_run, 4),
     "boot-timing": (rf.boot_timing, 7),
@@ -143,15 +160,18 @@ CLOCKED = {
 def test_a_record_from_before_the_clock_reads_as_the_host_clock(tmp_path, kind):
     """Every measurement record got `clock` in one version: the one before reads (same
     fields) as a record of the host clock; a record of the instruction clock says its rate."""
-    make, version = CLOCKED[kind]
+    make, version = CLOCKED[kind]  # the version that added `clock`
     rec = make()
-    assert rec.schema_ == f"bringup.{kind}/{version}" and rec.clock.kind == "host" and rec.clock.shift is None
+    current = f"bringup.{kind}/{type(rec).VERSION}"
+    assert rec.schema_ == current and rec.clock.kind == "host" and rec.clock.shift is None
     old = {**rec.model_dump(mode="json", by_alias=True), "schema": f"bringup.{kind}/{version - 1}"}
     old.pop("clock")
+    for later in ("environment", "available"):  # added after `clock`: absent in that version
+        old.pop(later, None)
     f = tmp_path / f"{kind}.json"
     f.write_text(json.dumps(old))
     back = records.read(f, type(rec))
-    assert back.schema_ == f"bringup.{kind}/{version}" and back == rec
+    assert back.schema_ == current and back == rec
     on = make(clock=rf.INSTRUCTIONS)
     records.write(f, on)
     assert json.loads(f.read_text())["clock"] == {
@@ -162,7 +182,7 @@ def test_a_record_from_before_the_clock_reads_as_the_host_clock(tmp_path, kind):
     }
     assert records.read(f, type(rec)).clock.ns_per_instruction == 8
     # a clock bringup does not have is refused, naming the field
-    f.write_text(json.dumps({**old, "schema": f"bringup.{kind}/{version}", "clock": {"kind": "wall"}}))
+    f.write_text(json.dumps({**old, "schema": current, "clock": {"kind": "wall"}}))
     with pytest.raises(RecordError) as e:
         records.read(f, type(rec))
     assert "field 'clock.kind'" in one_line(e, f) and "'wall'" in str(e.value)
@@ -280,9 +300,9 @@ BAD = [
      r"field 'schema': 'bringup\.boot/1': not a bringup\.build record"),
     ("newer version", lambda: json.dumps(spoil(good_build(), "schema", "bringup.build/7")),
      r"field 'schema': 'bringup\.build/7': version '7' of bringup\.build is not readable by this bringup "
-     r"\(reads 1, 2, 3\); update bringup"),
+     r"\(reads 1, 2, 3, 4\); update bringup"),
     ("schema not a string", lambda: json.dumps(spoil(good_build(), "schema", 1)),
-     r"field 'schema': 1: not a schema name like 'bringup\.build/3'"),
+     r"field 'schema': 1: not a schema name like 'bringup\.build/4'"),
     ("no schema", lambda: json.dumps(spoil(good_build(), "schema", KeyError)),
      r"field 'schema': missing \(required\): not a bringup\.build record"),
     ("failed build as a good one", lambda: json.dumps(spoil(good_build(), "status", "fail")),

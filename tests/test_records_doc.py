@@ -12,11 +12,12 @@ from bringup.records.build import Build
 from bringup.records.buildcost import BuildCost
 from bringup.records.measure import Footprint, Lmbench
 from bringup.records.rootfs import Rootfs
+from bringup.records.sizediff import SizeDiff
 from bringup.records.workloads import Workloads
 from bringup.util import paths
 
 DOC = (paths.ROOT / "docs" / "records.md").read_text(encoding="utf-8")
-KINDS = [Build, Rootfs, Boot, BootTiming, Footprint, Lmbench, Workloads, BuildCost]
+KINDS = [Build, Rootfs, Boot, BootTiming, Footprint, Lmbench, Workloads, SizeDiff, BuildCost]
 
 
 def section(model: type[Record]) -> str:

@@ -183,6 +183,23 @@ def test_lmbench_not_measured_is_not_zero(logs):
     assert m["lmbench_groups"]["groups"] == [] and report.make_charts(m)["bw_mem"] is None
 
 
+def test_the_report_says_which_lmbench_ran(logs):
+    """Debian's package or bringup's build (version, source sha256, toolchain): the
+    lmbench section says so, once per distinct lmbench."""
+    board = load_board("qemu-arm")
+    md = (report.write(board, logs, say=lambda m: None).index.parent / "report.md").read_text()
+    assert "lmbench that ran: debian bookworm lmbench:armhf 3.0-a9+debian.1-5." in md
+    built = "bringup's build of lmbench 3.0-a9 from lmbench-3.0-a9.tar.gz (sha256:02cc0018aead5286), static"
+    for k in ("5.10", "6.12"):
+        rec = lm_rec(k, 10, 100).model_dump(mode="json", by_alias=True)
+        rec["source"] = {"lmbench": built, "origin": "bringup-build", "version": "3.0-a9", "source_sha256": "0" * 64}
+        (logs / "qemu-arm" / k / "lmbench.json").write_text(json.dumps(rec))
+    index = report.write(board, logs, say=lambda m: None).index
+    md = (index.parent / "report.md").read_text()
+    assert md.count(f"lmbench that ran: {built}.") == 1 and "lmbench:armhf" not in md
+    assert f"lmbench that ran: {built.replace(chr(39), '&#39;')}." in index.read_text()
+
+
 def test_no_records_is_a_clear_error(tmp_path):
     from bringup.errors import BringupError
 
@@ -394,3 +411,31 @@ def test_an_era_fix_that_changes_the_running_kernel_is_said(logs):
     md = (rep.index.parent / "report.md").read_text()
     assert "era fixes (docs/eras.md): build-only, runtime-one (changes the running kernel)" in md
     assert "runtime-one: answers a call it refused" in rep.index.read_text()
+
+
+def test_a_kernel_built_outside_what_its_authors_supported_is_marked_beside_every_number(logs):
+    """2.4 with gcc 12 (the gcc-guard-override fix): a † beside the kernel in every table,
+    the reason under the title, a note in the Kernels section of its summary."""
+    f = logs / "qemu-arm" / "6.12" / "build.json"
+    fix = {
+        "kind": "patch",
+        "sha256": "a" * 64,
+        "patch": "configs/era/fixes/x.patch",
+        "avoids": "#error",
+        "unchanged": "u",
+    }
+    rec = records.read(f, records.Build)
+    why = "its authors supported gcc 2.95.3 to 4.1 only"
+    records.write(f, rec.model_copy(update={"fixes": [records.build.Fix(name="guard", overrides=why, **fix)]}))
+    c = claims(report.collect(load_board("qemu-arm"), logs))
+    assert [x for x in c if "outside" in x] == [
+        f"6.12 is built outside what its authors supported (guard; marked † in every table): {why} (docs/eras.md)"
+    ]
+    rep = report.write(load_board("qemu-arm"), logs, say=lambda m: None)
+    md = (rep.index.parent / "report.md").read_text()
+    assert f"† 6.12 is built outside what its authors supported: {why} (docs/eras.md)" in md
+    header_rows = [line for line in md.splitlines() if line.startswith("|") and "6.12" in line and "5.10" in line]
+    assert header_rows and all("6.12 †" in line for line in header_rows if "Delta" in line)
+    assert "5.10 †" not in md and "guard (overrides what the tree's authors supported)" in md
+    html = rep.index.read_text()
+    assert 'class="unsupported"' in html and f"† 6.12 is built outside what its authors supported: {why}" in html

@@ -10,7 +10,7 @@ import pytest
 
 from bringup.build import sources
 from bringup.errors import BringupError
-from bringup.model.board import SourceSpec
+from bringup.model.specs import SourceSpec
 from bringup.util import gittree
 from conftest import make_fake_tree
 

@@ -84,7 +84,9 @@ def test_ramdisk_of_a_v1_summary_is_judged_by_the_rootfs_record(tmp_path, board)
         archive_sha256=None,
         inputs_key=rootfs.inputs_key(board),
         userspace_arch="armhf",
+        libc="glibc",
         busybox={"source": "debian bookworm busybox-static:armhf", "version": "1:1.35.0-4+b3"},
+        ext2=None,
         files=["bin/busybox"],
         extra={},
     )

@@ -331,6 +331,7 @@ def test_records_keep_rounds_and_never_write_zero_for_a_failure(tmp_path):
 
     class B:
         name = "qemu-arm"
+        qemu = None  # the environment captured without a QEMU version
 
     rec = mw.record(
         B, "5.10", {"key": None}, tmp_path, {"rounds": rounds, "disturbed": 0}, Rd(), wls, "quick", {"openssl": "3.0"}
@@ -583,7 +584,7 @@ class DiskBoard:
     """The parts of a board disk_plan reads."""
 
     def __init__(self, disk="", qemu=True, disk_mb=None):
-        from bringup.model.board import QemuSpec, WorkloadsSpec
+        from bringup.model.specs import QemuSpec, WorkloadsSpec
 
         self.file = Path("boards/b.toml")
         self.workloads = WorkloadsSpec(disk=disk, disk_mb=disk_mb)
@@ -668,6 +669,7 @@ def test_the_record_names_the_disk_and_a_v1_record_still_reads(tmp_path):
 
     class B:
         name = "qemu-arm"
+        qemu = None  # the environment captured without a QEMU version
 
     disk = mw.disk_plan(DiskBoard("/dev/vda"), wls)[0]
     rec = mw.record(B, "5.10", {"key": None}, tmp_path, {"rounds": [rnd], "disturbed": 0}, Rd(), wls, "quick", {}, disk)

@@ -2,10 +2,13 @@
 not-measured line (never 0), and summary bullets only for significant differences
 after the family's Benjamini-Hochberg correction."""
 
+import json
+
 import pytest
 
 import recordfactory as rf
 from bringup import records
+from bringup.measure.workloads import available
 from bringup.model.board import load_board
 from bringup.report import page as report
 
@@ -33,6 +36,7 @@ def wl_rec(kernel, sha, xz, sysbench_ok=True):
         "packages": {"openssl": "3.0.20-1~deb12u2"},
         "host": [],
         "disturbed": 0,
+        "available": available(),  # the workload files as the measurement saw them
         "workloads": {
             "openssl": {
                 "description": "openssl speed",
@@ -113,6 +117,25 @@ def test_workloads_section_renders_in_html_and_markdown(logs):
     assert "openssl" not in left
     assert "Not in this study: " in md and "7zip_bench (runs only when named" in md
     assert 'id="workloads-left-out"' in html
+
+
+def test_workloads_left_out_comes_from_the_records_not_the_configs(logs, monkeypatch, tmp_path):
+    """The "not in this study" line is what the records saw when they ran: with
+    configs/workloads/ gone at render time the page says the same; older records
+    (no `available`) say nothing rather than describe today's files."""
+    from bringup.model import workload as wm
+
+    before = report.collect(load_board("qemu-arm"), logs)["workload_tables"]["left_out"]
+    assert before  # 7zip_bench and x264 are in configs/workloads/ and in no record
+    monkeypatch.setattr(wm, "workloads_dir", lambda: tmp_path / "no-such-dir")
+    assert report.collect(load_board("qemu-arm"), logs)["workload_tables"]["left_out"] == before
+    for k in ("5.10", "6.12"):
+        f = logs / "qemu-arm" / k / "workloads.json"
+        old = json.loads(f.read_text())
+        old.pop("available")
+        old.pop("environment", None)
+        f.write_text(json.dumps({**old, "schema": "bringup.workloads/3"}))
+    assert report.collect(load_board("qemu-arm"), logs)["workload_tables"]["left_out"] == []
 
 
 def test_relative_performance_chart(logs):

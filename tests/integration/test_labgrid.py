@@ -236,7 +236,7 @@ def test_two_places_share_one_study_in_parallel(arm_built, lab, tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     print(f"2 places, 4 rounds x 2 kernels: {wall:.1f} s")
     s = json.loads((logs / "boot-timing.json").read_text())
-    assert s["schema"] == "bringup.boot-timing/7"
+    assert s["schema"] == "bringup.boot-timing/8"
     assert s["places"] == ["lab-arm-1", "lab-arm-2"]
     assert len(s["order"]) == len(s["round_places"]) == 4
     assert set(s["round_places"]) == {"lab-arm-1", "lab-arm-2"}  # each place was used

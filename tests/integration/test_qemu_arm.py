@@ -8,6 +8,7 @@ arm_boot, arm_footprint), not from the tests above it, so each runs alone."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -246,3 +247,58 @@ def test_report_from_real_records_renders_in_a_browser(arm_built, arm_boot, arm_
     assert n >= 3 and f'data-charts-rendered="{n}/{n}"' in res["dom"], re.findall(
         r'data-charts-rendered="[^"]*"', res["dom"]
     )
+
+
+def test_report_of_a_copy_of_logs_elsewhere_is_the_same_page(arm_built, arm_boot, arm_footprint, tmp_path):
+    """The report reads records only: rendered again from a copy of logs/ by a copy of
+    bringup at another git HEAD, with configs/workloads/ removed, the kernels' vmlinux and
+    .config gone from the copy and nothing but Python on PATH (no QEMU, no git), the page
+    is the same, and its Environment section is the machine that measured."""
+    for what, p in (("boot-timing", arm_boot("u-boot")["proc"]), ("footprint-report", arm_footprint)):
+        assert p.returncode == 0, f"{what}: {p.stderr[-3000:]}"
+    p = bringup(arm_built, "report", "--board", "qemu-arm", timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    logs = arm_built["logs"]
+    copy_logs = tmp_path / "logs"
+    shutil.copytree(logs / "qemu-arm", copy_logs / "qemu-arm", symlinks=True)
+    shutil.rmtree(copy_logs / "qemu-arm" / "report")
+    for kid in KERNELS:
+        for name in ("vmlinux", "config"):
+            rel = records.read(logs / "qemu-arm" / kid / "build.json", records.Build).artifacts[name]
+            (copy_logs / "qemu-arm" / kid / rel).unlink()
+    # bringup elsewhere: its tracked files in a repository of their own (another HEAD), no workloads
+    tree = tmp_path / "bringup"
+    files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True).stdout
+    for rel in filter(None, files.decode().split("\0")):
+        if (ROOT / rel).is_file() and not rel.startswith("configs/workloads/"):
+            (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, tree / rel)
+    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "elsewhere"], check=True)
+    env = {
+        **arm_built["env"],
+        "BRINGUP_LOGS": str(copy_logs),
+        "PYTHONPATH": str(tree / "scripts" / "lib"),
+        "PATH": os.path.dirname(sys.executable),
+    }
+    assert not shutil.which("git", path=env["PATH"]) and not shutil.which("qemu-system-arm", path=env["PATH"])
+    q = subprocess.run(
+        [sys.executable, "-m", "bringup", "report", "--board", "qemu-arm"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert q.returncode == 0, q.stderr[-3000:]
+    assert q.stdout.strip() == str((copy_logs / "qemu-arm" / "report" / "index.html").resolve())
+
+    def page(d, name):
+        return re.sub(r"Generated \S+", "Generated <time>", (d / "qemu-arm" / "report" / name).read_text())
+
+    for name in ("index.html", "report.md"):
+        assert page(copy_logs, name) == page(logs, name), name
+    md = page(logs, "report.md")
+    assert "not recorded" not in md and "- QEMU: QEMU emulator version" in md
+    assert "- measured on: Linux " in md and "CONFIG_" in md  # the environment and the .config diff

@@ -61,7 +61,9 @@ def aa_board(board: Board, kernel_id: str, delay_ms: int = 0) -> Board:
         cmd = " ".join(x for x in (k.cmdline, f"bringup.delay_ms={ms:0{len(str(delay_ms))}d}") if x)
         return dataclasses.replace(k, id=name, description=f"{kernel_id} (A/B arm {name}: +{ms} ms)", cmdline=cmd)
 
-    return dataclasses.replace(board, name=f"{board.name}-{'ab' if delay_ms else 'aa'}", kernels=[arm(a) for a in ARMS])
+    return board.model_copy(
+        update={"name": f"{board.name}-{'ab' if delay_ms else 'aa'}", "kernels": [arm(a) for a in ARMS]}
+    )
 
 
 def link_build(logs: Path, board: Board, kernel_id: str, aa: Board) -> None:

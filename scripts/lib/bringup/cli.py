@@ -107,7 +107,7 @@ def cmd_build_all(a) -> int:
 
     b = load_board(a.board)
     if a.cross_compile is not None:
-        from bringup.model.board import prefix_problem
+        from bringup.model.values import prefix_problem
 
         why = prefix_problem(a.cross_compile)
         if why:
@@ -190,6 +190,7 @@ def cmd_boot_timing(a) -> int:
     from bringup.model.clocks import for_root
     from bringup.model.milestones import load_rules
     from bringup.model.profiles import load_profile
+    from bringup.util import lock
 
     asked = _board(a)
     b = for_root(asked, a.root)  # an NFS root on the host clock (said once the request is checked)
@@ -202,8 +203,23 @@ def cmd_boot_timing(a) -> int:
     boottiming.plan(b, logs, a.path or b.boot, a.root, a.kernel or None)  # fails before the ramdisk is built
     if b is not asked:
         for_root(asked, a.root, _say)
-    rd = rootfs.build(b, logs, paths.cache_dir(), say=_say)
-    summary = boottiming.boot_timing(
+    with lock.board(logs / b.name, "boot-timing", say=_say):  # the ramdisk too: one run of the board at a time
+        rd = rootfs.build(b, logs, paths.cache_dir(), say=_say)
+        summary = _boot_timing(a, b, logs, rd, places, profile, guard, jobs)
+    sys.stdout.write(boottiming.render_table(summary, load_rules(b.milestones)))
+    failed = sum(k["failed"] for k in summary["kernels"].values())
+    name = records.boot_timing_name(a.root, failed=failed > 0, profile=profile.name)
+    _say(f"summary: {paths.rel(paths.logs_dir() / b.name / name)}")
+    if failed:
+        _say(f"bringup: error: {failed} boot run(s) failed (see above); earlier boot-timing.json kept")
+        return 4
+    return 0
+
+
+def _boot_timing(a, b, logs, rd, places, profile, guard, jobs) -> dict:
+    from bringup.boot import timing as boottiming
+
+    return boottiming.boot_timing(
         b,
         logs,
         logs / b.name / "rootfs" / rd.file,
@@ -221,14 +237,6 @@ def cmd_boot_timing(a) -> int:
         profile=profile,
         jobs=jobs,
     )
-    sys.stdout.write(boottiming.render_table(summary, load_rules(b.milestones)))
-    failed = sum(k["failed"] for k in summary["kernels"].values())
-    name = records.boot_timing_name(a.root, failed=failed > 0, profile=profile.name)
-    _say(f"summary: {paths.rel(paths.logs_dir() / b.name / name)}")
-    if failed:
-        _say(f"bringup: error: {failed} boot run(s) failed (see above); earlier boot-timing.json kept")
-        return 4
-    return 0
 
 
 def cmd_footprint(a) -> int:
@@ -564,7 +572,7 @@ def _initcall_table(res: dict, top: int) -> str:
 
 
 def cmd_doc(a) -> int:
-    from bringup.model.board import board_schema_json, reference_markdown
+    from bringup.model.boarddoc import board_schema_json, reference_markdown
 
     if a.what == "errors":
         from bringup.util import errdoc
@@ -758,6 +766,13 @@ def build_parser() -> argparse.ArgumentParser:
         "Boards are boards/<name>.toml; results go to logs/<board>/<kernel>/.",
     )
     p.add_argument("--version", action="version", version=f"bringup {__version__}")
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="a measuring step (boot-timing, footprint-report, workloads, study) refuses at once, naming the "
+        "holder, when another run measures the board, instead of waiting for it (make NO_WAIT=1); one "
+        "measurement of a board at a time (docs/records.md)",
+    )
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND", required=True, parser_class=Parser)
 
     s = sub.add_parser("boards", help="list the boards under boards/")
@@ -1142,7 +1157,13 @@ def _no_max_rounds_alone(a: argparse.Namespace) -> None:
 # on/off options as make passes them, with the variable's value (FORCE=0 must not force):
 # --force=1 is --force, --force=0 is left out, any other value refused; --until-ci-if=0 also
 # drops the --until-ci that UNTIL_CI= brings (Makefile, UNTIL); --build-cost-if=0 is --no-build-cost
-SWITCHES = {"--force": "FORCE", "--replace": "REPLACE", "--until-ci-if": "UNTIL_CI", "--build-cost-if": "BUILD_COST"}
+SWITCHES = {
+    "--force": "FORCE",
+    "--replace": "REPLACE",
+    "--until-ci-if": "UNTIL_CI",
+    "--no-wait": "NO_WAIT",
+    "--build-cost-if": "BUILD_COST",
+}
 
 
 def _environment_values() -> None:
@@ -1193,6 +1214,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace | int:
     except BringupError as e:
         print(f"bringup: error: {one_line(str(e))}", file=sys.stderr)
         return e.exit_code
+    if "--no-wait" in args[: args.index("--") if "--" in args else len(args)]:
+        # anywhere before "--" (before or after the command): a measuring step refuses a busy board
+        from bringup.util import lock
+
+        os.environ[lock.NO_WAIT_ENV] = "1"
+        args = [t for i, t in enumerate(args) if t != "--no-wait" or ("--" in args and i > args.index("--"))]
     try:
         return build_parser().parse_args(args)
     except SystemExit as e:

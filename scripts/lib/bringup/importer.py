@@ -29,8 +29,9 @@ from typing import Any
 from bringup import records, stats
 from bringup.errors import BringupError
 from bringup.model.base import CONTROL, regular_file
-from bringup.model.board import BOARD_FILE_SUFFIXES, Board
+from bringup.model.board import Board
 from bringup.model.milestones import load_rules
+from bringup.model.values import BOARD_FILE_SUFFIXES
 from bringup.parse import bootlog as bootlog_parser
 from bringup.parse import lmbench as lmbench_parser
 from bringup.parse import meminfo

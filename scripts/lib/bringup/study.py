@@ -46,7 +46,8 @@ from bringup.errors import BootFailed, BringupError
 from bringup.measure import buildcost, footprint
 from bringup.measure import workloads as appworkloads
 from bringup.model.benchset import load_set
-from bringup.model.board import Board, check_boot_path, check_root
+from bringup.model.board import Board
+from bringup.model.bootpath import check_boot_path, check_root
 from bringup.model.clocks import clock_of, for_root
 from bringup.model.profiles import Profile, study_profiles
 from bringup.model.workload import Mode

@@ -42,6 +42,11 @@ class ConsoleClosed(BootFailed):
     pass
 
 
+class _LogFailed(Exception):
+    """console.log or console.raw could not be written (a full disk): the console stops, and
+    its reason names the file."""
+
+
 class Console:
     def __init__(
         self,
@@ -56,6 +61,7 @@ class Console:
         self.t0 = time.monotonic() if t0 is None else t0
         self.lines: list[Line] = []
         self.closed_reason: str | None = None
+        self._log_path, self._raw_path = log_path, raw_path
         self._cond = threading.Condition()
         self._partial = bytearray()
         self._partial_t: float | None = None
@@ -126,11 +132,13 @@ class Console:
                         time.sleep(0.001)
                         continue
                 self._feed(data, t)
+        except _LogFailed as e:  # the boot cannot be recorded: said as the file, not as the console
+            self.closed_reason = str(e)
         except (serial.SerialException, OSError, TypeError, ValueError) as e:
             if not self._stop.is_set():
                 self.closed_reason = f"serial console {self.url} gone: {e}"
         finally:
-            with self._cond:
+            with self._cond, contextlib.suppress(_LogFailed):
                 self._flush_partial()
                 if self.closed_reason is None and not self._stop.is_set():
                     self.closed_reason = f"serial console {self.url} closed"
@@ -140,8 +148,11 @@ class Console:
         """data arrived at time.monotonic() `arrived`; stamped against t0 under the lock,
         so that a rebase() never sees a stamp on the old t0."""
         if self._raw:
-            self._raw.write(data)
-            self._raw.flush()
+            try:
+                self._raw.write(data)
+                self._raw.flush()
+            except OSError as e:
+                self._log_failed(e, self._raw_path)
         with self._cond:
             t = arrived - self.t0
             self._pending.append(data)
@@ -165,9 +176,18 @@ class Console:
         line = Line(t=t, text=text, n=len(self.lines) + 1)
         self.lines.append(line)
         if self._log:
-            self._log.write(format_line(t, t - self._last_t, text) + "\n")
-            self._log.flush()
+            try:
+                self._log.write(format_line(t, t - self._last_t, text) + "\n")
+                self._log.flush()
+            except OSError as e:
+                self._log_failed(e, self._log_path)
         self._last_t = t
+
+    def _log_failed(self, e: OSError, path: Path | None) -> None:
+        """Writing a console log failed: no more writes (closing them later writes nothing), and
+        the reader stops with a reason naming the file."""
+        self._log = self._raw = None
+        raise _LogFailed(f"{path}: not written: {e.strerror or e}")
 
     def _flush_partial(self) -> None:
         if self._partial:
@@ -242,9 +262,14 @@ class Console:
         with contextlib.suppress(Exception):
             self.ser.close()
         self._thread.join(timeout=2)
-        with self._cond:
+        with self._cond, contextlib.suppress(_LogFailed):
             self._flush_partial()
-        self._files.close()
+        try:
+            self._files.close()
+        except OSError:
+            if self._log_path is not None and self._log is None:  # a log that failed: said already
+                return
+            raise
 
     def __enter__(self) -> Console:
         return self

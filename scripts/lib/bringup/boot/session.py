@@ -46,7 +46,8 @@ from bringup.boot.identity import KernelCheck
 from bringup.boot.shell import Shell
 from bringup.boot.target import BootSpec, Target
 from bringup.errors import BootFailed, BringupError
-from bringup.model.board import Board, check_boot_path
+from bringup.model.board import Board
+from bringup.model.bootpath import check_boot_path
 from bringup.model.clocks import clock_of
 from bringup.parse import milestones as ms
 from bringup.util import clock
@@ -152,7 +153,10 @@ class BootSession:
         if root == "nfs":
             self.nfs = nfsroot.NfsRoot(board, kernel_id, self.initrd, self.run_dir, target.nfs_address())
         kernel = board.kernel(kernel_id)
-        extra = " ".join(s for s in (self.nfs.cmdline if self.nfs else "", extra_args) if s)
+        ramdisk_args = ""
+        if self.nfs is None:  # the ramdisk in the form the kernel takes it (2.4: an ext2 image in /dev/ram0)
+            self.initrd, ramdisk_args = ramdisk_for(kernel.era, self.initrd), kernel.era.ramdisk_cmdline
+        extra = " ".join(s for s in (ramdisk_args, self.nfs.cmdline if self.nfs else "", extra_args) if s)
         self.cmdline = kernel_cmdline(board, kernel.cmdline, extra)
         if path == "u-boot":
             uboot.quote(self.cmdline)  # a command line U-Boot cannot take fails here, before power-on
@@ -178,7 +182,7 @@ class BootSession:
             "kernelrelease": build_rec.get("kernelrelease"),
             "build_key": build_rec.get("key"),
             "root": root,
-            "initrd": str(initrd),
+            "initrd": str(self.initrd),
             "cmdline": self.cmdline,
             "t0": target.describe()["t0"],
             "log": "console.log",
@@ -241,17 +245,31 @@ class BootSession:
         """Copy the bootloader's files where the target's TFTP server serves them;
         their names for the bootloader."""
         st = self.target.staging(self.kernel_id)
-        st.dir.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(self.files["kernel"], st.dir / "uImage")
-        names = {"kernel": st.name("uImage")}
-        if self.nfs is None:
-            make_uinitrd(self.board, self.initrd, st.dir / "uInitrd")
-            names["initrd"] = st.name("uInitrd")
-        dtb = self.files.get("dtb")
-        if dtb is not None:
-            shutil.copyfile(dtb, st.dir / dtb.name)
-            names["dtb"] = st.name(dtb.name)
+        dest = st.dir / "uImage"
+        try:
+            st.dir.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(self.files["kernel"], dest)
+            names = {"kernel": st.name("uImage")}
+            if self.nfs is None:
+                dest = st.dir / "uInitrd"
+                make_uinitrd(self.board, self.initrd, dest)
+                names["initrd"] = st.name("uInitrd")
+            dtb = self.files.get("dtb")
+            if dtb is not None:
+                dest = st.dir / dtb.name
+                shutil.copyfile(dtb, dest)
+                names["dtb"] = st.name(dtb.name)
+        except OSError as e:  # a full disk: no partial copy stays behind, and the line names the file
+            with contextlib.suppress(OSError):
+                dest.unlink()
+            raise BootFailed(f"{self.kernel_id}: copying the boot files: {dest}: {e.strerror or e}") from None
         return names
+
+    def gone(self) -> str:
+        """Why the console went away in the middle of a step: the target's death (QEMU killed,
+        its exit code), or the console's own reason."""
+        why = _cause(self.target, self.console) if self._console is not None else None
+        return f"console closed: {why or 'the target went away'}"
 
     # -- after the boot ---------------------------------------------------------
     @property
@@ -288,6 +306,17 @@ class BootSession:
             rec["booted_kernel"] = seen.full() if seen else None
             rec["finished"] = clock.now()
             records.write(self.run_dir / "boot.json", rec, records.Boot)
+
+
+def ramdisk_for(era, initrd: Path) -> Path:
+    """The ramdisk as the kernel's era takes it: the gzip'd cpio itself (initramfs), or
+    the ext2 image that build/rootfs.py writes beside it (<name>.ext2: 2.4's initrd)."""
+    if era.ramdisk != "ext2" or not initrd.name.endswith(".cpio.gz"):
+        return initrd
+    image = initrd.with_name(initrd.name.removesuffix(".cpio.gz") + ".ext2")
+    if not image.is_file():
+        raise BringupError(f"{image}: missing: the {era.name} era boots an ext2 initrd (the ramdisk step writes it)")
+    return image
 
 
 def boot_once(

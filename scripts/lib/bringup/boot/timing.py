@@ -29,7 +29,8 @@ from bringup.boot import rounds
 from bringup.boot.session import PATHS, ROOTS, boot_once
 from bringup.boot.target import Place, TargetFactory
 from bringup.errors import BringupError
-from bringup.model.board import Board, check_boot_path, check_root
+from bringup.model.board import Board
+from bringup.model.bootpath import check_boot_path, check_root
 from bringup.model.clocks import clock_of
 from bringup.model.milestones import load_rules
 from bringup.model.profiles import Profile
@@ -37,7 +38,7 @@ from bringup.parse import deferred as dfparse
 from bringup.parse import initcalls as icparse
 from bringup.parse import milestones as ms
 from bringup.parse.errors import ParseError
-from bringup.util import clock
+from bringup.util import clock, environment, lock, space
 
 # --- runs, statistics, summary ---------------------------------------------
 
@@ -76,6 +77,7 @@ def summarize(
     ck = clock_of(board)
     guest = ck.deterministic  # the instruction clock: the kernel's printk times are the measurement
     out["clock"] = ck.record()
+    out["environment"] = environment.of_board(board)
     for kid in kernels:
         mine = [r for r in recs if r["kernel"] == kid]
         runs = [r for r in mine if not r.get("redone")]
@@ -223,6 +225,63 @@ def boot_timing(
     )
     names = [p.name for p in places]
     tag = f"{'-nfs' if root == 'nfs' else ''}{'' if pname == 'timing' else '-' + pname}"
+    bdir = Path(logs) / board.name
+    with lock.board(bdir, "boot-timing", say=say):  # one measurement of a board at a time
+        for line in records.sets.recover(bdir):
+            say(f"  finished {line}, which a killed run left half switched in")
+        records.sets.clean_staged(bdir)
+        space.check(bdir, BOOT_BYTES * len(kernels) * rule.limit, "boot-timing")
+        return _measure(
+            board,
+            logs,
+            builds,
+            kernels,
+            rules,
+            rule,
+            path,
+            root,
+            tag,
+            args,
+            timeout_factor,
+            places,
+            jobs,
+            guard,
+            say,
+            names,
+            runs,
+            rd,
+            profile,
+            pname,
+            initrd,
+        )
+
+
+BOOT_BYTES = 2 * 1024 * 1024  # what one boot's run directory holds, about (console logs, records; tftp/ is removed)
+
+
+def _measure(
+    board,
+    logs,
+    builds,
+    kernels,
+    rules,
+    rule,
+    path,
+    root,
+    tag,
+    args,
+    timeout_factor,
+    places,
+    jobs,
+    guard,
+    say,
+    names,
+    runs,
+    rd,
+    profile,
+    pname,
+    initrd,
+) -> dict:
     recs, out, place_of_run, texts = _rounds(
         board, builds, initrd, rules, rule, path, root, tag, args, timeout_factor, places, jobs, guard, say
     )
@@ -254,7 +313,12 @@ def boot_timing(
             )
     failed = sum(k["failed"] for k in summary["kernels"].values())
     name = records.boot_timing_name(root, failed=failed > 0, profile=pname)
-    records.write(Path(logs) / board.name / name, summary, records.BootTiming)
+    bdir = Path(logs) / board.name
+    # the summary lands with its runs' records (written as each run ended, in directories of their own)
+    with records.ResultSet(bdir, name.removesuffix(".json").removesuffix("-failed")) as rset:
+        rset.write(bdir / name, summary, records.BootTiming)
+        if not failed:  # a failure record of an earlier invocation is stale now
+            rset.remove(bdir / records.boot_timing_name(root, failed=True, profile=pname))
     return summary
 
 

@@ -11,7 +11,7 @@ import pexpect
 
 from bringup.boot.target import Network
 from bringup.errors import BootFailed, BringupError
-from bringup.model.board import UbootSpec
+from bringup.model.specs import UbootSpec
 
 AUTOBOOT = r"Hit any key to stop autoboot|Press SPACE to abort autoboot|autoboot in \d+ seconds"
 # the board went on booting: its bootloader started an image, or a kernel speaks

@@ -211,6 +211,8 @@ def fix_record(k: Kernel, fix: EraFix) -> dict:
     rec["unchanged"] = fix.unchanged
     if fix.changes:
         rec["changes"] = fix.changes
+    if fix.overrides:
+        rec["overrides"] = fix.overrides
     return rec
 
 
@@ -549,9 +551,9 @@ def _make(ctx: Ctx, targets: list[str], name: str, feed_defaults: bool = False) 
             _kill_group(proc)
             raise
         finally:
+            step.real = time.monotonic() - t0  # an interrupted make's record says how long it ran
             stop.set()
             ticker.join()
-    step.real = time.monotonic() - t0
     step.user, step.sys = ru.ru_utime, ru.ru_stime
     step.exit = proc.returncode
     _log(ctx, f"# exit {step.exit}, real {step.real:.2f}s user {step.user:.2f}s sys {step.sys:.2f}s")

@@ -1,10 +1,14 @@
-"""lmbench built from a source the user gives: a tree, a tarball, or a URL + sha256.
+"""lmbench built from source: configs/lmbench.toml's [source] (lmbench 3.0-a9 from
+the download directories, sha256- or tree-checked), or a tree, tarball or URL the
+user gives.
 
 This is the route for boards Debian has no lmbench binaries for (32-bit
-PowerPC).  The tree is built static with the board's userspace cross compiler,
-following the recipe of configs/lmbench.toml's [source_build] table; the
-binaries of bin/<os>/ become /usr/lib/lmbench/bin in the ramdisk.  Builds are
-cached by (source sha256, compiler version, recipe).
+PowerPC).  The tree is built static with a toolchain of [source_build.toolchains]
+(the board's userspace cross compiler and the libc it links in), following the
+recipe of configs/lmbench.toml's [source_build] table; the stripped programs of
+bin/<os>/ that the benchmark set runs become /usr/lib/lmbench/bin in the ramdisk.
+Builds are cached by (source identity, compiler version, toolchain, recipe), like
+a kernel build: under a lock, written beside and renamed into place.
 """
 
 from __future__ import annotations
@@ -20,10 +24,41 @@ from pathlib import Path
 
 from bringup.build import sources
 from bringup.errors import BringupError
-from bringup.model.benchset import SourceBuild
-from bringup.util import cpio, paths
+from bringup.model.benchset import SourceBuild, SourceFile
+from bringup.util import cpio, gittree, paths
+from bringup.util.lock import exclusive
 
 TIRPC_INCLUDE = Path("/usr/include/tirpc")
+STUBS = paths.ROOT / "scripts" / "lmbench" / "pmap_stubs.c"
+
+
+def default_spec(source: SourceFile, cache: Path, say=print) -> dict:
+    """configs/lmbench.toml's [source] as a source spec: its file, found by name in the
+    download directories (BRINGUP_DL_DIR, then the cache's downloads/), verified by
+    sha256 or, failing that, by the git tree id of its contents."""
+    looked = []
+    for d in sources.download_dirs(cache / "downloads"):
+        f = d / source.file
+        if not f.is_file():
+            looked.append(f"no {f}")
+            continue
+        digest = sources.sha256_file(f)
+        if digest == source.sha256:
+            return {"tarball": str(f), "sha256": digest, "verified": "sha256", "version": source.version}
+        if source.tree:
+            tree = _extracted(f, digest, cache, say)
+            got = "git:" + gittree.tree_id(tree)
+            if got == source.tree:
+                say(f"  {f}: sha256 {digest[:16]}... is not lmbench.toml's, its tree is ({source.tree})")
+                return {"tarball": str(f), "sha256": digest, "verified": "tree", "version": source.version}
+            looked.append(f"{f} has sha256 {digest} and tree {got}")
+        else:
+            looked.append(f"{f} has sha256 {digest}")
+    raise BringupError(
+        f"lmbench source {source.file} (sha256 {source.sha256[:16]}..., configs/lmbench.toml [source]) not found: "
+        + "; ".join(looked)
+        + f" ({sources.DL_DIR_ENV} lists download directories; make adds ../shared/sources)"
+    )
 
 
 def parse_spec(source: str | None, sha256: str | None) -> dict | None:
@@ -71,15 +106,23 @@ def tree_for(spec: dict, cache: Path, say=print) -> tuple[Path, str]:
         digest = sources.sha256_file(f)
         if spec.get("sha256") and digest != spec["sha256"]:
             raise BringupError(f"lmbench source {f}: sha256 mismatch: expected {spec['sha256']}, got {digest}")
+    tree = _extracted(f, digest, cache, say)
+    return tree, "sha256:" + digest
+
+
+def _extracted(f: Path, digest: str, cache: Path, say) -> Path:
+    """The one top directory of tarball f (sha256 digest), extracted once into the cache."""
     dest = cache / "userspace" / "lmbench-src" / digest[:16]
     if not (dest / ".complete").exists():
         say(f"  extracting {f.name}")
-        sources.safe_extract(f, dest)
+        with exclusive(dest.with_name(dest.name + ".lock"), f"the {f.name} extraction", say):
+            if not (dest / ".complete").exists():
+                sources.safe_extract(f, dest)
     dirs = [d for d in dest.iterdir() if d.is_dir()]
     if len(dirs) != 1:
         raise BringupError(f"lmbench source {f}: expected one top-level directory, found {len(dirs)}")
     _check_tree(dirs[0], f)
-    return dirs[0], "sha256:" + digest
+    return dirs[0]
 
 
 def _is_tarball(f: Path) -> bool:
@@ -103,13 +146,32 @@ def _tree_digest(tree: Path) -> str:
 
 
 def build(
-    spec: dict, recipe: SourceBuild, cross_compile: str, arch: str, cache: Path, say=print
+    spec: dict,
+    recipe: SourceBuild,
+    cross_compile: str,
+    arch: str,
+    cache: Path,
+    say=print,
+    programs: list[str] | None = None,
+    toolchain: str | None = None,
 ) -> tuple[list[cpio.Entry], dict]:
-    """Build (or reuse) static lmbench binaries; returns cpio entries for
-    /usr/lib/lmbench/bin and a provenance dict."""
-    cc = shutil.which(f"{cross_compile}gcc")
+    """Build (or reuse) static lmbench binaries with `toolchain` (a name of
+    recipe.toolchains; default recipe.toolchain) for the userspace prefix
+    `cross_compile`; returns cpio entries for /usr/lib/lmbench/bin (`programs` only,
+    when given: each must have been built) and a provenance dict for the records."""
+    name = toolchain or recipe.toolchain
+    if name not in recipe.toolchains:
+        raise BringupError(
+            f"lmbench toolchain {name!r}: none of configs/lmbench.toml's ({', '.join(recipe.toolchains)})"
+        )
+    tc = recipe.toolchains[name]
+    cc_name = tc.cc.format(cross_compile=cross_compile)
+    cc = shutil.which(cc_name)
     if cc is None:
-        raise BringupError(f"building lmbench for {arch} needs {cross_compile}gcc (make deps installs it)")
+        raise BringupError(f"building lmbench for {arch} needs {cc_name} (toolchain {name}; make deps installs it)")
+    strip = shutil.which(tc.strip.format(cross_compile=cross_compile))
+    if strip is None:
+        raise BringupError(f"building lmbench for {arch} needs {tc.strip.format(cross_compile=cross_compile)}")
     if not (TIRPC_INCLUDE / "rpc" / "rpc.h").is_file():
         raise BringupError(
             f"building lmbench needs the Sun RPC headers in {TIRPC_INCLUDE} "
@@ -119,23 +181,50 @@ def build(
     ccv = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     triplet = cross_compile.rstrip("-").rsplit("/", 1)[-1]
     os_name = recipe.os.format(triplet=triplet, arch=arch)
-    args = [a.format(os=os_name, cc=f"{cross_compile}gcc", tirpc_include=TIRPC_INCLUDE) for a in recipe.make_args]
-    key = hashlib.sha256(json.dumps([identity, ccv, args], sort_keys=True).encode()).hexdigest()[:16]
+    stubs_src = STUBS.read_bytes()
+    stubs_key = hashlib.sha256(stubs_src).hexdigest()[:16]
+    form = {"os": os_name, "cc": cc_name, "cflags": " ".join(tc.cflags), "tirpc_include": TIRPC_INCLUDE}
+    shown = [a.format(**form, stubs="pmap_stubs.o").rstrip() for a in recipe.make_args]
+    key = hashlib.sha256(
+        json.dumps([identity, ccv, name, tc.model_dump(), shown, stubs_key], sort_keys=True).encode()
+    ).hexdigest()[:16]
     out = cache / "userspace" / arch / f"lmbench-{key}"
-    info = {
-        "lmbench": f"built from {spec.get('url') or spec.get('tarball') or spec.get('path')} "
-        f"({identity[:23]}) with {ccv}",
-        "make_args": args,
-    }
     if not (out / ".complete").exists():
-        _run_build(tree, args, os_name, out, recipe.timeout, arch, say)
-    bins = sorted(p for p in (out / "bin").iterdir() if p.is_file())
+        with exclusive(out.with_name(out.name + ".lock"), f"lmbench for {arch}", say):
+            if not (out / ".complete").exists():
+                _run_build(tree, recipe, form, os_name, out, cc, strip, arch, say)
+    built = sorted(p.name for p in (out / "bin").iterdir() if p.is_file())
+    want = sorted(programs) if programs is not None else built
+    missing = [p for p in want if p not in built]
+    if missing:
+        raise BringupError(
+            f"lmbench for {arch}: the build at {out} has no {', '.join(missing)} "
+            f"(the benchmark set runs them; log: {out.parent / (out.name + '.build.log')})"
+        )
     entries = [cpio.directory("usr/lib/lmbench"), cpio.directory("usr/lib/lmbench/bin")]
-    entries += [cpio.file(f"usr/lib/lmbench/bin/{p.name}", p.read_bytes(), 0o755) for p in bins]
-    return entries, {**info, "binaries": len(bins)}
+    entries += [cpio.file(f"usr/lib/lmbench/bin/{p}", (out / "bin" / p).read_bytes(), 0o755) for p in want]
+    source = spec.get("url") or spec.get("tarball") or spec.get("path")
+    info = {
+        "lmbench": f"bringup's build of lmbench {spec.get('version') or 'unknown version'} from {source} "
+        f"({identity[:23]}), static, {name} toolchain ({ccv})",
+        "origin": "bringup-build",
+        "version": spec.get("version"),
+        "source_file": Path(str(source)).name,
+        "source_sha256": identity.split(":", 1)[1] if identity.startswith("sha256:") else None,
+        "toolchain": name,
+        "libc": tc.libc,
+        "compiler": ccv,
+        "build_key": key,
+        "make_args": shown,
+        "binaries": len(want),
+        "not_built": sorted(set(recipe.left_out) - set(built)),
+    }
+    return entries, info
 
 
-def _run_build(tree: Path, args: list[str], os_name: str, out: Path, timeout: float, arch: str, say) -> None:
+def _run_build(
+    tree: Path, recipe: SourceBuild, form: dict, os_name: str, out: Path, cc: str, strip: str, arch: str, say
+) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=out.name + ".build-", dir=out.parent))
     log = out.parent / f"{out.name}.build.log"
@@ -143,38 +232,55 @@ def _run_build(tree: Path, args: list[str], os_name: str, out: Path, timeout: fl
         src = work / "lmbench"
         shutil.copytree(tree, src, symlinks=True)
         (src / "bin" / os_name).mkdir(parents=True, exist_ok=True)
+        stubs = work / "pmap_stubs.o"
+        c = subprocess.run([cc, "-O", "-c", "-o", str(stubs), str(STUBS)], capture_output=True, text=True)
+        if c.returncode != 0:
+            raise BringupError(f"lmbench for {arch}: compiling {STUBS} failed: {c.stderr.strip()[-300:]}")
+        args = [a.format(**form, stubs=stubs).rstrip() for a in recipe.make_args]
         say(f"  building lmbench for {arch} from source (static; log {log})")
         with open(log, "w") as lf:
-            lf.write(f"$ make -C {src / 'src'} {' '.join(args)}\n")
+            lf.write(f"$ make -k -C {src / 'src'} {' '.join(args)}\n")
             lf.flush()
             try:
                 p = subprocess.run(
-                    ["make", "-C", str(src / "src"), *args],
+                    ["make", "-k", "-C", str(src / "src"), *args],
                     stdout=lf,
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
-                    timeout=timeout,
+                    timeout=recipe.timeout,
                 )
             except subprocess.TimeoutExpired:
                 raise BringupError(
-                    f"lmbench build for {arch} did not finish within {timeout:.0f}s; log: {log}"
+                    f"lmbench build for {arch} did not finish within {recipe.timeout:.0f}s; log: {log}"
                 ) from None
         bindir = src / "bin" / os_name
         bins = [
-            p
-            for p in bindir.iterdir()
-            if p.is_file() and not p.name.endswith((".o", ".a")) and p.stat().st_mode & 0o111
+            b
+            for b in bindir.iterdir()
+            if b.is_file() and not b.name.endswith((".o", ".a")) and b.stat().st_mode & 0o111 and _is_elf(b)
         ]
-        if p.returncode != 0 or not bins:
+        # make -k goes on past a program that cannot be built (lat_rpc, recipe.left_out):
+        # a failure is a build with nothing, or one that lacks a program the caller needs
+        if not bins:
             why = f"make exited {p.returncode}" if p.returncode else f"no programs in bin/{os_name}"
             raise BringupError(f"lmbench build for {arch} failed ({why}); log: {log}")
         stage = work / "out"
         (stage / "bin").mkdir(parents=True)
         for b in bins:
             shutil.copy2(b, stage / "bin" / b.name)
+        s = subprocess.run(
+            [strip, *(str(b) for b in sorted((stage / "bin").iterdir()))], capture_output=True, text=True
+        )
+        if s.returncode != 0:
+            raise BringupError(f"lmbench for {arch}: {strip} failed: {s.stderr.strip()[-300:]}")
         (stage / ".complete").touch()
         if out.exists():
             shutil.rmtree(out)
         stage.rename(out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _is_elf(f: Path) -> bool:
+    with open(f, "rb") as fh:
+        return fh.read(4) == b"\x7fELF"

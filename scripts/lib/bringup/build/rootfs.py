@@ -17,14 +17,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bringup import records
+from bringup.build import musl
 from bringup.build.sources import sha256_file
 from bringup.errors import BringupError
 from bringup.model.board import Board
-from bringup.util import cpio, debs, paths
+from bringup.util import cpio, debs, ext2image, paths
 from bringup.util.aptprivate import PrivateApt
 
 USERSPACE_SUITE = "bookworm"
-RECIPE_VERSION = 1  # bump when base_entries() or the packing change the ramdisk
+RECIPE_VERSION = 2  # bump when base_entries() or the packing change the ramdisk
 
 # busybox applets the ramdisk links; the scripts in rootfs-overlay/ use only these
 # fmt: off
@@ -70,22 +71,33 @@ def busybox_for(arch: str, cache: Path, cross_compile: str | None = None, say=pr
     return out, version
 
 
-def busybox_from_source(arch: str, cross_compile: str, cache: Path, say=print) -> tuple[Path, str]:
+# Debian's busybox-static options that need glibc: GNU regex extensions (vi's search,
+# grep's extra compatibility) and Sun RPC (NFS mount, inetd); off in a musl build
+MUSL_OFF = ("FEATURE_VI_REGEX_SEARCH", "EXTRA_COMPAT", "FEATURE_MOUNT_NFS", "FEATURE_INETD_RPC", "FEATURE_HAVE_RPC")
+
+
+def busybox_from_source(arch: str, cross_compile: str, cache: Path, say=print, libc: str = "glibc") -> tuple[Path, str]:
     """Debian's busybox source (private deb-src), built static with Debian's
-    busybox-static configuration and the given cross compiler."""
+    busybox-static configuration and the given cross compiler (for musl: less the
+    options of MUSL_OFF)."""
     if not shutil.which(f"{cross_compile}gcc"):
         raise BringupError(f"building busybox for {arch} needs {cross_compile}gcc (make deps installs it)")
     src_root = cache / "userspace" / "src"
     tree, version = debian_source("busybox", src_root, say)
-    out = cache / "userspace" / arch / f"busybox-{version.replace(':', '_')}-built"
+    tag = "" if libc == "glibc" else f"-{libc}"
+    out = cache / "userspace" / arch / f"busybox-{version.replace(':', '_')}{tag}-built"
     if out.exists():
         return out, version + " (built from source)"
-    bdir = cache / "userspace" / arch / "busybox-build"
+    bdir = cache / "userspace" / arch / f"busybox{tag}-build"
     if bdir.exists():
         shutil.rmtree(bdir)
     bdir.mkdir(parents=True)
-    shutil.copyfile(tree / "debian" / "config" / "pkg" / "static", bdir / ".config")
-    say(f"  building busybox {version} for {arch} from Debian's source ({cross_compile}gcc, static)")
+    config = (tree / "debian" / "config" / "pkg" / "static").read_text()
+    if libc == "musl":
+        for opt in MUSL_OFF:
+            config = config.replace(f"CONFIG_{opt}=y\n", f"# CONFIG_{opt} is not set\n")
+    (bdir / ".config").write_text(config)
+    say(f"  building busybox {version} for {arch} from Debian's source ({cross_compile}gcc, static, {libc})")
     log = bdir / "build.log"
     with open(log, "w") as lf:
         for target, feed in (("oldconfig", True), ("busybox", False)):
@@ -199,6 +211,12 @@ def base_entries(busybox: bytes) -> list[cpio.Entry]:
     e.append(cpio.symlink("init", "/bin/busybox"))  # the kernel runs /init: busybox init
     e.append(cpio.chardev("dev/console", 5, 1))
     e.append(cpio.chardev("dev/null", 1, 3, 0o666))
+    # what a kernel without devtmpfs (2.4: the ext2 initrd) finds in /dev: lmbench reads
+    # /dev/zero (lat_syscall read, the setup's test file), the shell wants /dev/tty;
+    # devtmpfs mounts over them on 2.6.32 and later
+    for name, major, minor in (("zero", 1, 5), ("full", 1, 7), ("random", 1, 8), ("urandom", 1, 9), ("tty", 5, 0)):
+        e.append(cpio.chardev(f"dev/{name}", major, minor, 0o666))
+    e.append(cpio.chardev("dev/ttyS0", 4, 64, 0o620))
     return e
 
 
@@ -211,6 +229,7 @@ def inputs_key(board: Board, overlay: Path | None = None) -> str:
         "recipe": RECIPE_VERSION,
         "suite": USERSPACE_SUITE,
         "arch": board.arch.debian_arch,
+        "libc": board.libc,
         "applets": APPLETS,
         "sbin": sorted(SBIN),
         "overlay": [[e.path, e.mode, hashlib.sha256(e.data).hexdigest()] for e in entries],
@@ -229,17 +248,22 @@ def build(
 ) -> records.Rootfs:
     """Build (or reuse) the board's ramdisk; returns its record."""
     arch = board.arch.debian_arch
-    bb, bb_version = busybox_for(arch, cache, board.cross_compile, say)
+    bb, bb_version, libc = userspace_busybox(board, cache, say)
     entries = _dedupe(base_entries(bb.read_bytes()) + overlay_entries(paths.OVERLAY) + list(extra))
     archive = cpio.archive(entries)
     archive_digest = hashlib.sha256(archive).hexdigest()
     outdir = Path(logs) / board.name / "rootfs"
     out = outdir / f"{name}.cpio.gz"
+    ext2_out = outdir / f"{name}.ext2" if needs_ext2(board) else None
     key = inputs_key(board)
     recf = outdir / f"{name}.json"
     old = _unchanged(recf, out, archive_digest, key)
-    if old is not None:  # compressing it again (gzip -9, seconds for the workloads' ramdisk) would give the same file
-        return old
+    if old is not None and _ext2_unchanged(old, ext2_out):
+        return old  # compressing it again (gzip -9, seconds for the workloads' ramdisk) would give the same file
+    ext2: dict[str, str | int] | None = None
+    if ext2_out is not None:
+        size = ext2image.write(entries, ext2_out)
+        ext2 = {"file": ext2_out.name, "bytes": size, "sha256": sha256_file(ext2_out)}
     data = cpio.gzipped(archive)
     digest = hashlib.sha256(data).hexdigest()
     outdir.mkdir(parents=True, exist_ok=True)
@@ -255,9 +279,12 @@ def build(
         "archive_sha256": archive_digest,
         "inputs_key": key,
         "userspace_arch": arch,
+        "libc": libc,
+        "ext2": ext2,
         "busybox": {
             "source": (
                 f"debian {USERSPACE_SUITE} busybox source, cross-built"
+                + ("" if libc == "glibc" else f" against {libc}")
                 if "from source" in bb_version
                 else f"debian {USERSPACE_SUITE} busybox-static:{arch}"
             ),
@@ -267,8 +294,50 @@ def build(
         "extra": extra_key or {},
     }
     written = records.write(recf, rec, records.Rootfs)
-    say(f"  ramdisk {paths.rel(out)}: {len(data)} bytes, busybox {bb_version} ({arch})")
+    say(f"  ramdisk {paths.rel(out)}: {len(data)} bytes, busybox {bb_version} ({arch}, {libc})")
+    if ext2 is not None:
+        for_kernels = ", ".join(ext2_kernels(board))
+        say(f"  ext2 initrd {paths.rel(outdir / str(ext2['file']))}: {ext2['bytes']} bytes (for {for_kernels})")
     return written
+
+
+def needs_ext2(board: Board) -> bool:
+    return bool(ext2_kernels(board))
+
+
+def ext2_kernels(board: Board) -> list[str]:
+    """The board's kernels that boot the ramdisk as an ext2 initrd (their era has no initramfs)."""
+    return [k.id for k in board.kernels if k.era.ramdisk == "ext2"]
+
+
+def _ext2_unchanged(old: records.Rootfs, ext2_out: Path | None) -> bool:
+    """The ext2 image beside the record is the one it describes (or none is needed)."""
+    if ext2_out is None:
+        return True
+    if old.ext2 is None or not ext2_out.is_file():
+        return False
+    return old.ext2.bytes == ext2_out.stat().st_size and sha256_file(ext2_out) == old.ext2.sha256
+
+
+def userspace_busybox(board: Board, cache: Path, say=print) -> tuple[Path, str, str]:
+    """The ramdisk's busybox: (binary, version, libc).  glibc: Debian's busybox-static (or
+    Debian's source cross-built where Debian has no binary); musl: Debian's source built
+    against Debian's musl (build/musl.py), a userspace that runs on every era."""
+    arch = board.arch.debian_arch
+    if board.libc == "musl":
+        mu = musl.toolchain(arch, board.arch.userspace_cross_compile, cache, say)
+        bb, version = busybox_from_source(arch, mu.prefix, cache, say, libc="musl")
+        return bb, version, f"musl {mu.version}"
+    bb, version = busybox_for(arch, cache, board.cross_compile, say)
+    return bb, version, "glibc"
+
+
+def userspace_prefix(board: Board, cache: Path, say=print) -> str:
+    """CROSS_COMPILE for the ramdisk's own static programs (mem_eat, lmbench from source):
+    the arch's GNU cross compiler (glibc), or the musl prefix made on it."""
+    if board.libc == "musl":
+        return musl.toolchain(board.arch.debian_arch, board.arch.userspace_cross_compile, cache, say).prefix
+    return board.arch.userspace_cross_compile
 
 
 def _unchanged(recf: Path, out: Path, archive_digest: str, key: str) -> records.Rootfs | None:
@@ -286,8 +355,23 @@ def _unchanged(recf: Path, out: Path, archive_digest: str, key: str) -> records.
 
 
 def _dedupe(entries: list[cpio.Entry]) -> list[cpio.Entry]:
-    """Later entries win (overlay over base, extras over both)."""
+    """Later entries win (overlay over base, extras over both); every missing parent
+    directory comes first (the kernel's initramfs unpacker makes no parents: without
+    usr/lib, an added usr/lib/lmbench/bin was silently not there)."""
     by_path = {}
     for e in entries:
         by_path[e.path.strip("/")] = e
-    return list(by_path.values())
+    out: list[cpio.Entry] = []
+    done: set[str] = set()
+    for path, e in by_path.items():
+        if path in done:
+            continue
+        parts = path.split("/")
+        for i in range(1, len(parts)):  # each parent before its children: the archive's own, else a new one
+            d = "/".join(parts[:i])
+            if d not in done:
+                out.append(by_path.get(d) or cpio.directory(d))
+                done.add(d)
+        out.append(e)
+        done.add(path)
+    return out

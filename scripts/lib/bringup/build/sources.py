@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bringup.errors import BringupError
-from bringup.model.board import SourceSpec
+from bringup.model.specs import SourceSpec
 from bringup.util import debs, gittree, paths
 from bringup.util.aptprivate import PrivateApt
 from bringup.util.progress import Progress

@@ -79,7 +79,7 @@ def aa_board(board: Board, kernel_id: str) -> Board:
     the board's kernel `kernel_id` (the same source, config and toolchain: one build key)."""
     k = board.kernel(kernel_id)
     arms = [dataclasses.replace(k, id=a, description=f"{kernel_id} (A/A arm {a})") for a in ARMS]
-    return dataclasses.replace(board, name=f"{board.name}-aa", kernels=arms)
+    return board.model_copy(update={"name": f"{board.name}-aa", "kernels": arms})
 
 
 def plan(board: Board, logs: Path, cache: Path, study: tuple[str, str] | None = None, say=print) -> list[Plan]:

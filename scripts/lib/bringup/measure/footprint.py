@@ -27,13 +27,15 @@ from bringup.boot.target import Place, TargetFactory
 from bringup.build import lmbench as lmbench_build
 from bringup.build import rootfs
 from bringup.errors import BootFailed, BringupError
+from bringup.model import benchset
 from bringup.model.benchset import BenchSet, load_set
-from bringup.model.board import Board, measure_path
+from bringup.model.board import Board
+from bringup.model.bootpath import measure_path
 from bringup.model.clocks import clock_of
 from bringup.model.milestones import load_rules
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
-from bringup.util import clock, cpio, debs, paths
+from bringup.util import clock, cpio, debs, environment, lock, paths, space
 from bringup.util.aptprivate import PrivateApt
 from bringup.util.progress import Progress
 
@@ -49,11 +51,13 @@ SKIP_PREFIXES = (
 
 
 def mem_eat_binary(board: Board, cache: Path) -> Path:
-    cc = f"{board.arch.userspace_cross_compile}gcc"
+    cc = f"{rootfs.userspace_prefix(board, cache)}gcc"
     if not shutil.which(cc):
         raise BringupError(f"mem_eat needs {cc} for the {board.arch.debian_arch} userspace (make deps)")
     src = paths.ROOT / "scripts" / "mem_eat" / "mem_eat.c"
-    out = cache / "userspace" / board.arch.debian_arch / "mem_eat"
+    out = (
+        cache / "userspace" / board.arch.debian_arch / ("mem_eat" if board.libc == "glibc" else f"mem_eat-{board.libc}")
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.exists() and out.stat().st_mtime >= src.stat().st_mtime:
         return out
@@ -127,7 +131,12 @@ def lmbench_entries(arch: str, cache: Path, say=print) -> tuple[list[cpio.Entry]
     debs = apt.download_many(libs_arch)  # one apt-cache call and one apt-get call for all
     for pkg in libs_arch:
         entries += deb_entries(debs[pkg])
-    return entries, {"lmbench": f"debian {rootfs.USERSPACE_SUITE} lmbench:{arch} {version}", "libraries": libs}
+    return entries, {
+        "lmbench": f"debian {rootfs.USERSPACE_SUITE} lmbench:{arch} {version}",
+        "origin": "debian",
+        "version": version,
+        "libraries": libs,
+    }
 
 
 def bench_files(bset: BenchSet, mode: str, instruction_clock: bool = False) -> list[cpio.Entry]:
@@ -252,23 +261,49 @@ def _step_end(exp, name: str, timeout: float, cancel) -> None:
 
 
 def lmbench_payload(
-    board: Board, bset: BenchSet, mode: str, lmbench_source: dict | None, cache: Path, say=print
+    board: Board,
+    bset: BenchSet,
+    mode: str,
+    lmbench_source: dict | None,
+    cache: Path,
+    say=print,
+    toolchain: str | None = None,
 ) -> tuple[list[cpio.Entry], dict, str | None]:
     """The ramdisk's lmbench files, where they came from, and why lmbench cannot be
-    measured (None: it can)."""
+    measured (None: it can).  A source the user names is built; otherwise Debian's
+    binaries where Debian has them, else bringup's build of configs/lmbench.toml's
+    [source] (from the download directories).  toolchain: the one of
+    [source_build.toolchains] to build with (default: the set's own)."""
     if mode == "none":
         return [], {}, None
     arch = board.arch.debian_arch
+    progs = benchset.programs(bset)
+    # a musl board's lmbench is built with its musl prefix: Debian's glibc binaries cannot run on 2.4
+    ucc = rootfs.userspace_prefix(board, cache, say)
+    if toolchain is None and board.libc != "glibc":
+        toolchain = board.libc
     if lmbench_source:  # a source the user named and that cannot be used is an error, not a footnote
         entries, info = lmbench_build.build(
-            lmbench_source, bset.source_build, board.arch.userspace_cross_compile, arch, cache, say
+            lmbench_source, bset.source_build, ucc, arch, cache, say, programs=progs, toolchain=toolchain
         )
         return entries + bench_files(bset, mode, clock_of(board).deterministic), info, None
     try:
+        if board.libc != "glibc":
+            raise BringupError(
+                f"lmbench: Debian's binaries need glibc, and board {board.name}'s userspace is {board.libc}"
+            )
         entries, info = lmbench_entries(arch, cache, say)
-    except BringupError as e:  # no Debian binaries for this architecture: footprint only, said so
-        say(f"  {e}: footprint only")
-        return [], {}, str(e)
+    except BringupError as e:  # no Debian binaries for this architecture (or libc): bringup's own build
+        try:
+            spec = lmbench_build.default_spec(bset.source, cache, say)
+        except BringupError as e2:  # no source either: footprint only, said so
+            say(f"  {e}; {e2}: footprint only")
+            return [], {}, f"{e}; {e2}"
+        say(f"  {e}: building lmbench {bset.source.version} from {spec['tarball']}")
+        entries, info = lmbench_build.build(
+            spec, bset.source_build, ucc, arch, cache, say, programs=progs, toolchain=toolchain
+        )
+        info["verified"] = spec["verified"]
     return entries + bench_files(bset, mode, clock_of(board).deterministic), info, None
 
 
@@ -354,6 +389,21 @@ def footprint(
     rounds.check(where, jobs, guard)  # --jobs that cannot work: refused here
     kernels = [k.id for k in board.kernels if not only or k.id in only]
     builds = build_records(board, kernels, logs)
+    bdir = Path(logs) / board.name
+    with lock.board(bdir, "footprint", say=say):  # one measurement of a board at a time
+        return _footprint_locked(
+            board, logs, cache, kernels, builds, mode, timeout_factor, lmbench_source, rule, guard, where, jobs, say
+        )
+
+
+def _footprint_locked(
+    board, logs, cache, kernels, builds, mode, timeout_factor, lmbench_source, rule, guard, where, jobs, say
+) -> dict:
+    bdir = Path(logs) / board.name
+    for line in records.sets.recover(bdir):
+        say(f"  finished {line}, which a killed run left half switched in")
+    records.sets.clean_staged(bdir)
+    space.check(bdir, FOOTPRINT_BYTES * len(kernels), "footprint")
     extra = [cpio.file("usr/bin/mem_eat", mem_eat_binary(board, cache).read_bytes(), 0o755)]
     bset = load_set()
     entries, lm_info, lm_missing = lmbench_payload(board, bset, mode, lmbench_source, cache, say)
@@ -382,18 +432,54 @@ def footprint(
     )
     done = run_rounds(step, kernels, bset, mode, lm_missing, rule, guard, say, places=where, jobs=jobs)
     results = {}
-    for kid in kernels:
-        recdir = Path(logs) / board.name / kid
-        fp, lm = _records(board, kid, builds[kid], recdir, done[kid], rd, bset, mode, lm_info, lm_missing)
-        fp["stopped"] = rule.stopped
-        records.write(recdir / "footprint.json", fp, records.Footprint)
-        records.write(recdir / "lmbench.json", lm, records.Lmbench)
-        results[kid] = (fp, lm)
-        say(
-            f"  {kid}: code+data {fp['kernel_code_data_kb']} kB, free total {fp['total_free_kb']} kB, "
-            f"malloc {fp['malloc_kb']} kB (median of {len(fp['rounds'])} round(s))"
+    failed: dict[str, dict] = {}
+    with records.ResultSet(bdir, "footprint") as rset:  # every kernel's two records land at once, or none
+        for kid in kernels:
+            recdir = bdir / kid
+            bad = next((r for r in done[kid]["rounds"] if "failed" in r), None)
+            if bad is None:
+                try:
+                    fp, lm = _records(board, kid, builds[kid], recdir, done[kid], rd, bset, mode, lm_info, lm_missing)
+                except BootFailed as e:
+                    bad = {"failed": str(e), "run_dir": done[kid]["rounds"][0]["run_dir"]}
+            if bad is not None:  # its earlier records stay; the failure record goes beside them
+                failed[kid] = bad
+                rset.write(recdir / FAILED, _failure(board, kid, bad, recdir), records.Failure)
+                continue
+            fp["stopped"] = rule.stopped
+            rset.write(recdir / "footprint.json", fp, records.Footprint)
+            rset.write(recdir / "lmbench.json", lm, records.Lmbench)
+            rset.remove(recdir / FAILED)  # a stale failure record of an earlier run
+            results[kid] = (fp, lm)
+            say(
+                f"  {kid}: code+data {fp['kernel_code_data_kb']} kB, free total {fp['total_free_kb']} kB, "
+                f"malloc {fp['malloc_kb']} kB (median of {len(fp['rounds'])} round(s))"
+            )
+    say(f"  footprint set {rset.id}: {', '.join(results) or 'no kernel'} ({paths.rel(bdir / records.sets.SETS)})")
+    if failed:
+        left = "; ".join(f"{k}: {r['failed']}" for k, r in failed.items())
+        raise BootFailed(
+            f"footprint: left out {', '.join(failed)} (earlier records kept, failure records beside them): {left}"
         )
     return results
+
+
+FAILED = records.failed_name("footprint")
+FOOTPRINT_BYTES = 16 * 1024 * 1024  # what a kernel's footprint run writes, about: console logs, lmbench output
+
+
+def _failure(board: Board, kid: str, bad: dict, recdir: Path) -> dict:
+    """The failure record of a kernel the step left out."""
+    keep = recdir / "footprint.json"
+    return {
+        "step": "footprint",
+        "board": board.name,
+        "kernel": kid,
+        "created": clock.now(),
+        "error": records.plain_text(bad["failed"], 2000),
+        "run": str(Path(bad["run_dir"]).relative_to(recdir)) if bad.get("run_dir") else None,
+        "kept": "footprint.json" if keep.exists() else None,
+    }
 
 
 def run_rounds(
@@ -419,7 +505,11 @@ def run_rounds(
     def boot(run: rounds.Run) -> dict:
         run_dir = step.run_dir(run)
         run.say(f"  round {run.round} of {of}, {run.kernel}: booting the ramdisk")
-        after = _one_boot(step, run, run_dir, bset, mode, lm_missing)
+        try:
+            after = _one_boot(step, run, run_dir, bset, mode, lm_missing)
+        except BootFailed as e:  # this kernel is left out; the step goes on with the next one
+            run.say(f"  {e}")
+            return {"run_dir": run_dir, "failed": str(e), "eat": None, "lmbench": None}
         parsed = after.get("lmbench_parsed") or [None]
         return {
             "run_dir": run_dir,
@@ -575,10 +665,13 @@ def _one_boot(step: Step, run: rounds.Run, run_dir: Path, bset, mode, lm_missing
     session = step.session(run, run_dir)
     try:
         with session:
-            if step.cmdline == AUTORUN:
-                after = measure_autorun(session, bset, mode, lm_missing, step.timeout_factor, run.say)
-            else:
-                after = measure(session, bset, mode, lm_missing, 1, step.timeout_factor, run.say)
+            try:
+                if step.cmdline == AUTORUN:
+                    after = measure_autorun(session, bset, mode, lm_missing, step.timeout_factor, run.say)
+                else:
+                    after = measure(session, bset, mode, lm_missing, 1, step.timeout_factor, run.say)
+            except pexpect.EOF:  # QEMU died, the console went away: a failed boot, not a bug
+                raise BootFailed(session.gone()) from None
     except BootFailed as e:
         raise step.failed(run, "footprint", e, run_dir) from None
     (run_dir / "steps.txt").write_text("\n".join(f"=== {k}\n{v}" for k, v in after.items() if k != "console_text"))
@@ -645,6 +738,7 @@ def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missin
         "host": [r["host"] for r in rs if r["host"]],
         "disturbed": done["disturbed"],
         "clock": clock_of(board).record(),
+        "environment": environment.of_board(board),
     }
     lm = {
         "board": board.name,
@@ -655,6 +749,7 @@ def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missin
         "source": lm_info,
         "run": rel[0],
         "clock": clock_of(board).record(),
+        "environment": environment.of_board(board),
     }
     if lm_missing or mode == "none":
         lm.update(measured=False, reason=lm_missing or "not requested", runs=0, retried=[], benchmarks={})

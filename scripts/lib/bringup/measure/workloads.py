@@ -27,11 +27,12 @@ from bringup.boot import rounds
 from bringup.build import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure.footprint import Step, build_records, deb_entries
+from bringup.model import workload as wm
 from bringup.model.board import Board
 from bringup.model.clocks import clock_of
 from bringup.model.workload import DISK_MOUNT, INPUTS_DIR, Input, Mode, Workload, load_all
 from bringup.parse import workload as wp
-from bringup.util import clock, cpio, paths
+from bringup.util import clock, cpio, environment, lock, paths, space
 from bringup.util.aptprivate import PrivateApt
 
 # busybox applets the workload steps may use besides those of the base ramdisk
@@ -375,31 +376,44 @@ def workloads(
     builds = build_records(board, kernels, logs)
     entries, versions, missing = payload(board, {n: w for n, w in wls.items() if n not in no_disk}, mode, cache, say)
     missing = {**no_disk, **missing}
-    rd = rootfs.build(
-        board,
-        logs,
-        cache,
-        extra=entries,
-        name="workloads",
-        extra_key={"libraries": [f"{p}={v}" for p, v in sorted(versions.items())], "mode": mode},
-        say=say,
-    )
-    step = Step(board, logs, builds, Path(logs) / board.name / "rootfs" / rd.file, timeout_factor, "workload-runs")
-    of = f"{rule.limit}" if rule.pct is None else f"at most {rule.limit}"
+    bdir = Path(logs) / board.name
+    with lock.board(bdir, "workloads", say=say):  # one measurement of a board at a time
+        for line in records.sets.recover(bdir):
+            say(f"  finished {line}, which a killed run left half switched in")
+        records.sets.clean_staged(bdir)
+        space.check(bdir, WORKLOAD_BYTES * len(kernels) * rule.limit, "workloads")
+        rd = rootfs.build(
+            board,
+            logs,
+            cache,
+            extra=entries,
+            name="workloads",
+            extra_key={"libraries": [f"{p}={v}" for p, v in sorted(versions.items())], "mode": mode},
+            say=say,
+        )
+        step = Step(board, logs, builds, Path(logs) / board.name / "rootfs" / rd.file, timeout_factor, "workload-runs")
+        of = f"{rule.limit}" if rule.pct is None else f"at most {rule.limit}"
 
-    def boot(run: rounds.Run) -> dict:
-        run_dir = step.run_dir(run)
-        run.say(f"  round {run.round}/{of} {run.kernel}: booting the workload ramdisk")
-        ran = _one_boot(step, run, run_dir, wls, mode, missing, disk)
-        return {"run_dir": run_dir, "ran": ran, "values": round_values(wls, ran, mode)}
+        def boot(run: rounds.Run) -> dict:
+            run_dir = step.run_dir(run)
+            run.say(f"  round {run.round}/{of} {run.kernel}: booting the workload ramdisk")
+            ran = _one_boot(step, run, run_dir, wls, mode, missing, disk)
+            return {"run_dir": run_dir, "ran": ran, "values": round_values(wls, ran, mode)}
 
-    done = step.rounds(kernels, rule, boot, where, jobs, guard, lambda kept: headline(kept, kernels), "workload", say)
-    results = {}
-    for kid in kernels:
-        recdir = Path(logs) / board.name / kid
-        rec = record(board, kid, builds[kid], recdir, done[kid], rd, wls, mode, versions, disk)
-        results[kid] = records.write(recdir / "workloads.json", rec, records.Workloads)
-    return results
+        done = step.rounds(
+            kernels, rule, boot, where, jobs, guard, lambda kept: headline(kept, kernels), "workload", say
+        )
+        results = {}
+        with records.ResultSet(bdir, "workloads") as rset:  # every kernel's record lands at once, or none
+            for kid in kernels:
+                recdir = Path(logs) / board.name / kid
+                rec = record(board, kid, builds[kid], recdir, done[kid], rd, wls, mode, versions, disk)
+                results[kid] = rset.write(recdir / "workloads.json", rec, records.Workloads)
+        say(f"  workloads set {rset.id}: {', '.join(results)}")
+        return results
+
+
+WORKLOAD_BYTES = 4 * 1024 * 1024  # what one boot's run directory holds, about (console log, outputs)
 
 
 def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dict[str, dict[int, float]]]:
@@ -453,6 +467,18 @@ def _one_boot(step: Step, run: rounds.Run, run_dir: Path, wls, mode, missing, di
         raw.append(f"=== disk unmount\n{unmounted}")
     (run_dir / "workloads.txt").write_text("\n".join(raw) + "\n")
     return ran
+
+
+def available() -> dict[str, dict]:
+    """Every workload file of configs/workloads/ as it is now: in the default set or not,
+    or why it does not load (workloads.json's `available`: the report's "not in this study")."""
+    out: dict[str, dict] = {}
+    for name in wm.available():
+        try:
+            out[name] = {"default_set": wm.load(wm.workloads_dir() / f"{name}.toml").default_set}
+        except BringupError as e:
+            out[name] = {"default_set": None, "error": str(e)}
+    return out
 
 
 def record(board, kid, build, recdir, done, rd, wls: dict[str, Workload], mode, versions, disk=None) -> dict:
@@ -509,6 +535,8 @@ def record(board, kid, build, recdir, done, rd, wls: dict[str, Workload], mode, 
         "disk": disk,
         "workloads": out,
         "clock": clock_of(board).record(),
+        "environment": environment.of_board(board),
+        "available": available(),
     }
 
 

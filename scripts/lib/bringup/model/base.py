@@ -52,6 +52,17 @@ def first_duplicate(names: list[str]) -> str | None:
     return next((n for i, n in enumerate(names) if n in names[:i]), None)
 
 
+def no_duplicate(names: list[str], field: str, key: str = "name", verb: str = "listed", inside: bool = False) -> None:
+    """Refuse a name given twice, naming its second place: as a model validator's error
+    about its field (`field[i].key: 'x' is listed twice`), or, inside=True, as a field
+    validator's error about the list itself (`[i].key: 'x' is listed twice (first as field[j])`)."""
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            if inside:
+                raise ValueError(f"@[{i}].{key}@{n!r} is {verb} twice (first as {field}[{names.index(n)}])")
+            raise located(f"{field}[{i}].{key}", f"{n!r} is {verb} twice")
+
+
 def show(v: Any) -> str:
     s = repr(v)
     return s if len(s) <= 60 else s[:57] + "..."

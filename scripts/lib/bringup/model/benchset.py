@@ -1,5 +1,6 @@
-"""configs/lmbench.toml as a typed model: the benchmarks the guest runs, and how
-a user-given lmbench source is built."""
+"""configs/lmbench.toml as a typed model: the benchmarks the guest runs, the lmbench
+source bringup builds where Debian's binaries are missing, and how a source is built
+(with which toolchain and libc)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import re
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from bringup.model.base import Strict, first_duplicate, load_toml, no_control, validate_as
+from bringup.model.base import Strict, load_toml, located, no_control, no_duplicate, validate_as
 from bringup.parse.lmbench import GROUPS
 from bringup.util import paths
 
@@ -64,7 +65,7 @@ def _os_name(v: str) -> str:
 
 
 def _make_arg(v: str) -> str:
-    _placeholders(v, ("os", "cc", "tirpc_include"))
+    _placeholders(v, ("os", "cc", "tirpc_include", "stubs", "cflags"))
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", v, re.S):
         raise ValueError("expected VAR=value (a make variable assignment; no options such as --eval)")
     if re.search(r"[\x00-\x1f\x7f$`;|&<>]", v):
@@ -80,12 +81,57 @@ def _env_words(v: str) -> str:
     return v
 
 
+def _prefixed_tool(v: str) -> str:
+    """A toolchain program: {cross_compile}gcc, or a name or absolute path of its own."""
+    _placeholders(v, ("cross_compile",))
+    if not re.fullmatch(r"[A-Za-z0-9_./+{}-]+", v):
+        raise ValueError("not a program name or path (letters, digits, _ . / + - and {cross_compile})")
+    return v
+
+
+Word = Annotated[str, Field(pattern=r"^[A-Za-z0-9_=.,/+-]+$", max_length=200)]
+
+
+class Toolchain(Strict):
+    """A compiler and the libc its static lmbench carries: what decides which kernels the
+    programs can run on (Debian's static glibc 2.36 needs 2.6.32 or later)."""
+
+    description: Annotated[str, Field(min_length=1, max_length=400), AfterValidator(no_control)]
+    libc: Annotated[str, Field(pattern=r"^[a-z][a-z0-9.+-]*$", max_length=40, description="the libc linked in")]
+    cc: Annotated[str, Field(max_length=400), AfterValidator(_prefixed_tool)] = "{cross_compile}gcc"
+    strip: Annotated[str, Field(max_length=400), AfterValidator(_prefixed_tool)] = "{cross_compile}strip"
+    cflags: Annotated[list[Word], Field(max_length=50, description="{cflags} in make_args")] = []
+
+
+class SourceFile(Strict):
+    """The lmbench source bringup builds by default: a tarball found by file name in the
+    download directories (BRINGUP_DL_DIR, then the cache's downloads/), used when its
+    sha256 is this one or, failing that, when its extracted tree has this git tree id."""
+
+    file: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]*$", max_length=200)]
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    tree: Annotated[str, Field(pattern=r"^(git:[0-9a-f]{40})?$")] = ""
+    version: Annotated[str, Field(pattern=r"^[0-9][A-Za-z0-9.+~-]*$", max_length=40)]
+
+
 class SourceBuild(Strict):
     os: Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_os_name)] = "{triplet}"
     make_args: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=2000), AfterValidator(_make_arg)]], Field(min_length=1)
     ]
     timeout: Seconds = 1800.0
+    toolchain: Annotated[str, Field(description="the toolchain used unless a caller names another")] = "glibc"
+    toolchains: Annotated[dict[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$")], Toolchain], Field(min_length=1)]
+    left_out: Annotated[
+        dict[Annotated[str, Field(pattern=r"^[a-z_]+$")], Annotated[str, AfterValidator(no_control)]],
+        Field(description="programs of lmbench's Makefile that are not built, and why"),
+    ] = {}
+
+    @model_validator(mode="after")
+    def _known_toolchain(self) -> SourceBuild:
+        if self.toolchain not in self.toolchains:
+            raise located("toolchain", f"{self.toolchain!r} is none of the toolchains ({', '.join(self.toolchains)})")
+        return self
 
 
 class BenchSet(Strict):
@@ -106,18 +152,14 @@ class BenchSet(Strict):
     quick_flags: Annotated[str, Field(pattern=r"^[A-Za-z0-9 -]*$")] = ""
     full_timeout_factor: Annotated[float, Field(ge=1, le=1000, allow_inf_nan=False)] = 10.0
     setup: Annotated[str, Field(max_length=2000, pattern=r"^[^\x00-\x1f\x7f']*$")] = ""
+    source: SourceFile
     source_build: SourceBuild
     bench: Annotated[list[Bench], Field(min_length=1, max_length=500)]
 
     @field_validator("bench")
     @classmethod
     def _unique(cls, v: list[Bench]) -> list[Bench]:
-        names = [b.name for b in v]
-        dup = first_duplicate(names)
-        if dup:
-            first = names.index(dup)
-            again = names.index(dup, first + 1)
-            raise ValueError(f"@[{again}].name@{dup!r} is listed twice (first as bench[{first}])")
+        no_duplicate([b.name for b in v], "bench", inside=True)
         for i, b in enumerate(v):
             if b.name not in GROUPS and not re.fullmatch(r"lat_ctx_\d+k", b.name):
                 raise ValueError(
@@ -130,3 +172,12 @@ class BenchSet(Strict):
 def load_set(file: Path | None = None) -> BenchSet:
     f = file or paths.CONFIGS / "lmbench.toml"
     return validate_as(BenchSet, load_toml(f), paths.rel(f))
+
+
+PROGRAM = re.compile(r"(?:^|[\s;])\./([A-Za-z0-9_]+)")
+
+
+def programs(bset: BenchSet) -> list[str]:
+    """The lmbench programs the set's commands run (./lat_syscall ...), and hello
+    (lat_proc exec runs it): what a source build puts into the ramdisk."""
+    return sorted({p for b in bset.bench for p in PROGRAM.findall(b.cmd)} | {"hello"})

@@ -20,7 +20,6 @@ board can have the instruction clock.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from dataclasses import dataclass
@@ -127,9 +126,16 @@ def with_clock(board, kind: str | None, option: str = "--clock"):
             f"{option} {kind}: board {board.name} is not a QEMU board; only QEMU has an instruction clock "
             "(a real board runs on its own time)"
         )
+    if kind == "instructions":
+        untimed = [k.id for k in board.kernels if not k.era.printk_times]
+        if untimed:
+            raise DataError(
+                f"{option} {kind}: board {board.name}'s kernel {untimed[0]} prints no printk times (era "
+                f"{board.kernel(untimed[0]).era.name}): its milestones can only be timed on the host clock"
+            )
     if board.qemu.clock == kind:
         return board
-    return dataclasses.replace(board, qemu=board.qemu.model_copy(update={"clock": kind}))
+    return board.model_copy(update={"qemu": board.qemu.model_copy(update={"clock": kind})})
 
 
 def for_root(board, root: str, say=None):

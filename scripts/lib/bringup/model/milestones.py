@@ -6,15 +6,17 @@ overrides are checked here, when the board is loaded, not when a boot starts.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import typing
 import warnings
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, create_model, field_validator, model_validator
 
-from bringup.model.base import DataError, Strict, field_path, first_duplicate, load_toml, validate_as
-from bringup.parse.milestones import Milestone, Rules
+from bringup.model.base import DataError, Strict, field_path, load_toml, no_duplicate, validate_as
+from bringup.parse.milestones import Milestone, Roles, Rules
 from bringup.util import paths
 
 NAME_RE = r"^[a-z][a-z0-9_]*$"
@@ -101,7 +103,10 @@ Regex = Annotated[str, Field(min_length=1, max_length=1000), AfterValidator(chec
 BootloaderField = Literal["banner", "first_stage", "kernel_load", "starting"]
 
 
-class MilestoneSpec(Strict):
+class MilestoneFields(Strict):
+    """A milestone table of configs/milestones.toml but its roles: its name, label and
+    wordings.  MilestoneSpec adds the roles as parse/milestones.py's Roles declares them."""
+
     name: Annotated[str, Field(pattern=NAME_RE, max_length=40)]
     label: Annotated[
         str,
@@ -113,25 +118,42 @@ class MilestoneSpec(Strict):
     ] = ""
     regex: Regex | None = None
     from_bootloaders: BootloaderField | None = None
-    phase: Literal["before_kernel", "kernel", "any"] = "any"
-    required: bool = False
-    timeout: Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)] = 60.0
-    end: bool = False
-    reference: bool = False
-    reset_if_repeated: bool = False
-    match_partial: bool = False
-    progress: bool = False
-    summary: bool = False
-    prompt: bool = False
-    required_for: list[Literal["ramdisk", "nfs"]] = []
-    after_initcalls: bool = False
-    delayed: bool = False
 
     @model_validator(mode="after")
-    def _some_regex(self) -> MilestoneSpec:
+    def _some_regex(self) -> MilestoneFields:
         if self.regex is None and self.from_bootloaders is None:
             raise ValueError(f"milestone {self.name!r} has neither regex nor from_bootloaders")
         return self
+
+    def roles(self) -> Roles:
+        """Its roles as the parser takes them."""
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(Roles):
+            v = getattr(self, f.name)
+            values[f.name] = tuple(v) if isinstance(v, list) else v
+        return Roles(**values)
+
+
+ROLE_LIMITS = {"timeout": Field(gt=0, le=3600, allow_inf_nan=False)}  # what the file may say beyond the type
+
+
+def _role_fields() -> dict[str, Any]:
+    """Roles' fields as pydantic fields: its types and defaults, a tuple written as a list."""
+    hints = typing.get_type_hints(Roles)
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(Roles):
+        tp: Any = hints[f.name]
+        default: Any = f.default
+        if typing.get_origin(tp) is tuple:
+            tp, default = list[typing.get_args(tp)[0]], list(default)  # type: ignore[misc]
+        out[f.name] = (Annotated[tp, ROLE_LIMITS[f.name]] if f.name in ROLE_LIMITS else tp, default)
+    return out
+
+
+if typing.TYPE_CHECKING:
+    MilestoneSpec = MilestoneFields
+else:
+    MilestoneSpec = create_model("MilestoneSpec", __base__=MilestoneFields, **_role_fields())
 
 
 class BootloaderSpec(Strict):
@@ -156,30 +178,21 @@ class MilestonesFile(Strict):
     @field_validator("bootloader")
     @classmethod
     def _one_bootloader_each(cls, v: list[BootloaderSpec]) -> list[BootloaderSpec]:
-        names = [b.name for b in v]
-        dup = first_duplicate(names)
-        if dup:
-            first = names.index(dup)
-            again = names.index(dup, first + 1)
-            raise ValueError(f"@[{again}].name@{dup!r} is defined twice (first as bootloader[{first}])")
+        no_duplicate([b.name for b in v], "bootloader", verb="defined", inside=True)
         return v
 
     @field_validator("milestone")
     @classmethod
     def _one_each(cls, v: list[MilestoneSpec]) -> list[MilestoneSpec]:
-        names = [m.name for m in v]
-        dup = first_duplicate(names)
-        if dup:
-            first = names.index(dup)
-            again = names.index(dup, first + 1)
-            raise ValueError(f"@[{again}].name@{dup!r} is defined twice (first as milestone[{first}])")
-        if not any(m.end for m in v):
+        no_duplicate([m.name for m in v], "milestone", verb="defined", inside=True)
+        roles = [m.roles() for m in v]
+        if not any(r.end for r in roles):
             raise ValueError("no milestone has end = true, so a boot would never be done")
-        if sum(m.reference for m in v) > 1:
+        if sum(r.reference for r in roles) > 1:
             raise ValueError("more than one milestone has reference = true")
-        if sum(m.after_initcalls for m in v) > 1:
+        if sum(r.after_initcalls for r in roles) > 1:
             raise ValueError("more than one milestone has after_initcalls = true")
-        if sum(m.delayed for m in v) > 1:
+        if sum(r.delayed for r in roles) > 1:
             raise ValueError("more than one milestone has delayed = true")
         return v
 
@@ -247,18 +260,6 @@ def _milestone(m: MilestoneSpec, variants: list[tuple[str, str]], file: Path | N
         label=m.label or m.name,
         regex=regex,
         variants=tuple((who, re.compile(rx)) for who, rx in variants) if any(who for who, _ in variants) else (),
-        phase=m.phase,
         source=m.from_bootloaders,
-        required=m.required,
-        timeout=m.timeout,
-        end=m.end,
-        reference=m.reference,
-        reset_if_repeated=m.reset_if_repeated,
-        match_partial=m.match_partial,
-        progress=m.progress,
-        summary=m.summary,
-        prompt=m.prompt,
-        required_for=tuple(m.required_for),
-        after_initcalls=m.after_initcalls,
-        delayed=m.delayed,
+        **dataclasses.asdict(m.roles()),
     )

@@ -17,8 +17,9 @@ from typing import Annotated
 from pydantic import AfterValidator, Field
 
 from bringup.model.base import DataError, Strict, load_toml, no_control, validate_as
-from bringup.model.board import Cmdline, VersionRange
+from bringup.model.board import VersionRange
 from bringup.model.milestones import load_file
+from bringup.model.values import Cmdline
 from bringup.util import paths
 
 PROFILE_NAME = r"^[a-z][a-z0-9_-]*$"

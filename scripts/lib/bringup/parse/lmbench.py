@@ -343,9 +343,26 @@ def _size_mib(mb: float) -> str:
     return f"{m:.0f}M" if abs(m - round(m)) < 0.01 else f"{m:.2f}M"
 
 
+# what a benchmark prints through perror() when what it measures is not there (a missing
+# test file, /dev/zero on a kernel without devtmpfs): lmbench still prints a number, the
+# time of the failing call, e.g. "Simple stat: 13424.0000 microseconds" after 20 lines of
+# "/tmp/lmb.file: No such file or directory"; such a block gives no number
+PERROR = re.compile(
+    r"^\S[^\n]*: (?:No such file or directory|Permission denied|Operation not permitted|"
+    r"Function not implemented|No such device(?: or address)?|Bad address)\s*$",
+    re.M,
+)
+
+
+def runner_metrics(body: str, name: str, start: int | None) -> list:
+    """A block's metrics; none when the benchmark reported a failed call (PERROR)."""
+    return [] if PERROR.search(body) else parse_text(body, name, start)
+
+
 def parse_runner(text: str, lines: bool = False) -> dict:
     """The runner's output: {benchmark: {rc, metrics, text}}; unfinished blocks have rc None.
-    With lines, each value says its line number in text."""
+    With lines, each value says its line number in text.  A block whose benchmark
+    reported a failed call (a missing file, PERROR) has no metrics."""
     res: dict = {}
     cur: str | None = None
     buf: list[str] = []
@@ -360,7 +377,7 @@ def parse_runner(text: str, lines: bool = False) -> dict:
             body, name = "\n".join(buf), e.group(1)
             res[name] = {
                 "rc": integer(e.group(2)),
-                "metrics": parse_text(body, name, start if lines else None),
+                "metrics": runner_metrics(body, name, start if lines else None),
                 "text": body,
             }
             cur = None
@@ -369,7 +386,7 @@ def parse_runner(text: str, lines: bool = False) -> dict:
             buf.append(line)
     if cur is not None:
         body = "\n".join(buf)
-        res[cur] = {"rc": None, "metrics": parse_text(body, cur, start if lines else None), "text": body}
+        res[cur] = {"rc": None, "metrics": runner_metrics(body, cur, start if lines else None), "text": body}
     return res
 
 

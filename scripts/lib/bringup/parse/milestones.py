@@ -23,7 +23,7 @@ import re
 import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import BinaryIO
+from typing import BinaryIO, Literal
 
 MAX_LAGS = 100_000  # printk lag statistics come from the first lines with both times (bounded memory)
 # "[    1.234567] ", and "[    1.234567][    T1] " with the caller (CONFIG_PRINTK_CALLER); bytes a
@@ -31,21 +31,21 @@ MAX_LAGS = 100_000  # printk lag statistics come from the first lines with both 
 PRINTK_RE = re.compile(r"^[\s\ufffd]*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
 
 
+Phase = Literal["before_kernel", "kernel", "any"]
+Root = Literal["ramdisk", "nfs"]
+
+
 @dataclass(frozen=True)
-class Milestone:
-    """One milestone with its roles (configs/milestones.toml says what each means).
+class Roles:
+    """What a milestone is for, as configs/milestones.toml says it (docs/boot-timing.md).
 
-    `regex` matches any of its wordings; `variants` are the same wordings one by one,
-    each with who prints it (a bootloader's name, or "" for the milestone's own regex),
-    when some are a bootloader's.  `phase` is "before_kernel" (only before the kernel
-    starts), "kernel" (only after) or "any"; `source` the bootloader field it came from."""
+    Declared once, here (parsers import nothing else of bringup, so the declaration
+    lives with the parser that uses it): model/milestones.py's MilestoneSpec takes these
+    fields, their types and defaults for the file's milestone tables, and Milestone
+    carries them.  `phase` is "before_kernel" (only before the kernel starts),
+    "kernel" (only after) or "any"; `required_for` the roots on which it is required."""
 
-    name: str
-    label: str
-    regex: re.Pattern[str]
-    variants: tuple[tuple[str, re.Pattern[str]], ...] = ()
-    phase: str = "any"
-    source: str | None = None
+    phase: Phase = "any"
     required: bool = False
     timeout: float = 60.0
     end: bool = False
@@ -55,9 +55,24 @@ class Milestone:
     progress: bool = False
     summary: bool = False
     prompt: bool = False
-    required_for: tuple[str, ...] = ()
+    required_for: tuple[Root, ...] = ()
     after_initcalls: bool = False
     delayed: bool = False  # the sensitivity check's known cost (make ab) lands just before it
+
+
+@dataclass(frozen=True, kw_only=True)
+class Milestone(Roles):
+    """One milestone with its roles (Roles).
+
+    `regex` matches any of its wordings; `variants` are the same wordings one by one,
+    each with who prints it (a bootloader's name, or "" for the milestone's own regex),
+    when some are a bootloader's; `source` the bootloader field it came from."""
+
+    name: str
+    label: str
+    regex: re.Pattern[str]
+    variants: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    source: str | None = None
 
     def match(self, body: str, text: str) -> str | None:
         """Who prints the wording this line matches ("" when unnamed), or None."""

@@ -16,6 +16,7 @@ from bringup.records.base import Part, Record, RecordError
 from bringup.records.boot import Boot, BootTiming
 from bringup.records.build import Build, BuildFailure
 from bringup.records.buildcost import BuildCost
+from bringup.records.failure import Failure, failed_name
 from bringup.records.io import (
     KINDS,
     artifact,
@@ -23,6 +24,7 @@ from bringup.records.io import (
     load,
     migrate,
     plain_text,
+    present,
     read,
     read_json,
     validate,
@@ -32,9 +34,24 @@ from bringup.records.io import (
 )
 from bringup.records.measure import Footprint, Lmbench
 from bringup.records.rootfs import Rootfs, RootfsRef
+from bringup.records.sets import ResultSet, SetManifest
+from bringup.records.sizediff import SizeDiff
 from bringup.records.workloads import Workloads
 
-MODELS: list[type[Record]] = [Build, BuildFailure, Rootfs, Boot, BootTiming, Footprint, Lmbench, Workloads, BuildCost]
+MODELS: list[type[Record]] = [
+    Build,
+    BuildFailure,
+    Rootfs,
+    Boot,
+    BootTiming,
+    Footprint,
+    Lmbench,
+    Workloads,
+    SizeDiff,
+    SetManifest,
+    Failure,
+    BuildCost,
+]
 for _m in MODELS:
     KINDS.setdefault(_m.KIND, []).append(_m)
 
@@ -45,20 +62,26 @@ __all__ = [
     "BootTiming",
     "Build",
     "BuildCost",
+    "Failure",
     "BuildFailure",
     "Footprint",
     "Lmbench",
     "Part",
     "Record",
     "RecordError",
+    "ResultSet",
+    "SetManifest",
     "Rootfs",
     "RootfsRef",
+    "SizeDiff",
     "Workloads",
     "artifact",
     "boot_timing_name",
+    "failed_name",
     "load",
     "migrate",
     "plain_text",
+    "present",
     "read",
     "read_json",
     "validate",

@@ -55,7 +55,7 @@ Text = Annotated[str, Field(max_length=100_000)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]  # milestone, benchmark, place
 
 
-# a board name or kernel id: it names a directory under logs/, so a plain name (model/board.py's ID_PATTERN)
+# a board name or kernel id: it names a directory under logs/, so a plain name (model/values.py's ID_PATTERN)
 def _id(v: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}", v):
         raise ValueError("not a board name or kernel id (1-64 letters, digits, '.', '_', '+', '-'; it names a folder)")
@@ -130,6 +130,19 @@ class ClockInfo(Part):
         if self.kind == "instructions" and (self.shift is None or self.ns_per_instruction != 2**self.shift):
             raise ValueError("the instruction clock needs its shift and ns_per_instruction = 2^shift")
         return self
+
+
+class Environment(Part):
+    """The machine a measurement ran on, captured when it ran (util/environment.py):
+    the report's Environment section shows it.  Records made before it was captured
+    have none (the report says "not recorded")."""
+
+    host: Text  # system, release and architecture: "Linux 6.1.0-13-amd64 x86_64"
+    cpu: Text  # the CPU's model name (/proc/cpuinfo), or "unknown"
+    cpus: Annotated[int, Field(ge=1)]
+    qemu: Text | None  # the first line of the board's `qemu-system-… --version`; None: not a QEMU board
+    python: Text
+    bringup: Text  # bringup's git commit (short), "(with uncommitted changes)" when the tree had some
 
 
 # --- records ----------------------------------------------------------------

@@ -10,6 +10,7 @@ from pydantic import Field
 from bringup.records.base import (
     ClockInfo,
     Count,
+    Environment,
     FileName,
     Id,
     LineNo,
@@ -258,8 +259,16 @@ def _timing_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class BootTiming(Record):
     KIND = "bringup.boot-timing"
-    VERSION = 7
-    MIGRATIONS = {1: _timing_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields, 5: same_fields, 6: same_fields}
+    VERSION = 8
+    MIGRATIONS = {
+        1: _timing_1_to_2,
+        2: same_fields,
+        3: same_fields,
+        4: same_fields,
+        5: same_fields,
+        6: same_fields,
+        7: same_fields,
+    }
 
     board: Id
     created: Timestamp
@@ -278,6 +287,7 @@ class BootTiming(Record):
     round_places: list[Name] = []  # the place that ran each round, in the order of `order` (/5)
     clock: ClockInfo = ClockInfo()  # what measured the times (/7): on the instruction clock every
     # milestone's `values` are the kernel's own printk times; older records: the host clock
+    environment: Environment | None = None  # the machine that measured (/8); None: older records, not recorded
 
     def times(self, st: MilestoneStats) -> Stats | None:
         """A milestone's statistics on the record's clock: its printk times on the

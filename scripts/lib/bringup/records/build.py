@@ -77,6 +77,7 @@ class Fix(Part):
     avoids: Text
     unchanged: Text
     changes: Text | None = None  # what it changes in the running kernel; None: a build-only fix (/3)
+    overrides: Text | None = None  # what the tree's authors did not support that it makes the build do (/4)
 
 
 Source = Annotated[DebianSource | UrlSource | TarballSource | PathSource, Field(discriminator="kind")]
@@ -180,8 +181,8 @@ class Build(Record):
     """A good build: build.json."""
 
     KIND = "bringup.build"
-    VERSION = 3
-    MIGRATIONS = {1: same_fields, 2: same_fields}
+    VERSION = 4
+    MIGRATIONS = {1: same_fields, 2: same_fields, 3: same_fields}
 
     status: Literal["ok"]
     board: Id
@@ -217,6 +218,10 @@ class Build(Record):
     def accepts(cls, data: Mapping[str, Any]) -> bool:
         return data.get("status") == "ok"
 
+    def overrides(self) -> bool:
+        """Built outside what the tree's authors supported (an era fix with `overrides`)."""
+        return any(f.overrides for f in self.fixes)
+
 
 class FailedStep(Part):
     name: str
@@ -228,8 +233,8 @@ class BuildFailure(Record):
     """A failed or interrupted build: build-failed.json (same kind as build.json)."""
 
     KIND = "bringup.build"
-    VERSION = 3
-    MIGRATIONS = {1: same_fields, 2: same_fields}
+    VERSION = 4
+    MIGRATIONS = {1: same_fields, 2: same_fields, 3: same_fields}
 
     status: Literal["fail", "interrupted"]
     board: Id

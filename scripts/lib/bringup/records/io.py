@@ -65,19 +65,36 @@ def write_json(path: Path, data: Any) -> None:
 def write_text(path: Path, text: str) -> None:
     """Atomic write: a temporary file in the same directory, fsync, rename."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         os.fchmod(fd, 0o644 & ~_umask())
         with os.fdopen(fd, "w") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    except BaseException as e:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(e, OSError) and e.errno is not None:  # named as the file meant, not the temporary one
+            raise OSError(e.errno, f"not written: {e.strerror}", str(path)) from None
         raise
+
+
+def present(path: Path) -> bool:
+    """Whether path exists (a dangling symlink counts); a path that cannot be looked at
+    (a directory without read or search permission on the way) is a RecordError naming it,
+    never "absent"."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as e:
+        raise RecordError(f"{path}: cannot be read: {e.strerror}") from None
+    return True
 
 
 def validate(data: Record | Mapping[str, Any], model: type[R], where: str) -> R:
@@ -104,6 +121,13 @@ def write(path: Path, rec: Mapping[str, Any]) -> Record: ...
 def write(path: Path, rec: Record | Mapping[str, Any], model: type[Record] | None = None) -> Record:
     """Validate a record and write it atomically; returns the model written.
     A dict names its model by `model`, or by its `schema` field."""
+    m, text = render(path, rec, model)
+    write_text(path, text)
+    return m
+
+
+def render(path: Path, rec: Record | Mapping[str, Any], model: type[Record] | None = None) -> tuple[Record, str]:
+    """A record validated as write() writes it, and its text (path names it in errors)."""
     path = Path(path)
     if model is None:
         model = type(rec) if isinstance(rec, Record) else _model_for(rec, str(path))
@@ -114,8 +138,7 @@ def write(path: Path, rec: Record | Mapping[str, Any], model: type[Record] | Non
     bad = _first_bad(m.model_dump(mode="json", by_alias=True), "")
     if bad is not None:  # what a reader would refuse is never written
         raise RecordError(f"{path}: not written: {_bad_value(*bad)}")
-    write_text(path, m.model_dump_json(by_alias=True, indent=2) + "\n")
-    return m
+    return m, m.model_dump_json(by_alias=True, indent=2) + "\n"
 
 
 def _model_for(data: Mapping[str, Any], where: str) -> type[Record]:

@@ -13,6 +13,7 @@ from bringup.records.base import (
     Bytes,
     ClockInfo,
     Count,
+    Environment,
     Id,
     LineNo,
     Name,
@@ -88,8 +89,8 @@ def _footprint_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class Footprint(Record):
     KIND = "bringup.footprint"
-    VERSION = 5
-    MIGRATIONS = {1: _footprint_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields}
+    VERSION = 6
+    MIGRATIONS = {1: _footprint_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields, 5: same_fields}
 
     board: Id
     kernel: Id
@@ -115,6 +116,7 @@ class Footprint(Record):
     imported: Imported | None = None  # where an imported record came from (/4); None for a live run
     stopped: Text | None = None  # why no more rounds were run, as boot-timing.json's (/4)
     clock: ClockInfo = ClockInfo()  # what measured the boots (/5); older records: the host clock
+    environment: Environment | None = None  # the machine that measured (/6); None: older records, not recorded
 
 
 class Metric(Part):
@@ -152,8 +154,8 @@ def _lmbench_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 class Lmbench(Record):
     KIND = "bringup.lmbench"
-    VERSION = 5
-    MIGRATIONS = {1: _lmbench_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields}
+    VERSION = 6
+    MIGRATIONS = {1: _lmbench_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields, 5: same_fields}
 
     board: Id
     kernel: Id
@@ -169,3 +171,4 @@ class Lmbench(Record):
     benchmarks: dict[Name, Benchmark]
     imported: Imported | None = None  # where an imported record came from (/4); None for a live run
     clock: ClockInfo = ClockInfo()  # what lmbench's timer counted (/5): the guest's clock runs on it
+    environment: Environment | None = None  # the machine that measured (/6); None: older records, not recorded

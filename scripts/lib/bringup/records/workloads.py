@@ -10,6 +10,7 @@ from pydantic import Field
 from bringup.records.base import (
     ClockInfo,
     Count,
+    Environment,
     Id,
     Name,
     NonNeg,
@@ -60,10 +61,19 @@ class WorkloadDisk(Part):
     attached: Text  # how: QEMU's device and cache, or the board's own partition
 
 
+class WorkloadFile(Part):
+    """A workload file of configs/workloads/ as it was when the workloads ran (/4): whether
+    it is in the default set, or why it did not load.  The report says from these which
+    workloads the study left out, without reading configs/ at render time."""
+
+    default_set: bool | None  # None: the file did not load
+    error: Text | None = None  # why it did not load
+
+
 class Workloads(Record):
     KIND = "bringup.workloads"
-    VERSION = 3
-    MIGRATIONS = {1: same_fields, 2: same_fields}
+    VERSION = 4
+    MIGRATIONS = {1: same_fields, 2: same_fields, 3: same_fields}
 
     board: Id
     kernel: Id
@@ -79,3 +89,5 @@ class Workloads(Record):
     disk: WorkloadDisk | None = None  # the disk of the disk workloads (/2); None when none ran on one
     workloads: dict[Name, WorkloadResult]
     clock: ClockInfo = ClockInfo()  # what the steps' times counted (/3); older records: the host clock
+    environment: Environment | None = None  # the machine that measured (/4); None: older records, not recorded
+    available: dict[Name, WorkloadFile] | None = None  # every workload file when they ran (/4); None: older

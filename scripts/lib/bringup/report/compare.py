@@ -55,13 +55,14 @@ def _artifact(f: Path, r: Build, name: str, left_out: list[str]) -> Path | None:
     return p
 
 
-def compare_records(a: Build, a_file: Path, b: Build, b_file: Path) -> dict:
+def compare_records(a: Build, a_file: Path, b: Build, b_file: Path, diffs: dict | None = None) -> dict:
+    """The two records' table, and the diffs of their artifacts: `diffs` when given (the
+    report's, stored by build keys: report/sizediffs.py), else made from the artifacts."""
     label_a = f"{a.board}/{a.kernel}"
     label_b = f"{b.board}/{b.kernel}"
     if label_a == label_b:
         label_a, label_b = f"{label_a} ({a.finished})", f"{label_b} ({b.finished})"
     t = buildreport.table([a, b])
-    left_out: list[str] = []
     out: dict = {
         "a": {"label": label_a, "record": str(a_file), "kernelrelease": a.kernelrelease, "ccache": _ccache(a)},
         "b": {"label": label_b, "record": str(b_file), "kernelrelease": b.kernelrelease, "ccache": _ccache(b)},
@@ -76,6 +77,15 @@ def compare_records(a: Build, a_file: Path, b: Build, b_file: Path) -> dict:
             for r in t["rows"]
         ],
     }
+    out.update(diffs if diffs is not None else artifact_diffs(a, a_file, b, b_file))
+    return out
+
+
+def artifact_diffs(a: Build, a_file: Path, b: Build, b_file: Path) -> dict:
+    """The symbol diff of the two kept vmlinux files and the diff of the two kept .config
+    files (`symbols`, `config`, each absent when not made), and `left_out`: why not."""
+    out: dict = {}
+    left_out: list[str] = []
     va, vb = (_artifact(f, r, "vmlinux", left_out) for f, r in ((a_file, a), (b_file, b)))
     if va and vb:
         try:

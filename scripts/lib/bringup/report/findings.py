@@ -417,11 +417,23 @@ def summarize(model: dict) -> list[dict]:
 
 def era_findings(builds: dict[str, Build], kernels: list[str]) -> list[dict]:
     """A note for every era fix that changes the running kernel (not only its build):
-    the numbers of that kernel are not those of the release as it was shipped."""
+    the numbers of that kernel are not those of the release as it was shipped; and for
+    every fix that builds a kernel outside what its authors supported (2.4 with gcc 12)."""
     out = []
     for k in kernels:
         r = builds.get(k)
         for fix in r.fixes if r else []:
+            if fix.overrides:
+                out.append(
+                    {
+                        "kind": "era",
+                        "significant": None,
+                        "delta_pct": None,
+                        "claim": f"{k} is built outside what its authors supported ({fix.name}; marked † in every "
+                        f"table): {fix.overrides} (docs/eras.md)",
+                        "link": "",
+                    }
+                )
             if fix.changes:
                 out.append(
                     {

@@ -15,12 +15,8 @@ with the others and says, in one line per record, what it left out and why.
 from __future__ import annotations
 
 import functools
-import os
-import platform
 import re
 import shlex
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
@@ -35,9 +31,10 @@ from bringup.model.milestones import load_rules
 from bringup.parse import sizediff
 from bringup.records import Boot, BootTiming, Build, Footprint, Lmbench, Workloads
 from bringup.records.boot import KernelTiming, MilestoneStats
-from bringup.report import bootexplain, charts, compare, findings, places
+from bringup.report import bootexplain, charts, compare, environment, findings, places, sizediffs
 from bringup.report import buildtable as buildreport
 from bringup.report.tables import fmt_delta, pct
+from bringup.report.workloads import left_out as workloads_left_out
 from bringup.report.workloads import relative as workload_relative
 from bringup.report.workloads import tables as workload_tables
 from bringup.util import clock, paths
@@ -64,9 +61,9 @@ class Reader:
         return rec if isinstance(rec, model) else None
 
     def _read(self, f: Path, model: type[R], kernel: str | None) -> R | None:
-        if not os.path.lexists(f):
-            return None
         try:
+            if not records.present(f):  # absent; a directory that cannot be read is not absent
+                return None
             rec = records.read(f, model)
         except BringupError as e:  # named as the user sees it: logs/<board>/... inside the project
             self.left_out.append(paths.rel(f) + str(e).removeprefix(str(f)))
@@ -144,7 +141,10 @@ def collect(board: Board, logs: Path, top: int = 12, own_floors: bool = True) ->
         "boot": boot,
         "live_boot": live_boot,
         "imported": imported,
+        # kernels built outside what their authors supported (2.4 with gcc 12): marked beside every number
+        "unsupported": {k: [f.overrides for f in r.fixes if f.overrides] for k, r in build.items() if r.overrides()},
         "left_out": rd.left_out,
+        "sets": records.sets.read_all(bdir),  # which set of each step the records come from (records/sets.py)
         "missing": {
             "build": [k for k in kernels if k not in build and k not in imported],
             "boot": [k for k in kernels if not boot or k not in boot.kernels],
@@ -201,9 +201,16 @@ def collect(board: Board, logs: Path, top: int = 12, own_floors: bool = True) ->
     model["lmbench_groups"] = _lmbench_groups(lm, kernels)
     model["bw_mem"] = _bw_mem(lm, kernels)
     model["workload_tables"] = workload_tables(wl, kernels)
-    model["workload_tables"]["left_out"] = _workloads_left_out(model["workload_tables"])
+    model["workload_tables"]["left_out"] = workloads_left_out(wl, model["workload_tables"])
     model["workload_relative"] = workload_relative(model["workload_tables"])
-    model["env"] = _environment(board, build)
+    measured: list[tuple[str, Any]] = [
+        (name, r)
+        for name, r in ((records.boot_timing_name(), live_boot), (records.boot_timing_name("nfs"), live_nfs))
+        if r is not None
+    ]
+    for name, recs in (("footprint.json", fp), ("lmbench.json", lm), ("workloads.json", wl)):
+        measured += [(f"{k}/{name}", r) for k, r in recs.items()]
+    model["env"] = environment.section(build, measured)
     _imported_env(model)
     model["reproduce"] = _reproduce(board, model)
     model["findings"] = findings.summarize(model)
@@ -524,7 +531,8 @@ def _sizediffs(bdir: Path, build: dict[str, Build], kernels: list[str], top: int
     out = []
     for k in ks[1:]:
         a, b = ks[0], k
-        c = compare.compare_records(build[a], bdir / a / "build.json", build[b], bdir / b / "build.json")
+        made = sizediffs.diffs(bdir, a, build[a], b, build[b])
+        c = compare.compare_records(build[a], bdir / a / "build.json", build[b], bdir / b / "build.json", made)
         left_out += [x for x in c["left_out"] if x not in left_out]
         entry = {"a": a, "b": b, "rows": c["rows"]}
         if "symbols" in c:
@@ -832,85 +840,6 @@ def _bw_mem(lm: dict[str, Lmbench], kernels: list[str]) -> dict:
     return series
 
 
-def _version(argv: list[str]) -> str:
-    if not shutil.which(argv[0]):
-        return "not installed"
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=20).stdout
-        return out.splitlines()[0].strip() if out else "unknown"
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-
-
-def _workloads_left_out(wt: dict) -> list[dict]:
-    """The workload files of configs/workloads/ that no kernel's record holds, with why:
-    a workload outside the default set runs only when named.  Said only beside a
-    Workloads section (a study without workloads has none)."""
-    if not wt.get("workloads"):
-        return []
-    from bringup.model import workload as wm
-
-    ran = {w["name"] for w in wt["workloads"]}
-    out = []
-    for n in wm.available():
-        if n in ran:
-            continue
-        try:
-            default = wm.load(wm.workloads_dir() / f"{n}.toml").default_set
-        except BringupError as e:
-            out.append({"name": n, "why": f"its file does not load: {e}"})
-            continue
-        if default:
-            out.append({"name": n, "why": f"not in these records (make workloads WORKLOADS={n} runs it)"})
-        else:
-            out.append(
-                {"name": n, "why": f"runs only when named (default_set = false): WORKLOADS={n} or WORKLOADS=all"}
-            )
-    return out
-
-
-def _environment(board: Board, build: dict[str, Build]) -> dict:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    commit = "unknown"
-    if shutil.which("git"):
-        p = subprocess.run(
-            ["git", "-C", str(paths.ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        )
-        if p.returncode == 0:
-            commit = p.stdout.strip()
-            if subprocess.run(["git", "-C", str(paths.ROOT), "diff", "--quiet", "HEAD"]).returncode:
-                commit += " (with uncommitted changes)"
-    env: dict[str, Any] = {
-        "machine": f"{platform.system()} {platform.release()} {platform.machine()}, {cpu}, {os.cpu_count()} CPUs",
-        "bringup": commit,
-        "python": platform.python_version(),
-    }
-    if board.qemu:
-        env["qemu"] = _version([board.qemu.binary, "--version"])
-    env["toolchains"] = sorted({r.toolchain.version for r in build.values()})
-    env["kernels"] = [
-        {
-            "kernel": k,
-            "release": r.kernelrelease,
-            "source": " ".join(
-                str(v)
-                for kk, v in r.source.model_dump().items()
-                if kk in ("kind", "package", "package_version", "suite", "url", "tarball", "path")
-            ),
-            "fixes": [f.name + (" (changes the running kernel)" if f.changes else "") for f in r.fixes],
-        }
-        for k, r in build.items()
-    ]
-    return env
-
-
 def _imported_env(model: dict) -> None:
     """The imported kernels among the versions: their release and where they came from."""
     for k, entries in model["imported"].items():
@@ -1088,21 +1017,26 @@ def write(board: Board, logs: Path, say=print) -> Report:
     model = collect(board, logs)
     for why in model["left_out"]:
         say(f"report: left out {why}")
+    for st in (x for x in model["sets"] if x["step"] != "report"):
+        say(f"report: read {records.sets.describe(st)}")
     if not model["kernels"]:
         why = f"; left out: {model['left_out'][0]}" if model["left_out"] else f" (run: make all BOARD={board.name})"
         raise BringupError(f"board {board.name}: no records under {Path(logs) / board.name}{why}")
     svgs = make_charts(model)
     html, md = render(model, svgs)
     out = Path(logs) / board.name / "report"
-    for name, svg in svgs.items():
-        if svg:
-            records.write_text(out / "charts" / f"{name}.svg", svg)
-        else:  # nothing to draw this time: no chart left over from an earlier report
-            (out / "charts" / f"{name}.svg").unlink(missing_ok=True)
-    records.write_text(out / "report.md", md)
-    records.write_text(out / "index.html", html)
-    records.write_json(
-        out / "model.json", {k: v for k, v in model.items() if k not in ("build", "boot", "live_boot", "build_cost")}
-    )
-    say(f"report: {paths.rel(out / 'index.html')} (and report.md)")
+    # the page, the Markdown, the model and the charts land together or not at all (records/sets.py)
+    with records.ResultSet(Path(logs) / board.name, "report") as rset:
+        for name, svg in svgs.items():
+            if svg:
+                rset.write_text(out / "charts" / f"{name}.svg", svg)
+            else:  # nothing to draw this time: no chart left over from an earlier report
+                rset.remove(out / "charts" / f"{name}.svg")
+        rset.write_text(out / "report.md", md)
+        rset.write_text(out / "index.html", html)
+        rset.write_json(
+            out / "model.json",
+            {k: v for k, v in model.items() if k not in ("build", "boot", "live_boot", "build_cost")},
+        )
+    say(f"report: {paths.rel(out / 'index.html')} (and report.md; report set {rset.id})")
     return Report(index=out / "index.html", markdown=out / "report.md", model=model)

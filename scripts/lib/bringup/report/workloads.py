@@ -8,7 +8,7 @@ import math
 
 from bringup import stats
 from bringup.records import Workloads
-from bringup.records.workloads import WorkloadMetric
+from bringup.records.workloads import WorkloadFile, WorkloadMetric
 from bringup.report.tables import pct
 
 KEY = "workload:{w}:{m}"  # the key of a tested metric in the family (findings.summarize)
@@ -162,3 +162,27 @@ def summary(metrics: list[dict]) -> list[dict]:
     """After the family's correction: the significant differences only, largest first."""
     sig = [f for f in metrics if f["kind"] in ("tested", "deterministic") and f["significant"]]
     return sorted(sig, key=lambda f: -abs(f["delta_pct"]))
+
+
+def left_out(recs: dict[str, Workloads], wt: dict) -> list[dict]:
+    """The workload files that no kernel's record holds, with why, from the files the records
+    saw when they ran (`available`, /4; older records say nothing): a workload outside the
+    default set runs only when named.  Said only beside a Workloads section."""
+    if not wt.get("workloads"):
+        return []
+    seen: dict[str, WorkloadFile] = {}
+    for rec in recs.values():
+        seen.update(rec.available or {})
+    ran = {w["name"] for w in wt["workloads"]}
+    out = []
+    for name, f in sorted(seen.items()):
+        if name in ran:
+            continue
+        if f.default_set is None:
+            out.append({"name": name, "why": f"its file does not load: {f.error}"})
+        elif f.default_set:
+            out.append({"name": name, "why": f"not in these records (make workloads WORKLOADS={name} runs it)"})
+        else:
+            why = f"runs only when named (default_set = false): WORKLOADS={name} or WORKLOADS=all"
+            out.append({"name": name, "why": why})
+    return out

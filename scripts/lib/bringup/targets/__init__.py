@@ -4,6 +4,7 @@ protocol of bringup.boot.target.
   qemu.QemuTarget      QEMU (a board file with a [qemu] table)
   serial.SerialTarget  a board on the bench: [serial], [power], [tftp]
   labgrid.LabgridTarget  a labgrid place: [labgrid] (console, power, TFTP from the lab)
+  bench                what a board outside QEMU boots over: network, NFS address, TFTP staging
 
 for_board() and places() are the one place that looks at which kind a board is.
 """

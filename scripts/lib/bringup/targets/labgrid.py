@@ -50,6 +50,7 @@ from bringup.boot.target import BootSpec, Network, Staging, Target
 from bringup.errors import BringupError
 from bringup.model.board import Board
 from bringup.parse import labgrid as lgparse
+from bringup.targets import bench
 from bringup.util import net, paths
 
 POWER_CLASSES = (
@@ -254,7 +255,7 @@ class LabgridTarget:
         return found[0] if found else None
 
     def staging(self, kernel_id: str) -> Staging:
-        prefix = f"bringup/{self.board.name}/{f'{self.place_name}/' if self.shared else ''}{kernel_id}/"
+        prefix = bench.prefix(self.board, kernel_id, self.place_name if self.shared else None)
         prov = self._tftp_provider()
         if prov is not None:
             host = str(prov.params.get("host", "localhost"))
@@ -272,21 +273,13 @@ class LabgridTarget:
                 f"labgrid place {self.place_name}: no TFTP provider on the place and no [tftp] dir in "
                 f"{self.board.file.name}: nowhere to put the boot files"
             )
-        return Staging(Path(t.dir) / prefix, prefix)
+        return bench.tftp_staging(t.dir, prefix)
 
     def network(self) -> Network:
-        t = self.board.tftp
-        if t is None:
-            return Network(serverip=None)
-        return Network(serverip=t.serverip or None, dhcp=t.dhcp, ipaddr=t.ipaddr or None)
+        return bench.network(self.board)
 
     def nfs_address(self) -> str:
-        address = self.board.nfs.address or (self.board.tftp.serverip if self.board.tftp else "")
-        if not address:
-            raise BringupError(
-                f"{self.board.file.name}: field 'nfs.address': not set, and no tftp.serverip to use instead"
-            )
-        return address
+        return bench.nfs_address(self.board)
 
     # -- the boot -------------------------------------------------------------------
     def prepare(self, boot: BootSpec) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -198,6 +199,8 @@ class QemuTarget:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+        # the boot's copies for QEMU's TFTP server (about 2.8 MB) are of no use once it ended
+        shutil.rmtree(self.staging("").dir, ignore_errors=True)
 
     def alive(self) -> str | None:
         if self.proc is None:
@@ -211,7 +214,9 @@ class QemuTarget:
 
     def stderr_tail(self) -> str:
         try:
-            lines = [x for x in self.stderr_path.read_text(errors="replace").splitlines() if x.strip()]
+            text = self.stderr_path.read_text(errors="replace")
+            # QEMU's start-up notice (LISTENING) is no cause of its end
+            lines = [x for x in text.splitlines() if x.strip() and LISTENING not in x]
             return lines[-1].strip() if lines else ""
         except OSError:
             return ""

@@ -15,12 +15,13 @@ import shlex
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from bringup.boot.target import BootSpec, Network, Staging, Target
 from bringup.errors import BootFailed, BringupError
-from bringup.model.board import Board, PowerSpec
+from bringup.model.board import Board
+from bringup.model.specs import PowerSpec
+from bringup.targets import bench
 
 
 class SerialTarget:
@@ -45,23 +46,14 @@ class SerialTarget:
                 f"board {self.board.name}: booting a real board through U-Boot needs a [tftp] "
                 f"table (the host's TFTP directory)"
             )
-        prefix = f"bringup/{self.board.name}/{kernel_id}/"
-        return Staging(Path(self.board.tftp.dir) / prefix, prefix)  # the bench's TFTP server serves it
+        # the bench's TFTP server serves it
+        return bench.tftp_staging(self.board.tftp.dir, bench.prefix(self.board, kernel_id))
 
     def network(self) -> Network:
-        t = self.board.tftp
-        if t is None:
-            return Network(serverip=None)
-        return Network(serverip=t.serverip or None, dhcp=t.dhcp, ipaddr=t.ipaddr or None)
+        return bench.network(self.board)
 
     def nfs_address(self) -> str:
-        address = self.board.nfs.address or (self.board.tftp.serverip if self.board.tftp else "")
-        if not address:
-            raise BringupError(
-                f"{self.board.file.name}: field 'nfs.address': not set, and no tftp.serverip to use "
-                f"instead (the NFS server's address as the board sees it)"
-            )
-        return address
+        return bench.nfs_address(self.board)
 
     # -- power ----------------------------------------------------------------
     def _run(self, which: str) -> bool:

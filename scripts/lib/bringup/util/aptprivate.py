@@ -44,6 +44,9 @@ SUITES = {
 }
 
 
+_UPDATE_FAILED: dict[Path, str] = {}  # private apt directories whose update failed in this process: why
+
+
 @dataclass
 class PrivateApt:
     root: Path  # private state lives here
@@ -116,6 +119,12 @@ APT::Sandbox::User "root";
         stamp = lists / ".bringup-updated"
         if stamp.exists() and time.time() - stamp.stat().st_mtime < max_age_s:
             return
+        if self.dir in _UPDATE_FAILED:  # tried in this run already, and the mirror did not answer: once is enough
+            if _has_indexes(lists, self.suite):
+                return
+            raise BringupError(
+                f"apt-get update ({self.suite}): {_UPDATE_FAILED[self.dir]}; no package lists to fall back on"
+            )
         staging = self.dir / "lists.new"
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(lists, staging, ignore=shutil.ignore_patterns(".bringup-updated", "lock"))
@@ -128,6 +137,7 @@ APT::Sandbox::User "root";
         why = self._update_failure(p, staging)
         if why:
             shutil.rmtree(staging, ignore_errors=True)
+            _UPDATE_FAILED[self.dir] = why
             if _has_indexes(lists, self.suite):
                 age = time.time() - stamp.stat().st_mtime if stamp.exists() else None
                 when = f"{age / 3600:.0f} h old" if age is not None else "of unknown age"

@@ -4,15 +4,22 @@ Builds share the cache (~/.cache/bringup): two checkouts, or CI beside a user,
 building the same board's kernel would empty and fill the same build directory
 at once.  `exclusive()` holds an flock on a lock file next to what it guards;
 a second process waits and says so, and the lock goes with the process (a
-killed build leaves nothing to clean up)."""
+killed build leaves nothing to clean up).
+
+`board()` is the same for a board's measuring steps (boot timing, footprint,
+workloads): one at a time, since a second run's boots load the host the first
+one measures on (docs/records.md, "One measurement per board at a time")."""
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from bringup.errors import BringupError
 
 
 @contextmanager
@@ -30,5 +37,73 @@ def exclusive(lock_file: Path, what: str, say: Callable[[str], None] = print) ->
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
         yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+NO_WAIT_ENV = "BRINGUP_NO_WAIT"  # set by --no-wait (make NO_WAIT=1): refuse instead of waiting for a board
+
+
+_HELD: set[str] = set()  # the board locks this process holds
+
+
+class BoardBusy(BringupError):
+    """Another run measures the board and --no-wait was given."""
+
+    exit_code = 75  # EX_TEMPFAIL: try again later
+
+
+def holder(lock_file: Path) -> str:
+    """What the lock file says about its holder ("pid 123, footprint, since ..."), or ""."""
+    try:
+        return lock_file.read_text(errors="replace").strip().splitlines()[0][:200]
+    except (OSError, IndexError):
+        return ""
+
+
+@contextmanager
+def board(board_dir: Path, step: str, say: Callable[[str], None] = print, wait: bool | None = None) -> Iterator[None]:
+    """One measurement of a board at a time: hold logs/<board>/.lock for the whole step.
+    A second run waits, saying who holds it (pid, step, since when), or with wait False
+    (--no-wait, BRINGUP_NO_WAIT=1) refuses in one line.  The lock goes with the process.
+    A read-only or unwritable logs/<board> is found here, before any boot."""
+    if wait is None:
+        wait = os.environ.get(NO_WAIT_ENV, "").strip().lower() not in ("1", "yes", "true", "on")
+    lock_file = Path(board_dir) / ".lock"
+    key = os.path.abspath(lock_file)
+    if key in _HELD:  # this process holds it already (a study's step, a command around its step)
+        yield
+        return
+    try:
+        Path(board_dir).mkdir(parents=True, exist_ok=True)
+        if not os.access(board_dir, os.W_OK | os.X_OK):  # records could not be written after the boots
+            raise PermissionError(13, "Permission denied")
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise BringupError(f"{step}: {board_dir}: cannot write there: {e.strerror} (nothing measured)") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            who = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+            if not wait:
+                raise BoardBusy(
+                    f"{step}: board {Path(board_dir).name} is being measured by {who} ({lock_file}); "
+                    "not waiting (--no-wait)"
+                ) from None
+            say(f"  waiting for {who}, which measures board {Path(board_dir).name} ({lock_file})")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        since = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}, {step}, since {since}\n".encode(), 0)
+            os.fsync(fd)
+        except OSError as e:
+            raise BringupError(f"{step}: {lock_file}: cannot write: {e.strerror}") from None
+        _HELD.add(key)
+        try:
+            yield
+        finally:
+            _HELD.discard(key)
     finally:
         os.close(fd)  # releases the lock

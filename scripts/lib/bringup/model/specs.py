@@ -1,0 +1,568 @@
+"""The tables of a board file (boards/<name>.toml) as pydantic models: a kernel and
+its source, the image, QEMU, U-Boot, a serial console, TFTP, the NFS root, a
+labgrid place, the workloads' disk and power commands.  model/board.py puts them
+together into BoardFile and Board."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, field_validator, model_validator
+
+from bringup.model.base import Strict, first_duplicate, located
+from bringup.model.values import (
+    _CONTROL,
+    BOARD_FILE_SUFFIXES,
+    ID_PATTERN,
+    RESERVED_IDS,
+    Address,
+    Argv,
+    Cmdline,
+    ConfigTarget,
+    IPv4,
+    MakeArg,
+    Port,
+    Prefix,
+    RelPath,
+    Text,
+)
+from bringup.util.aptprivate import SUITES
+
+
+class SourceSpec(Strict):
+    """Exactly one of debian, url, tarball, path."""
+
+    debian: Annotated[
+        str,
+        Field(pattern=r"^[a-z0-9][a-z0-9.+-]+$", max_length=100, description="Debian package, e.g. linux-source-6.1"),
+    ] = ""
+    suite: Literal[tuple(SUITES)] | Literal[""] = Field("", description="Debian suite for 'debian'")  # type: ignore[valid-type]
+    url: Annotated[
+        str, Field(pattern=r"^https?://[^\s]+$", max_length=2048, description="tarball URL (http or https)")
+    ] = ""
+    tarball: Annotated[str, Field(max_length=4096, description="local tarball path")] = ""
+    path: Annotated[str, Field(max_length=4096, description="local kernel tree")] = ""
+    sha256: Annotated[str, Field(pattern=r"^([0-9a-fA-F]{64})?$", description="sha256 of the tarball")] = ""
+    tree: Annotated[
+        str,
+        Field(
+            pattern=r"^(git:[0-9a-fA-F]{40})?$",
+            description="git tree id of the extracted tree, git:<40 hex> (what `git add -A -f && git write-tree` "
+            "prints inside it); with url or tarball: a file whose sha256 differs (the same release archived or "
+            "compressed otherwise) is used only when its tree has this id",
+        ),
+    ] = ""
+    version: Annotated[
+        str,
+        Field(
+            pattern=r"^([0-9]+(\.[0-9]+)*[A-Za-z0-9.+~-]*)?$",
+            max_length=64,
+            description="kernel version, for records and eras",
+        ),
+    ] = ""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> SourceSpec:
+        kinds = [k for k in ("debian", "url", "tarball", "path") if getattr(self, k)]
+        if len(kinds) != 1:
+            raise located("", f"give exactly one of debian, url, tarball, path (got {', '.join(kinds) or 'none'})")
+        if kinds[0] == "debian" and not self.suite:
+            raise located("suite", "missing (required with 'debian'; one of " + ", ".join(SUITES) + ")")
+        if self.tree and kinds[0] not in ("url", "tarball"):
+            raise located("tree", f"only with url or tarball (this source is {kinds[0]!r})")
+        if kinds[0] == "url" and not self.sha256:
+            raise located(
+                "sha256",
+                "missing (required with 'url'; take it from the sha256sums file published next to the tarball)",
+            )
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(k for k in ("debian", "url", "tarball", "path") if getattr(self, k))
+
+
+class KernelSpec(Strict):
+    id: Annotated[
+        str,
+        Field(pattern=ID_PATTERN, max_length=64, description="names logs/<board>/<id>/ (letters, digits and . _ + -)"),
+    ]
+    description: Text = ""
+    source: Annotated[SourceSpec, Field(description="exactly one of debian, url, tarball, path")]
+
+    @field_validator("id")
+    @classmethod
+    def _not_reserved(cls, v: str) -> str:
+        if v in RESERVED_IDS:
+            raise ValueError(f"logs/<board>/{v}/ holds the board's {v}, not a kernel's records; choose another id")
+        if v.endswith(BOARD_FILE_SUFFIXES):
+            raise ValueError(
+                f"ends in {v[v.rindex('.') :]!r}: logs/<board>/ holds the board's own files of that kind "
+                "(boot-timing.json); a kernel's directory would take its name"
+            )
+        return v
+
+    defconfig: Annotated[ConfigTarget, Field(description="make target that writes the base .config")] = ""
+    config_file: Annotated[str, Field(max_length=4096, description="a complete .config, relative to configs/")] = ""
+    fragments: Annotated[list[RelPath], Field(max_length=64, description="config fragments, relative to configs/")] = []
+    era: Annotated[
+        str, Field(max_length=64, description="build recipe: a file under configs/era/ ('2.4' or '2.6+')")
+    ] = "2.6+"
+    arch: Annotated[str, Field(max_length=64, description="override the board's arch")] = ""
+    cross_compile: Prefix | None = Field(None, description="override the board's CROSS_COMPILE")
+    make_args: Annotated[list[MakeArg], Field(max_length=64, description="extra VAR=value for make")] = []
+    cmdline: Annotated[Cmdline, Field(description="extra kernel command line")] = ""
+    dtb: Annotated[
+        str | None,
+        Field(
+            pattern=r"^([A-Za-z0-9_.+-]+\.dtb)?$",
+            description="override the board's image.dtb for this kernel; '' for none (a kernel from before "
+            "device trees, booted with the machine id and ATAGs)",
+        ),
+    ] = None
+
+    @model_validator(mode="after")
+    def _has_config(self) -> KernelSpec:
+        if not self.defconfig and not self.config_file:
+            raise located("defconfig", "give a defconfig or a config_file")
+        for j, frag in enumerate(self.fragments):
+            if frag in self.fragments[:j]:
+                first = self.fragments.index(frag)
+                raise located(f"fragments[{j}]", f"{frag!r} is listed twice (first as fragments[{first}])")
+        return self
+
+
+class ImageSpec(Strict):
+    target: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$",
+            description="make target for the boot image (zImage, bzImage, uImage)",
+        ),
+    ]
+    uimage: Annotated[bool, Field(description="wrap the image with mkimage for U-Boot")] = False
+    load_address: Address | Literal[""] = ""
+    entry_point: Address | Literal[""] = ""
+    dtb: Annotated[
+        str,
+        Field(pattern=r"^([A-Za-z0-9_.+-]+\.dtb)?$", description="device tree blob name (e.g. vexpress-v2p-ca9.dtb)"),
+    ] = ""
+
+
+# QEMU options bringup gives itself (targets/qemu.py): qemu.args repeating one would override what
+# the board file and the records say (-m 4096 against memory_mb = 512), or the console bringup reads
+QEMU_OWN_OPTIONS = (
+    "M", "machine", "cpu", "m", "smp", "display", "monitor", "nodefaults", "serial",
+    "kernel", "initrd", "dtb", "append", "bios", "icount", "rtc", "seed",
+)  # fmt: skip
+
+
+# QEMU options that stop or detach the guest bringup boots and reads
+QEMU_STOPPING_OPTIONS = {
+    "S": "wait, CPU stopped, for a monitor's 'cont'",
+    "daemonize": "detach from bringup into the background",
+    "incoming": "wait for a migration stream",
+    "nographic": "take the console to its standard input and output",
+}
+
+
+class QemuSpec(Strict):
+    binary: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+-]+$", max_length=4096)]
+    machine: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.,=+-]+$", max_length=256)]
+    cpu: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.,=+-]*$", max_length=256)] = ""
+    smp: Annotated[int, Field(ge=1, le=64)] = 1
+    args: Annotated[Argv, Field(description="extra QEMU arguments")] = []
+    net_device: Annotated[
+        str, Field(pattern=r"^[A-Za-z0-9_.,=-]*$", max_length=256, description="QEMU NIC model for user networking")
+    ] = ""
+    disk_device: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_.-]*$",
+            max_length=64,
+            description="QEMU device that attaches the disk workloads' ext4 image (virtio-blk-device on "
+            "virtio-mmio, virtio-blk-pci on PCI); empty: the board has no disk",
+        ),
+    ] = ""
+    clock: Annotated[
+        Literal["host", "instructions"],
+        Field(
+            description="what measures time: 'instructions' (QEMU icount: guest time advances by executed "
+            "instructions, 2^icount_shift ns each, and jumps over idle time; deterministic, docs/clock.md) or "
+            "'host' (the guest runs as fast as the host lets it; noisy, measured in rounds)"
+        ),
+    ] = "host"
+    icount_shift: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=10,
+            description="instruction clock: 2^icount_shift ns per instruction (3: 8 ns, 125 MIPS); "
+            "choose it to approximate the real CPU's instruction rate",
+        ),
+    ] = 3
+
+    @field_validator("binary")
+    @classmethod
+    def _command(cls, v: str) -> str:
+        if v.startswith("-"):
+            raise ValueError("starts with '-': not a command")
+        if "/" in v and not v.startswith("/"):
+            raise ValueError(
+                "a relative path (it would depend on the directory bringup runs in): give a command on PATH "
+                "(qemu-system-arm) or an absolute path"
+            )
+        if ".." in v.split("/"):
+            raise ValueError("a path with '..': give the absolute path of the QEMU binary")
+        return v
+
+    @model_validator(mode="after")
+    def _icount_without_kvm(self) -> QemuSpec:
+        if self.clock == "instructions":
+            for i, arg in enumerate(self.args):
+                nxt = self.args[i + 1] if i + 1 < len(self.args) else ""
+                if arg in ("-enable-kvm", "--enable-kvm") or (arg in ("-accel", "--accel") and nxt.startswith("kvm")):
+                    raise located(
+                        f"args[{i}]",
+                        f'{arg!r}: QEMU\'s instruction counter (clock = "instructions") runs under TCG only; '
+                        'drop KVM or set clock = "host"',
+                    )
+        return self
+
+    @field_validator("args")
+    @classmethod
+    def _not_own_options(cls, v: list[str]) -> list[str]:
+        for i, arg in enumerate(v):
+            name = arg.lstrip("-").partition("=")[0]
+            if arg.startswith("-") and name in QEMU_STOPPING_OPTIONS:
+                raise ValueError(
+                    f"@[{i}]@{arg!r}: QEMU would {QEMU_STOPPING_OPTIONS[name]}, and the boot bringup watches would "
+                    "never come"
+                )
+            if arg.startswith("-") and name in QEMU_OWN_OPTIONS:
+                raise ValueError(
+                    f"@[{i}]@{arg!r}: an option bringup gives QEMU itself or keeps for the instruction clock (from "
+                    "memory_mb, qemu.machine, qemu.cpu, qemu.smp, qemu.clock, the console and the boot files); "
+                    "set those fields instead"
+                )
+        return v
+
+
+class UbootSpec(Strict):
+    binary: Annotated[Text, Field(min_length=1, max_length=4096, description="U-Boot image given to QEMU as -bios")]
+    kernel_addr: Address
+    initrd_addr: Address
+    fdt_addr: Annotated[
+        Address, Field(description="where the device tree blob is loaded when the board boots with one")
+    ] = "0x48000000"
+    fdt: Annotated[
+        str,
+        Field(
+            pattern=r"^(\$\{[A-Za-z_]+\}|0[xX][0-9a-fA-F]+|-)?$",
+            description="fdt address argument of the boot command (used when no dtb is loaded)",
+        ),
+    ] = "${fdtcontroladdr}"
+    prompt: Annotated[
+        str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$", description="U-Boot's prompt")
+    ] = "=> "
+    boot_command: Literal["bootm", "bootz", "booti"] = "bootm"
+    interrupt: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=32,
+            description='what stops autoboot (a key, or CONFIG_AUTOBOOT_STOP_STR such as "\\u0003" or "stop"); '
+            "sent again every interrupt_interval seconds until the prompt answers",
+        ),
+    ] = " "
+    interrupt_interval: Annotated[
+        float, Field(gt=0, le=5, description="seconds between two sends of the interrupt string")
+    ] = 0.1
+
+    @field_validator("prompt")
+    @classmethod
+    def _visible_prompt(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("only spaces: every line with a space would look like U-Boot's prompt")
+        return v
+
+    @model_validator(mode="after")
+    def _distinct_addresses(self) -> UbootSpec:
+        addrs = [("kernel_addr", self.kernel_addr), ("initrd_addr", self.initrd_addr), ("fdt_addr", self.fdt_addr)]
+        for i, (name, a) in enumerate(addrs):
+            for other, b in addrs[:i]:
+                if int(str(a), 16) == int(str(b), 16):
+                    raise located(name, f"{a!r}: the same address as {other}: one file would overwrite the other")
+        return self
+
+
+class SerialSpec(Strict):
+    port: Annotated[
+        str,
+        Field(
+            pattern=r"^(/dev/\S+|(socket|rfc2217)://\S+:\d+)$",
+            max_length=4096,
+            description="/dev/ttyUSB0, socket://host:port or rfc2217://host:port",
+        ),
+    ]
+    baud: Annotated[int, Field(ge=50, le=4_000_000, description="for local serial devices")] = 115200
+
+    @field_validator("port")
+    @classmethod
+    def _host_and_port(cls, v: str) -> str:
+        if v.startswith("/dev/"):
+            if ".." in v.split("/"):
+                raise ValueError("a device path with '..' leaves /dev/")
+            return v
+        host, _, port = v.partition("://")[2].rpartition(":")
+        if not (
+            re.fullmatch(
+                r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*",
+                host,
+            )
+            or re.fullmatch(r"\[[0-9A-Fa-f:.]+\]", host)
+        ):
+            raise ValueError(f"host {host!r}: not a host name or address (socket://host:port)")
+        if not (len(port) <= 5 and 1 <= int(port) <= 65535):
+            raise ValueError(f"port {port}: a TCP port is 1 to 65535")
+        return v
+
+
+def _host_dir(v: str) -> str:
+    if _CONTROL.search(v):
+        raise ValueError("contains a control character")
+    if v and not v.startswith(("/", "~")):
+        raise ValueError("not an absolute path (it would depend on the directory bringup is started from)")
+    return v
+
+
+class TftpSpec(Strict):
+    dir: Annotated[
+        str,
+        AfterValidator(_host_dir),
+        Field(
+            max_length=4096,
+            description="the host's TFTP root (tftpd-hpa's directory); "
+            "bringup writes bringup/<board>/<kernel>/ under it (may be empty on a labgrid place "
+            "whose TFTP provider says where files go)",
+        ),
+    ] = ""
+    serverip: Annotated[IPv4, Field(description="U-Boot serverip (empty: the one DHCP gives)")] = ""
+    ipaddr: Annotated[IPv4, Field(description="U-Boot ipaddr when dhcp = false")] = ""
+    dhcp: Annotated[bool, Field(description="run dhcp in U-Boot")] = True
+
+
+class NfsSpec(Strict):
+    server: Annotated[
+        Literal["ganesha", "external"],
+        Field(description="ganesha: bringup runs NFS-Ganesha for each run; external: your own NFS server"),
+    ] = "ganesha"
+    bind: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_.:-]+$",
+            max_length=64,
+            description="address (or interface name, e.g. eth1) Ganesha listens on: loopback for QEMU (the guest "
+            "reaches it as 10.0.2.2); on a bench, the host's interface on the board's network",
+        ),
+    ] = "127.0.0.1"
+    address: Annotated[
+        IPv4,
+        Field(
+            description="the NFS server's address as the board sees it; empty: the target's own idea "
+            "(QEMU: 10.0.2.2, its user network's host; a bench board: tftp.serverip)"
+        ),
+    ] = ""
+    port: Annotated[
+        Port,
+        Field(
+            description="Ganesha's port; 0 picks a free one (the kernel is told the port); "
+            "an external server: its port, usually 2049"
+        ),
+    ] = 0
+    version: Annotated[
+        Literal["3", "4", "4.0", "4.1", "4.2"],
+        Field(description="nfsroot vers=; 4 needs no rpcbind (Ganesha here serves v4 only)"),
+    ] = "4"
+    options: Annotated[str, Field(pattern=r"^[A-Za-z0-9_=,.]*$", description="more nfsroot options")] = "tcp"
+    ip: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_.:]*$", description="kernel ip= argument (dhcp, or client:server:gw:netmask::dev:off)"
+        ),
+    ] = "dhcp"
+    export_dir: Annotated[
+        str,
+        AfterValidator(_host_dir),
+        Field(
+            max_length=4096,
+            description="external: the host directory your server exports; "
+            "bringup copies each run's rootfs under bringup/<board>/<kernel>/<run>/",
+        ),
+    ] = ""
+    export_path: Annotated[
+        str,
+        Field(pattern=r"^(/[A-Za-z0-9_./-]*)?$", description="external: the same directory as the server exports it"),
+    ] = ""
+
+    @field_validator("export_path")
+    @classmethod
+    def _plain_export_path(cls, v: str) -> str:
+        if {".", ".."} & set(v.split("/")):
+            raise ValueError("a path with '.' or '..': give the export as the server names it")
+        return v
+
+    @model_validator(mode="after")
+    def _external_needs_paths(self) -> NfsSpec:
+        if self.server == "external":
+            for key in ("export_dir", "export_path"):
+                if not getattr(self, key):
+                    raise located(key, "required when nfs.server = 'external'")
+        return self
+
+
+PlaceName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]*$", max_length=200)]
+
+
+class LabgridSpec(Strict):
+    place: Annotated[
+        str,
+        Field(
+            pattern=r"^([A-Za-z0-9_.+][A-Za-z0-9_.+-]*)?$",
+            max_length=200,
+            description="the labgrid place the board is (or give `places`; no leading '-': labgrid-client would "
+            "read an option)",
+        ),
+    ] = ""
+    places: Annotated[
+        list[PlaceName],
+        Field(
+            max_length=64,
+            description="several identical places: the boot rounds of a study are spread over them in "
+            "parallel, one worker per place (docs/labgrid.md, 'Several places'); PLACES=a,b overrides",
+        ),
+    ] = []
+    coordinator: Annotated[
+        str,
+        Field(
+            pattern=r"^([A-Za-z0-9_.-]+|\[[0-9A-Fa-f:]+\]):\d+$|^$",
+            max_length=300,
+            description="the coordinator's HOST:PORT (labgrid 25+, gRPC); empty: $LG_COORDINATOR",
+        ),
+    ] = ""
+    acquire_timeout: Annotated[
+        float, Field(ge=0, le=86400, description="seconds to wait for a place someone else holds, then fail")
+    ] = 600
+    client: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_./+-]*$",
+            max_length=4096,
+            description="the labgrid-client to run; empty: .venv-labgrid/bin/labgrid-client (make deps), "
+            "then labgrid-client on PATH",
+        ),
+    ] = ""
+    power_settle: Annotated[float, Field(ge=0, le=60, description="seconds to wait after switching the board off")] = (
+        1.0
+    )
+    watch_interval: Annotated[
+        float,
+        Field(
+            ge=0,
+            le=3600,
+            description="seconds between two checks, while a boot runs, that the place's resources are "
+            "still there (an exporter gone fails the run); 0: no checks",
+        ),
+    ] = 5.0
+
+    @field_validator("client")
+    @classmethod
+    def _client_program(cls, v: str) -> str:
+        why = command_path_problem(v) if v else None
+        if why:
+            raise ValueError(why)
+        return v
+
+    @field_validator("coordinator")
+    @classmethod
+    def _coordinator_port(cls, v: str) -> str:
+        port = v.rpartition(":")[2]
+        if v and not (len(port) <= 5 and 1 <= int(port) <= 65535):
+            raise ValueError(f"port {port}: a TCP port is 1 to 65535")
+        return v
+
+    @model_validator(mode="after")
+    def _one_way_to_name_places(self) -> LabgridSpec:
+        if self.place and self.places:
+            raise located("places", "give either place or places, not both")
+        if not self.place and not self.places:
+            raise located("place", "missing: the labgrid place of the board (or places = [...])")
+        dup = first_duplicate(self.places)
+        if dup is not None:
+            raise located("places", f"{dup!r} is listed twice")
+        return self
+
+    def names(self) -> list[str]:
+        """The places the board's boots run on: [place], or places."""
+        return list(self.places) if self.places else [self.place]
+
+
+def _dev_path(v: str) -> str:
+    if v and not re.fullmatch(r"/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*", v):
+        raise ValueError("not a device path like /dev/vda or /dev/mmcblk0p3 (letters, digits, _ . / - only)")
+    if "/../" in v + "/" or "/./" in v + "/" or "//" in v:
+        raise ValueError("a device path without ., .. or empty components")
+    return v
+
+
+class WorkloadsSpec(Strict):
+    """What the application workloads use on this board (docs/workloads.md)."""
+
+    disk: Annotated[
+        str,
+        Field(
+            max_length=128,
+            description="the block device the disk workloads mount (as the board's kernel names "
+            "it: /dev/vda for QEMU's virtio disk, a partition such as /dev/mmcblk0p3 on a real board); "
+            "empty: no disk, the disk workloads are not measured",
+        ),
+        AfterValidator(_dev_path),
+    ] = ""
+    disk_fs: Annotated[
+        Literal["ext4", "ext3", "ext2"],
+        Field(description="its filesystem (a real board's partition must already hold one of this type)"),
+    ] = "ext4"
+    disk_mb: Annotated[
+        int | None,
+        Field(ge=16, le=65536, description="QEMU: size of the ext4 image bringup makes for each boot (default 256)"),
+    ] = None
+
+
+def command_path_problem(v: str) -> str | None:
+    """Why v cannot be the program of a command bringup runs (a name found on PATH, or an
+    absolute path), or None: a relative path would depend on the directory bringup runs in."""
+    if v.startswith("-"):
+        return "starts with '-': not a program"
+    if "/" in v and not v.startswith(("/", "~")):
+        return (
+            "a relative path (it would depend on the directory bringup runs in): give a name on PATH or an "
+            "absolute path"
+        )
+    if ".." in v.split("/"):
+        return "a path with '..': give the program's absolute path"
+    return None
+
+
+class PowerSpec(Strict):
+    on: Annotated[Argv, Field(description="command that switches the board on (an argument list, no shell)")] = []
+    off: Annotated[Argv, Field(description="command that switches it off")] = []
+    reset: Annotated[Argv, Field(description="command that resets it (used when there is no 'on')")] = []
+
+    @field_validator("on", "off", "reset")
+    @classmethod
+    def _program(cls, v: list[str]) -> list[str]:
+        why = command_path_problem(v[0]) if v else None
+        if why:
+            raise ValueError(f"@[0]@{v[0]!r}: {why}")
+        return v
