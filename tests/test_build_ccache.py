@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bringup import records
+from bringup.build import ccache, make
 from bringup.build import kernel as build
 from test_build_fake import do_build, setup_board
 
@@ -32,21 +33,21 @@ local_storage_hit
 
 
 def test_stats_log_counts_hits_and_misses():
-    assert build.ccache_log_counts(UPSTREAM_STATS_LOG) == {"hits": 1, "misses": 1, "hit_rate": 0.5}
-    assert build.ccache_log_counts("") == {"hits": 0, "misses": 0, "hit_rate": None}
+    assert ccache.ccache_log_counts(UPSTREAM_STATS_LOG) == {"hits": 1, "misses": 1, "hit_rate": 0.5}
+    assert ccache.ccache_log_counts("") == {"hits": 0, "misses": 0, "hit_rate": None}
     # calls that are not cacheable count as neither; interleaved blocks count alike
     text = "# a.c\n# b.c\ndirect_cache_hit\ncache_miss\n# /dev/null\nno_input_file\n# c.S\npreprocessed_cache_hit\n"
-    assert build.ccache_log_counts(text) == {"hits": 2, "misses": 1, "hit_rate": 0.6667}
+    assert ccache.ccache_log_counts(text) == {"hits": 2, "misses": 1, "hit_rate": 0.6667}
 
 
 def test_show_config_lines_and_file_system_type():
     conf = "(default) compiler_check = mtime\n(environment) depend_mode = true\n(default) sloppiness = \n"
-    assert build.parse_ccache_config(conf) == {"compiler_check": "mtime", "depend_mode": "true", "sloppiness": ""}
+    assert ccache.parse_ccache_config(conf) == {"compiler_check": "mtime", "depend_mode": "true", "sloppiness": ""}
     mounts = "/dev/vda / ext4 rw 0 0\ntmpfs /tmp tmpfs rw 0 0\n/dev/vdb /srv/my\\040cache xfs rw 0 0\n"
-    assert build.filesystem_type(Path("/tmp/x/ccache"), mounts) == "tmpfs"
-    assert build.filesystem_type(Path("/home/u/.cache"), mounts) == "ext4"
-    assert build.filesystem_type(Path("/srv/my cache/ccache"), mounts) == "xfs"
-    assert build.filesystem_type(Path("/tmpx"), mounts) == "ext4", "a mount point is a path prefix by parts"
+    assert ccache.filesystem_type(Path("/tmp/x/ccache"), mounts) == "tmpfs"
+    assert ccache.filesystem_type(Path("/home/u/.cache"), mounts) == "ext4"
+    assert ccache.filesystem_type(Path("/srv/my cache/ccache"), mounts) == "xfs"
+    assert ccache.filesystem_type(Path("/tmpx"), mounts) == "ext4", "a mount point is a path prefix by parts"
 
 
 def test_kbuild_command_lines_are_counted():
@@ -55,7 +56,7 @@ def test_kbuild_command_lines_are_counted():
         b"  CC      kernel/fork.o\n  CC [M]  fs/x.o\n  OBJCOPY arch/arm/boot/Image\n"
         b"kernel/fork.c:12:3: warning: unused\n  12 |   int x;\n  Kernel: arch/arm/boot/zImage is ready\n"
     )
-    assert build.kbuild_commands(log) == 5
+    assert make.kbuild_commands(log) == 5
 
 
 def shared_counters(cache_dir: Path) -> dict[str, int]:
@@ -123,7 +124,7 @@ def test_the_record_counts_kbuild_commands_and_the_next_build_counts_against_the
 
 
 def test_host_programs_are_compiled_through_ccache_unless_the_host_compiler_is_chosen():
-    assert build.hostcc("/usr/bin/ccache", ["KCFLAGS=-std=gnu89"]) == ["HOSTCC=/usr/bin/ccache gcc"]
-    assert build.hostcc(None, []) == [], "no ccache, no HOSTCC"
-    assert build.hostcc("/usr/bin/ccache", ["LLVM=1"]) == [], "LLVM=1 chooses clang as the host compiler"
-    assert build.hostcc("/usr/bin/ccache", ["HOSTCC=gcc-10"]) == []
+    assert make.hostcc("/usr/bin/ccache", ["KCFLAGS=-std=gnu89"]) == ["HOSTCC=/usr/bin/ccache gcc"]
+    assert make.hostcc(None, []) == [], "no ccache, no HOSTCC"
+    assert make.hostcc("/usr/bin/ccache", ["LLVM=1"]) == [], "LLVM=1 chooses clang as the host compiler"
+    assert make.hostcc("/usr/bin/ccache", ["HOSTCC=gcc-10"]) == []

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bringup import records
+from bringup.build import context, store
 from bringup.build import kernel as build
 from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import load_board
@@ -39,7 +40,7 @@ def setup_board(
     return load_board(name, boards=boards), tree, frag
 
 
-def do_build(env, board, **kw) -> build.Built:
+def do_build(env, board, **kw) -> context.Built:
     return build.build_kernel(board, board.kernels[0], env["logs"], env["cache"], say=lambda m: None, **kw)
 
 
@@ -173,12 +174,12 @@ def test_an_incomplete_stored_build_is_not_used(env, tmp_path):
 
 def test_the_store_keeps_the_newest_builds_only(env, tmp_path):
     board, _, frag = setup_board(env, "6.1.0", tarball=True)
-    for i in range(build.STORE_KEEP + 2):
+    for i in range(store.STORE_KEEP + 2):
         frag.write_text(f"CONFIG_FAKE_PRINTK=y\nCONFIG_FAKE_N{i}=y\n")
         board = load_board("fake", boards=env["tmp"] / "boards")
         last = do_build(env, board)
     kept = [d for d in (env["cache"] / "results" / "fake" / "k1").iterdir() if not d.name.startswith(".")]
-    assert len(kept) == build.STORE_KEEP
+    assert len(kept) == store.STORE_KEEP
     assert last.record.key in {d.name for d in kept}
 
 

@@ -14,84 +14,56 @@ Every good build is also kept in the cache, under its content key
 checkout, a test's temporary logs) asking for the same build gets a copy of
 that build's record, log and images instead of running make again.  FORCE=1
 always runs make.
+
+The parts of a build, one module each: build/context.py (the state a build carries,
+make's environment, the log), build/make.py (driving make), build/erafixes.py (the
+era's fixes and private copies), build/ccache.py (ccache's statistics), build/store.py
+(the last good build in logs/ and the cache's result store).  This module puts them
+in order: the key, the tree, configure, make, collect the record.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import tempfile
-import threading
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from bringup import records
 from bringup.build import sources, toolchain
+from bringup.build.ccache import (
+    _ccache_stats,
+)
+from bringup.build.context import FIXED_ENV, Built, Ctx, Step, _env, _log, _rel, _tail
+from bringup.build.erafixes import _apply_patches, _private_copy, fix_record, fix_sha256, select_fixes
+from bringup.build.make import (
+    _last_kbuild_commands,
+    _make,
+    kbuild_commands,
+    make_argv,
+)
+from bringup.build.store import (
+    _restore,
+    _store,
+    _stored,
+    _swap_images,
+    _up_to_date,
+    _write_good,
+)
 from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import Board, EraFix, Kernel
 from bringup.parse import elfsize
 from bringup.parse.kconfig import dropped_symbols, merge_fragment, parse_config
-from bringup.util import clock, lock, procutil
+from bringup.util import clock, lock
 from bringup.util.progress import Progress
 from bringup.util.switches import env_switch
 
 RECIPE_VERSION = 1  # bump when the build steps change in a way that invalidates old builds
-FIXED_ENV = {  # reproducible images: no timestamps, user or host in the version string
-    "KBUILD_BUILD_TIMESTAMP": "Thu Jan  1 00:00:00 UTC 2026",
-    "KBUILD_BUILD_USER": "bringup",
-    "KBUILD_BUILD_HOST": "bringup",
-    "SOURCE_DATE_EPOCH": "1767225600",
-    "LC_ALL": "C",
-}
-
-
-@dataclass
-class Step:
-    name: str
-    argv: list
-    real: float = 0.0
-    user: float = 0.0
-    sys: float = 0.0
-    exit: int | None = None
-
-
-@dataclass
-class Ctx:
-    board: Board
-    kernel: Kernel
-    src: sources.SourceTree
-    tc: toolchain.Toolchain
-    cache: Path
-    recdir: Path
-    builddir: Path  # O= directory (2.6+) or the private copy's parent (2.4)
-    tree: Path  # where make runs (-C)
-    jobs: int
-    log_path: Path
-    steps: list = field(default_factory=list)
-    say: Callable[[str], object] = print
-    fixes: list[EraFix] = field(default_factory=list)  # the era's fixes this build applies
-    private_copy: Path | None = None  # the copy of the tree make runs in, when not the source itself
-    progress: Progress | None = None  # the whole build's: kbuild commands run against the last build's count
-    kbuild_done: int = 0  # kbuild command lines in the log so far
-    log_read: int = 0  # bytes of the log counted so far
-
-
-@dataclass(frozen=True)
-class Built:
-    """What build_kernel returns: the record, where it is, and whether make ran."""
-
-    record: records.Build
-    file: Path  # build.json
-    reused: bool  # up to date: the earlier build was kept
 
 
 def record_dir(logs: Path, board: str, kernel: str) -> Path:
@@ -173,68 +145,6 @@ def build_key(
 
 
 # --- era fixes ----------------------------------------------------------------
-
-
-def select_fixes(k: Kernel, src: sources.SourceTree, tc: toolchain.Toolchain) -> list[EraFix]:
-    """The era's fixes for this kernel: its version (the tree's Makefile, else the board's
-    source.version), its architecture, the gcc major version of its toolchain."""
-    return k.era.fixes_for(src.version or k.source.version, k.arch, tc.major)
-
-
-def fix_sha256(k: Kernel, fix: EraFix) -> str:
-    """What a fix is, as one sha256: of its patch or fragment file, else of its settings."""
-    if fix.patch:
-        return hashlib.sha256(k.era.patch_path(fix).read_bytes()).hexdigest()
-    if fix.fragment:
-        return hashlib.sha256(k.era.fragment_path(fix).read_bytes()).hexdigest()
-    return hashlib.sha256(_fix_settings(fix).encode()).hexdigest()
-
-
-def _fix_settings(fix: EraFix) -> str:
-    if fix.make_vars:
-        return "".join(f"{var}={val}\n" for var, val in sorted(fix.make_vars.items()))
-    return "CC += " + " ".join(fix.cc_flags) + "\n"
-
-
-def fix_record(k: Kernel, fix: EraFix) -> dict:
-    """A fix as the build record lists it."""
-    rec: dict = {"name": fix.name, "kind": fix.kind, "sha256": fix_sha256(k, fix)}
-    if fix.patch:
-        rec["patch"] = f"configs/era/{fix.patch}"
-    elif fix.fragment:
-        rec["fragment"] = fix.fragment
-    elif fix.make_vars:
-        rec["make_vars"] = dict(fix.make_vars)
-    else:
-        rec["cc_flags"] = list(fix.cc_flags)
-    rec["avoids"] = fix.avoids
-    rec["unchanged"] = fix.unchanged
-    if fix.changes:
-        rec["changes"] = fix.changes
-    if fix.overrides:
-        rec["overrides"] = fix.overrides
-    return rec
-
-
-def _apply_patches(ctx: Ctx, tree: Path, patches: list[EraFix]) -> None:
-    """Apply each patch fix to `tree` (a private copy) with patch -p1; a patch that does
-    not apply fails the build in one line naming the fix."""
-    if patches and not shutil.which("patch"):
-        raise BuildFailed(f"era fix {patches[0].name}: needs the 'patch' program (Debian package patch; make deps)")
-    for fix in patches:
-        pf = ctx.kernel.era.patch_path(fix)
-        argv = ["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch", "-d", str(tree), "-i", str(pf)]
-        p = subprocess.run(argv, capture_output=True, text=True)
-        _log(ctx, f"$ {shlex.join(argv)}\n{p.stdout}{p.stderr}# exit {p.returncode}")
-        if p.returncode != 0:
-            why = next(
-                (line for line in (p.stdout + p.stderr).splitlines() if "FAILED" in line or "can't find" in line),
-                (p.stdout + p.stderr).strip().splitlines()[-1] if (p.stdout + p.stderr).strip() else "",
-            )
-            raise BuildFailed(
-                f"era fix {fix.name}: configs/era/{fix.patch} does not apply to {ctx.src.version or 'the tree'} "
-                f"({why.strip()}); log: {_rel(ctx.recdir / 'build-failed.log')}"
-            )
 
 
 def _prepare_tree(ctx: Ctx) -> Path:
@@ -458,193 +368,6 @@ def _expand_steps(ctx: Ctx) -> list[str]:
 # --- running make -----------------------------------------------------------
 
 
-def make_argv(ctx: Ctx, targets: list[str]) -> list[str]:
-    k = ctx.kernel
-    argv = [
-        "make",
-        "-C",
-        str(ctx.tree),
-        f"-j{ctx.jobs}",
-        f"ARCH={k.arch.kernel_arch}",
-        f"CROSS_COMPILE={k.cross_compile}",
-    ]
-    cc_flags = [flag for f in ctx.fixes for flag in f.cc_flags]
-    if ctx.tc.ccache or cc_flags:
-        argv.append(f"CC={ctx.tc.cc(cc_flags)}")
-    if k.era.out_of_tree:
-        argv.append(f"O={ctx.builddir}")
-    tail = make_vars(ctx.fixes, k.make_args)
-    return argv + hostcc(ctx.tc.ccache, tail) + tail + targets
-
-
-HOSTCC_SETTERS = ("HOSTCC", "HOSTCXX", "LLVM")  # make variables that choose the host compiler
-
-
-def hostcc(ccache: str | None, make_vars: list[str]) -> list[str]:
-    """HOSTCC through ccache: kbuild compiles its host programs (fixdep, kconfig's conf,
-    kallsyms, dtc...) in every fresh build directory, which through ccache costs a warm
-    build nothing.  Left alone without ccache, or when a fix or the kernel's make_args
-    choose the host compiler."""
-    if ccache is None or any(v.split("=", 1)[0] in HOSTCC_SETTERS for v in make_vars):
-        return []
-    return [f"HOSTCC={ccache} gcc"]
-
-
-def make_vars(fixes: list[EraFix], make_args: list[str]) -> list[str]:
-    """VAR=value arguments: the fixes' make variables (several fixes' values of one
-    variable joined by a space), then the kernel's make_args; a make_arg naming a
-    variable a fix sets is added to the fix's value, so neither is lost."""
-    merged: dict[str, str] = {}
-    for f in fixes:
-        for var, val in f.make_vars.items():
-            merged[var] = f"{merged[var]} {val}".strip() if var in merged else val
-    rest = []
-    for arg in make_args:
-        var, _, val = arg.partition("=")
-        if var in merged:
-            merged[var] = f"{merged[var]} {val}".strip()
-        else:
-            rest.append(arg)
-    return [f"{var}={val}" for var, val in merged.items()] + rest
-
-
-def _env(ctx: Ctx) -> dict:
-    env = dict(os.environ)
-    env.update(FIXED_ENV)
-    if ctx.tc.ccache:
-        env["CCACHE_DIR"] = str(ctx.cache / "ccache")
-        env.setdefault("CCACHE_MAXSIZE", "5G")
-        for var, val in CCACHE_SETTINGS.items():  # CCACHE_X=1 unless the user set CCACHE_X or CCACHE_NOX
-            if var not in env and "CCACHE_NO" + var.removeprefix("CCACHE_") not in env:
-                env[var] = val
-        env["CCACHE_STATSLOG"] = str(_stats_log(ctx))
-    return env
-
-
-def _make(ctx: Ctx, targets: list[str], name: str, feed_defaults: bool = False) -> Step:
-    argv = make_argv(ctx, targets)
-    step = Step(name=name, argv=argv)
-    ctx.steps.append(step)
-    _log(ctx, f"$ {shlex.join(argv)}")
-    t0 = time.monotonic()
-    with open(ctx.log_path, "ab") as logf:
-        proc = subprocess.Popen(  # make and all it starts die with bringup, even by SIGKILL
-            procutil.group_argv(argv),
-            stdout=logf,
-            stderr=subprocess.STDOUT,
-            env=_env(ctx),
-            stdin=subprocess.PIPE if feed_defaults else subprocess.DEVNULL,
-            start_new_session=True,
-            preexec_fn=procutil.term_with_parent,
-        )
-        stop = threading.Event()
-        ticker = threading.Thread(target=_heartbeat, args=(ctx, name, t0, stop), daemon=True)
-        ticker.start()
-        feeder = None
-        if feed_defaults:  # answer every question with its default (what `yes "" |` does)
-            feeder = threading.Thread(target=_feed_newlines, args=(proc,), daemon=True)
-            feeder.start()
-        try:
-            _, status, ru = os.wait4(proc.pid, 0)
-            proc.returncode = os.waitstatus_to_exitcode(status)
-        except BaseException:
-            _kill_group(proc)
-            raise
-        finally:
-            step.real = time.monotonic() - t0  # an interrupted make's record says how long it ran
-            stop.set()
-            ticker.join()
-    step.user, step.sys = ru.ru_utime, ru.ru_stime
-    step.exit = proc.returncode
-    _log(ctx, f"# exit {step.exit}, real {step.real:.2f}s user {step.user:.2f}s sys {step.sys:.2f}s")
-    if step.exit != 0:
-        raise BuildFailed(
-            f"build of {ctx.board.name}/{ctx.kernel.id} failed at '{name}' (exit "
-            f"{step.exit}); log: {_rel(ctx.recdir / 'build-failed.log')}"
-        )
-    return step
-
-
-def _feed_newlines(proc):
-    try:
-        for _ in range(20000):
-            proc.stdin.write(b"\n")
-            proc.stdin.flush()
-    except (BrokenPipeError, OSError, ValueError):
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
-
-
-def _kill_group(proc):
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        time.sleep(0.5)
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(proc.pid, 0)
-
-
-def _heartbeat(ctx: Ctx, name: str, t0: float, stop: threading.Event, every: float = 1.0):
-    """The build's progress while make runs: kbuild commands in the log so far against
-    the last build's count (a plain line every 20 s when stdout is not a terminal)."""
-    prog = ctx.progress
-    if prog is None:
-        prog = ctx.progress = Progress(f"  {ctx.kernel.id}", unit="commands", say=ctx.say)
-    prog.set_label(f"  {ctx.kernel.id}: {name}")
-    while not stop.wait(every):
-        prog.update(_count_kbuild(ctx), _last_line(ctx.log_path))
-    prog.update(_count_kbuild(ctx))
-
-
-# kbuild's short command lines, "  CC      kernel/fork.o", "  CC [M]  fs/x.o", "  OBJCOPY arch/...":
-# what a build's progress is counted in (2.4-era builds print whole commands: no count)
-KBUILD_LINE = re.compile(rb"^  [A-Z][A-Z0-9_]*(?: \[M\])? +\S", re.M)
-
-
-def kbuild_commands(text: bytes) -> int:
-    """The kbuild command lines in (a part of) a build log."""
-    return len(KBUILD_LINE.findall(text))
-
-
-def _count_kbuild(ctx: Ctx) -> int:
-    """kbuild command lines in the log so far, reading only what is new and complete."""
-    try:
-        with open(ctx.log_path, "rb") as f:
-            f.seek(ctx.log_read)
-            chunk = f.read()
-    except OSError:
-        return ctx.kbuild_done
-    end = chunk.rfind(b"\n") + 1
-    ctx.kbuild_done += kbuild_commands(chunk[:end])
-    ctx.log_read += end
-    return ctx.kbuild_done
-
-
-def _last_kbuild_commands(good: Path) -> int | None:
-    """How many kbuild commands the last good build of this kernel ran: the total the
-    progress counts against (None: no earlier build, or one that did not count)."""
-    if not good.exists():
-        return None
-    try:
-        return records.read(good, records.Build).kbuild_commands
-    except BringupError:
-        return None
-
-
-def _last_line(p: Path) -> str:
-    try:
-        with open(p, "rb") as f:
-            f.seek(max(0, f.seek(0, 2) - 400))
-            lines = f.read().decode(errors="replace").strip().splitlines()
-            return lines[-1].strip() if lines else ""
-    except OSError:
-        return ""
-
-
 def _mkimage(ctx: Ctx) -> None:
     img = ctx.board.image
     arch = ctx.kernel.arch
@@ -831,25 +554,6 @@ def _publish(ctx: Ctx, rec: records.Build, srcs: dict[str, Path]) -> None:
     _write_good(recdir, rec)
 
 
-def _write_good(recdir: Path, rec: records.Build) -> None:
-    """The good record, last (its images and log are in place), and no stale failure beside it."""
-    records.write(recdir / "build.json", rec)
-    for stale in ("build-failed.json", "build-failed.log"):
-        (recdir / stale).unlink(missing_ok=True)
-
-
-def _swap_images(recdir: Path) -> None:
-    """images.new/ becomes images/; the old images are gone only once the new are in place."""
-    new, old, trash = recdir / "images.new", recdir / "images", recdir / "images.old"
-    if trash.exists():
-        shutil.rmtree(trash)
-    if old.exists():
-        old.rename(trash)
-    new.rename(old)
-    if trash.exists():
-        shutil.rmtree(trash)
-
-
 def _record_failure(ctx: Ctx, key, started, status, failure) -> None:
     recdir = ctx.recdir
     if ctx.log_path.exists():
@@ -872,218 +576,3 @@ def _record_failure(ctx: Ctx, key, started, status, failure) -> None:
         ctx.say("  --- last lines of " + _rel(recdir / "build-failed.log") + " ---")
         for line in tail:
             ctx.say("  | " + line)
-
-
-def _up_to_date(good: Path, key: str) -> records.Build | None:
-    """The good build's record when it was made from this key and its images are there."""
-    if not good.exists():
-        return None
-    try:
-        rec = records.read(good, records.Build)
-    except BringupError:
-        return None
-    if rec.key != key or not all((good.parent / p).exists() for p in rec.artifacts.values()):
-        return None
-    return rec
-
-
-STORE_KEEP = 3  # builds kept per board and kernel in the cache's result store
-
-
-def _store_dir(cache: Path, board: str, kernel: str) -> Path:
-    return Path(cache) / "results" / board / kernel
-
-
-def _stored(cache: Path, board: str, kernel: str, key: str) -> Path | None:
-    """The stored good build of this key, when it is whole (record, log and images)."""
-    d = _store_dir(cache, board, kernel) / key
-    rec = _up_to_date(d / "build.json", key)
-    if rec is None or not (d / "build.log").exists():
-        return None
-    return d
-
-
-def _copy_tree(src: Path, dest: Path) -> None:
-    """Files hard-linked where the file system allows it (images are never written in
-    place: a new build publishes new files), copied otherwise."""
-
-    def link_or_copy(a: str, b: str) -> None:
-        try:
-            os.link(a, b)
-        except OSError:
-            shutil.copy2(a, b)
-
-    shutil.copytree(src, dest, copy_function=link_or_copy)
-
-
-def _store(cache: Path, board: str, kernel: str, key: str, recdir: Path) -> None:
-    """Keep this good build under its key: written beside, renamed into place, so a
-    reader sees a whole build or none; the oldest beyond STORE_KEEP are dropped."""
-    base = _store_dir(cache, board, kernel)
-    base.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".new-", dir=base))
-    try:
-        _copy_tree(recdir / "images", tmp / "images")
-        shutil.copy2(recdir / "build.log", tmp / "build.log")
-        shutil.copy2(recdir / "build.json", tmp / "build.json")
-        final = base / key
-        if final.exists():
-            shutil.rmtree(final)
-        tmp.rename(final)
-    except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)  # the store is a convenience: the build itself is published
-        return
-    kept = sorted(
-        (d for d in base.iterdir() if d.is_dir() and not d.name.startswith(".")), key=lambda d: d.stat().st_mtime
-    )
-    for old in kept[:-STORE_KEEP]:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-def _restore(stored: Path, recdir: Path) -> records.Build:
-    """The stored build copied into recdir, images first and the record last (as _publish)."""
-    recdir.mkdir(parents=True, exist_ok=True)
-    new = recdir / "images.new"
-    if new.exists():
-        shutil.rmtree(new)
-    _copy_tree(stored / "images", new)
-    _swap_images(recdir)
-    shutil.copy2(stored / "build.log", recdir / "build.log.new")
-    os.replace(recdir / "build.log.new", recdir / "build.log")
-    rec = records.read(stored / "build.json", records.Build)
-    _write_good(recdir, rec)
-    return rec
-
-
-def _private_copy(src: Path, dest: Path, say, why: str = "2.4-era kernels build in place") -> Path:
-    """A private copy of a tree (rsync keeps it incremental): 2.4-era trees cannot build
-    out of tree, and era fixes are applied to a copy, never to the source."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    say(f"  copying the tree to {dest} ({why})")
-    if shutil.which("rsync"):
-        p = subprocess.run(["rsync", "-a", "--exclude", ".git", f"{src}/", f"{dest}/"], capture_output=True, text=True)
-        if p.returncode != 0:
-            raise BringupError(f"copying {src} to {dest} failed: {p.stderr.strip()}")
-    else:
-        shutil.copytree(src, dest, dirs_exist_ok=True, symlinks=True)
-    return dest
-
-
-# --- ccache -------------------------------------------------------------------
-#
-# Each build counts its own hits in a stats log of its own (CCACHE_STATSLOG: one
-# line per counter per compiler call), never by zeroing or reading the shared cache's
-# counters, which other builds (another checkout, CI beside a user) change meanwhile.
-# Depend mode: kbuild passes -Wp,-MMD, so on a miss ccache takes the headers from the
-# compiler's dependency file instead of running the preprocessor first; measured with
-# bench/ccache_bench.py (docs/building.md), it is what brings a cold build to the
-# compiler's own cost.
-CCACHE_SETTINGS = {"CCACHE_DEPEND": "1"}  # bringup's defaults; the user's environment wins
-CCACHE_CONFIG_KEYS = ("depend_mode", "direct_mode", "compression", "compression_level", "compiler_check")
-
-
-def _stats_log(ctx: Ctx) -> Path:
-    return ctx.builddir / "ccache-stats.log"
-
-
-def ccache_log_counts(text: str) -> dict:
-    """Hits and misses from a ccache stats log (`# <input>` lines, then one counter name a
-    line per call).  Counted by counter, not by block, so interleaved blocks count alike."""
-    names = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
-    hits = names.count("direct_cache_hit") + names.count("preprocessed_cache_hit")
-    misses = names.count("cache_miss")
-    total = hits + misses
-    return {"hits": hits, "misses": misses, "hit_rate": round(hits / total, 4) if total else None}
-
-
-def _ccache_stats(ctx: Ctx) -> dict | None:
-    """This build's hits and misses (its own stats log), and the ccache settings it ran with."""
-    if not ctx.tc.ccache:
-        return None
-    try:
-        text = _stats_log(ctx).read_text(errors="replace")
-    except OSError:
-        text = ""  # no call was cacheable or reached ccache
-    return ccache_log_counts(text) | {"settings": _ccache_settings(ctx)}
-
-
-def _ccache_settings(ctx: Ctx) -> dict | None:
-    """The settings that decide ccache's cost and hits, as `ccache --show-config` reports
-    them for this build's environment, with its version and the cache's file system."""
-    assert ctx.tc.ccache
-    env = _env(ctx)
-    try:
-        ver = subprocess.run([ctx.tc.ccache, "--version"], capture_output=True, text=True, env=env, timeout=30)
-        conf = subprocess.run([ctx.tc.ccache, "--show-config"], capture_output=True, text=True, env=env, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    values = parse_ccache_config(conf.stdout)
-    if not all(key in values for key in (*CCACHE_CONFIG_KEYS, "cache_dir")):
-        return None
-    m = re.search(r"ccache version (\S+)", ver.stdout)
-    cache_dir = Path(values["cache_dir"])
-    return {
-        "version": m.group(1) if m else "unknown",
-        "depend_mode": values["depend_mode"] == "true",
-        "direct_mode": values["direct_mode"] == "true",
-        "compression": values["compression"] == "true",
-        "compression_level": int(values["compression_level"]),
-        "compiler_check": values["compiler_check"],
-        "cache_dir": str(cache_dir),
-        "filesystem": filesystem_type(cache_dir),
-        "same_filesystem_as_build": _same_device(cache_dir, ctx.builddir),
-    }
-
-
-def parse_ccache_config(text: str) -> dict[str, str]:
-    """`ccache --show-config` lines, '(origin) key = value', as key -> value."""
-    out = {}
-    for line in text.splitlines():
-        m = re.match(r"\([^)]*\)\s+(\w+)\s+=\s?(.*)$", line.strip())
-        if m:
-            out[m.group(1)] = m.group(2).strip()
-    return out
-
-
-def filesystem_type(p: Path, mounts: str | None = None) -> str | None:
-    """The type of the file system `p` is on: the longest mount point of /proc/mounts above it."""
-    if mounts is None:
-        try:
-            mounts = Path("/proc/mounts").read_text()
-        except OSError:
-            return None
-    p = Path(os.path.realpath(p))
-    best, kind = -1, None
-    for line in mounts.splitlines():
-        fields = line.split()
-        if len(fields) < 3:
-            continue
-        mnt = Path(fields[1].replace("\\040", " "))
-        if (p == mnt or mnt in p.parents) and len(mnt.parts) > best:
-            best, kind = len(mnt.parts), fields[2]
-    return kind
-
-
-def _same_device(a: Path, b: Path) -> bool | None:
-    try:
-        return os.stat(a).st_dev == os.stat(b).st_dev
-    except OSError:
-        return None
-
-
-def _log(ctx: Ctx, text: str) -> None:
-    with open(ctx.log_path, "a") as f:
-        f.write(text.rstrip("\n") + "\n")
-
-
-def _tail(p: Path, n: int) -> list[str]:
-    try:
-        return p.read_text(errors="replace").splitlines()[-n:]
-    except OSError:
-        return []
-
-
-def _rel(p: Path) -> str:
-    from bringup.util import paths
-
-    return paths.rel(p)

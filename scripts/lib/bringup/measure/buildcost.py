@@ -43,8 +43,8 @@ from typing import Any
 
 from bringup import records, stats
 from bringup.boot import rounds
+from bringup.build import context, erafixes, make, sources, toolchain
 from bringup.build import kernel as kbuild
-from bringup.build import sources, toolchain
 from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import Board, EraFix, Kernel
 from bringup.records.buildcost import BuildCost
@@ -94,7 +94,7 @@ def plan(board: Board, logs: Path, cache: Path, study: tuple[str, str] | None = 
         except BringupError as e:
             raise BringupError(f"{board.name}/{k.id}: {e}") from None
         src = sources.prepare(k.source, cache, log=lambda m: say(f"  {m}"))
-        fixes = kbuild.select_fixes(k, src, tc)
+        fixes = erafixes.select_fixes(k, src, tc)
         key = kbuild.build_key(board, k, src, tc, fixes=fixes)
         bname, kid = study or (board.name, k.id)
         out.append(Plan(k, src, tc, fixes, key, _study_build(Path(logs) / bname / kid / "build.json", key)))
@@ -340,11 +340,11 @@ def _no_target(run_dir: Path):  # noqa: ANN202 -- the engine's target factory: b
     raise BringupError("a build-cost run has no target")
 
 
-def _ctx(board: Board, logs: Path, cache: Path, p: Plan, jobs: int, builddir: Path, log_name: str) -> kbuild.Ctx:
+def _ctx(board: Board, logs: Path, cache: Path, p: Plan, jobs: int, builddir: Path, log_name: str) -> context.Ctx:
     """The build engine's context of one scratch build: its own build directory and log (two
     rounds of one kernel may build at once with --parallel)."""
     recdir = Path(logs) / board.name / "build-cost" / p.kernel.id
-    return kbuild.Ctx(
+    return context.Ctx(
         board=board,
         kernel=p.kernel,
         src=p.src,
@@ -376,7 +376,7 @@ def _one(board: Board, logs: Path, cache: Path, p: Plan, jobs: int, scratch_root
         kbuild._configure(ctx)
         n_config = len(ctx.steps)
         for target in kbuild._expand_steps(ctx):
-            kbuild._make(ctx, [target], f"make {target}")
+            make._make(ctx, [target], f"make {target}")
         config_sha = config_sha256(kbuild._dot_config(ctx).read_text(errors="replace"))
         ok = True
     finally:

@@ -255,8 +255,8 @@ def disk_plan(board: Board, wls: dict[str, Workload]) -> tuple[dict | None, dict
     if not spec.disk:
         why = f"{NO_DISK} ({paths.rel(board.file)} names no [workloads] disk)"
         return None, dict.fromkeys(users, why)
-    if board.qemu is not None:
-        attached = f"QEMU {board.qemu.disk_device}: a fresh raw image per boot, the host's page cache behind it"
+    attached = targets.disk_image_attachment(board)
+    if attached is not None:
         size = spec.disk_mb or diskimage.DEFAULT_MB
     else:
         attached, size = "the board's own partition", None
@@ -368,7 +368,7 @@ def workloads(
     disk, no_disk = disk_plan(board, wls)
     for n, why in no_disk.items():
         say(f"  workload {n}: {why}: not measured")
-    if disk is not None and board.qemu is not None:
+    if disk is not None and targets.disk_image_attachment(board) is not None:
         diskimage.mke2fs()  # missing e2fsprogs fails here, before anything is built or booted
     where = targets.places(board, places, say=say)  # PLACES on a board not in a lab: refused here
     rounds.check(where, jobs, guard)  # --jobs that cannot work: refused here
@@ -431,7 +431,7 @@ def _one_boot(step: Step, run: rounds.Run, run_dir: Path, wls, mode, missing, di
     board = step.board
     users = [n for n, wl in wls.items() if wl.needs_disk and n not in missing] if disk else []
     image = None
-    if users and board.qemu is not None:  # a fresh image for every boot: rounds are independent
+    if users and targets.disk_image_attachment(board) is not None:  # a fresh image per boot: rounds are independent
         image = Path(run_dir) / "disk.img"
         diskimage.make(image, disk["image_mb"], disk["fs"])
     # a real board boots the kernel we built through its bootloader, as for the footprint;

@@ -161,46 +161,39 @@ def _before_clock(a: dict, b: dict) -> list[tuple[str, list[float], list[float]]
     return [(BEFORE_CLOCK, wa, wb)]
 
 
-def attribute(a: dict, b: dict, name_a: str, name_b: str, alpha: float = ALPHA) -> dict[str, Any] | None:
-    """What makes kernel b's time to the after_initcalls milestone differ from kernel a's
-    (see the module's rules); None when either has no runs with that milestone."""
-    end_a, end_b = _median(a.get("end_s") or []), _median(b.get("end_s") or [])
-    if end_a is None or end_b is None:
-        return None
-    d_us = (end_b - end_a) * 1e6
-    rows: list[dict[str, Any]] = []
+def _row(kind: str, label: str, va: list[float], vb: list[float], ticks: tuple, status: str | None) -> dict[str, Any]:
+    """One row of the attribution: the medians of a and b, the change, and its rank test when
+    it is large enough to test and not a clock tick's step."""
+    ma, mb = _median(list(va)) or 0.0, _median(list(vb)) or 0.0
+    tick = (
+        kind == "initcall"
+        and _in_ticks(va, ticks[0])
+        and _in_ticks(vb, ticks[1])
+        and abs(mb - ma) <= max(t or 0 for t in ticks)
+    )
+    row = {
+        "kind": kind,
+        "key": label,
+        "a_us": ma,
+        "b_us": mb,
+        "delta_us": mb - ma,
+        "status": status or ("grew" if mb > ma else "shrank" if mb < ma else "same"),
+        "p": None,
+        "q": None,
+        "significant": False,
+        "tick": tick,
+        "tested": max(abs(ma), abs(mb)) >= MIN_TESTED_US and not tick,
+    }
+    if row["tested"]:
+        t = stats.mann_whitney(va, vb)
+        row["p"] = None if t is None else t["p"]
+    return row
 
-    ticks = (clock_tick(a), clock_tick(b))
 
-    def add(kind: str, label: str, va: list[float], vb: list[float], status: str | None = None) -> None:
-        ma, mb = _median(list(va)), _median(list(vb))
-        ma, mb = ma or 0.0, mb or 0.0
-        tick = (
-            kind == "initcall"
-            and _in_ticks(va, ticks[0])
-            and _in_ticks(vb, ticks[1])
-            and abs(mb - ma) <= max(t or 0 for t in ticks)
-        )
-        row = {
-            "kind": kind,
-            "key": label,
-            "a_us": ma,
-            "b_us": mb,
-            "delta_us": mb - ma,
-            "status": status or ("grew" if mb > ma else "shrank" if mb < ma else "same"),
-            "p": None,
-            "q": None,
-            "significant": False,
-            "tick": tick,
-            "tested": max(abs(ma), abs(mb)) >= MIN_TESTED_US and not tick,
-        }
-        if row["tested"]:
-            t = stats.mann_whitney(va, vb)
-            row["p"] = None if t is None else t["p"]
-        rows.append(row)
-
-    for label, va, vb in _before_clock(a, b):
-        add("clock", label, va, vb)
+def _rows(a: dict, b: dict, ticks: tuple) -> list[dict[str, Any]]:
+    """The time before the kernel's clock, then every initcall of either kernel (one that
+    ran in one kernel only counts 0 in the other's runs)."""
+    rows = [_row("clock", label, va, vb, ticks, None) for label, va, vb in _before_clock(a, b)]
     ca = {key(c): c for c in a.get("calls") or []}
     cb = {key(c): c for c in b.get("calls") or []}
     na, nb = len(a.get("runs") or []), len(b.get("runs") or [])
@@ -208,7 +201,20 @@ def attribute(a: dict, b: dict, name_a: str, name_b: str, alpha: float = ALPHA) 
         va = _per_run(ca[k]) if k in ca else [0.0] * na
         vb = _per_run(cb[k]) if k in cb else [0.0] * nb
         status = "appeared" if k not in ca else "vanished" if k not in cb else None
-        add("initcall", k, va, vb, status)
+        rows.append(_row("initcall", k, va, vb, ticks, status))
+    return rows
+
+
+def attribute(a: dict, b: dict, name_a: str, name_b: str, alpha: float = ALPHA) -> dict[str, Any] | None:
+    """What makes kernel b's time to the after_initcalls milestone differ from kernel a's
+    (see the module's rules); None when either has no runs with that milestone."""
+    end_a, end_b = _median(a.get("end_s") or []), _median(b.get("end_s") or [])
+    if end_a is None or end_b is None:
+        return None
+    d_us = (end_b - end_a) * 1e6
+    ticks = (clock_tick(a), clock_tick(b))
+    rows = _rows(a, b, ticks)
+    na, nb = len(a.get("runs") or []), len(b.get("runs") or [])
     tested = [r for r in rows if r["p"] is not None]
     for r, q in zip(tested, stats.fdr([r["p"] for r in tested]), strict=True):
         r["q"] = q

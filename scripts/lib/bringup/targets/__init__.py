@@ -6,7 +6,8 @@ protocol of bringup.boot.target.
   labgrid.LabgridTarget  a labgrid place: [labgrid] (console, power, TFTP from the lab)
   bench                what a board outside QEMU boots over: network, NFS address, TFTP staging
 
-for_board() and places() are the one place that looks at which kind a board is.
+for_board(), places() and disk_image_attachment() are the one place that looks at which kind a board is
+(below targets/, model/ validates the tables and says which boot paths they allow).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "QemuTarget",
     "SerialTarget",
     "Target",
+    "disk_image_attachment",
     "for_board",
     "parse_places",
     "places",
@@ -48,6 +50,14 @@ def for_board(board: Board, run_dir: Path, *, say=print, disk: Path | None = Non
     if board.labgrid is not None:
         return LabgridTarget(board, say=say)
     return SerialTarget(board, say=say)
+
+
+def disk_image_attachment(board: Board) -> str | None:
+    """How the board's target attaches the disk image bringup makes fresh for each boot
+    of the disk workloads (QEMU's device), or None: a real board's disk is its own partition."""
+    if board.qemu is None:
+        return None
+    return f"QEMU {board.qemu.disk_device}: a fresh raw image per boot, the host's page cache behind it"
 
 
 @dataclass
