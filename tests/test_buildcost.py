@@ -272,7 +272,7 @@ def test_the_report_shows_the_cold_cost_beside_the_study_build_and_tests_it(repo
     write_cost(report_logs, {k: rf.key(f"qemu-arm/{k}") for k in ("5.10", "6.12")})
     m = page.collect(load_board("qemu-arm"), report_logs)
     labels = [r["label"] for r in m["build_table"]]
-    assert labels[:2] == ["cold CPU, no ccache (user+sys)", "cold wall, no ccache"]
+    assert labels[:4] == ["cold CPU, no ccache (user+sys)", "cold user", "cold sys", "cold wall, no ccache"]
     assert "real" in labels and "ccache hits" in labels  # the study build's own rows stay
     cpu = m["build_table"][0]
     assert [c["value"] for c in cpu["cells"]] == [330.0, 431.0]
@@ -323,3 +323,16 @@ def test_the_study_measures_the_build_cost_after_the_builds_unless_told_not_to(t
     calls.clear()
     study.run(board, tmp_path, tmp_path, say=said.append, workloads=[], build_cost=False)
     assert calls == ["build", "report"]
+
+
+def test_build_report_prints_the_cold_rows_and_says_which_is_which(report_logs, monkeypatch):
+    monkeypatch.setenv("BRINGUP_LOGS", str(report_logs))
+    write_cost(report_logs, {k: rf.key(f"qemu-arm/{k}") for k in ("5.10", "6.12")})
+    out = run_cli("build-report", "--board", "qemu-arm", check=True).stdout
+    row = next(x for x in out.splitlines() if x.startswith("| cold CPU, no ccache (user+sys)"))
+    assert "330.0s" in row and "431.0s" in row and "+ 31 %" in row
+    assert "real/user/sys below: the study's own build" in out and "3 rounds" in out
+    # a build cost of other builds is not shown beside these
+    write_cost(report_logs, {"5.10": rf.key("qemu-arm/5.10"), "6.12": rf.key("an older 6.12")})
+    out = run_cli("build-report", "--board", "qemu-arm", check=True).stdout
+    assert "cold CPU" not in out

@@ -37,7 +37,7 @@ def test_two_cold_rounds_of_a_real_kernel_leave_the_study_build_alone(shared_env
     logs = shared_env["logs"] / "qemu-i386"
     study = (logs / KERNEL / "build.json").read_bytes()
     # --force: measured here, never copied from a measurement an earlier session kept in the cache
-    p = bringup(shared_env, "build-cost", "--board", str(one_kernel_board), "--runs", "2", "--force", timeout=1800)
+    p = bringup(shared_env, "build-cost", "--board", str(one_kernel_board), "--runs", "2", "--force", timeout=2400)
     assert p.returncode == 0, p.stderr[-3000:]
     assert (logs / KERNEL / "build.json").read_bytes() == study  # the study's build is not touched
     rec = json.loads((logs / "build-cost.json").read_text())

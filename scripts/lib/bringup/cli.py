@@ -137,7 +137,8 @@ def cmd_build_report(a) -> int:
     elif a.format == "json":
         print(json.dumps(buildreport.table(recs), indent=2))
     else:
-        sys.stdout.write(buildreport.render_text(recs, b.name, missing, left_out))
+        cost = buildreport.load_cost(b, paths.logs_dir(), recs)
+        sys.stdout.write(buildreport.render_text(recs, b.name, missing, left_out, cost))
     return 0
 
 

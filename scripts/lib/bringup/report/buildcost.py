@@ -54,6 +54,12 @@ def _ratio(a: dict[int, float], b: dict[int, float]) -> dict[str, Any] | None:
     return out
 
 
+def ratio_pct(a: dict[int, float], b: dict[int, float]) -> float | None:
+    """b against a paired by round: the geometric mean ratio in % (None without common rounds)."""
+    r = _ratio(a, b)
+    return None if r is None else r["pct"]
+
+
 def compare(rec: BuildCost) -> list[dict[str, Any]]:
     """Every kernel after the first against the first: {base, kernel, rounds, cpu, real},
     each metric {a, b (medians, s), pct, ci_pct, p, q, claimed}; q over the record's family."""

@@ -12,7 +12,8 @@ from pathlib import Path
 from bringup import records
 from bringup.errors import BringupError
 from bringup.model.board import Board
-from bringup.records import Build
+from bringup.records import Build, BuildCost
+from bringup.report import buildcost as costreport
 from bringup.report.tables import fmt_delta, pct
 
 # (label, unit, the record field it shows, function record -> value)
@@ -40,6 +41,56 @@ NOTES = [
     "Compressed kernel: the compressed image file ({files}).",
     "Uncompressed kernel: vmlinux text+data+bss (Berkeley `size` dec), as in seed 002.",
 ]
+
+
+COLD = [  # the build cost's rows (build-cost.json): medians of the rounds of cold builds
+    ("cpu", "cold CPU, no ccache (user+sys)"),
+    ("user", "cold user"),
+    ("sys", "cold sys"),
+    ("real", "cold wall, no ccache"),
+]
+COLD_NOTE = (
+    "cold CPU/user/sys/wall: build-cost.json, every kernel built again without ccache, -j{jobs}, {rounds} rounds "
+    "interleaved: medians of the rounds; deltas the paired geometric mean ratio against the first kernel "
+    "(the comparison: make build-cost). real/user/sys below: the study's own build, one per kernel through "
+    "ccache at the hit rate shown."
+)
+
+
+def cost_rows(cost: BuildCost, kernels: list[str]) -> list[dict]:
+    """The cold build cost's rows for these kernels: {label, unit, field, values, deltas}; none
+    when the record lacks one of them."""
+    if not kernels or any(k not in cost.kernels for k in kernels):
+        return []
+    sub = cost.model_copy(update={"kernels": {k: cost.kernels[k] for k in kernels}})
+    rows = []
+    for metric, label in COLD:
+        vals = {k: costreport.values(sub, k, metric) for k in kernels}
+        med = [_median(list(vals[k].values())) for k in kernels]
+        deltas = [costreport.ratio_pct(vals[kernels[0]], vals[k]) for k in kernels[1:]]
+        rows.append({"label": label, "unit": "s", "field": f"runs[].{metric}", "values": med, "deltas": deltas})
+    return rows
+
+
+def _median(v: list[float]) -> float | None:
+    import statistics
+
+    return statistics.median(v) if v else None
+
+
+def load_cost(board: Board, logs: Path, recs: list[Build]) -> BuildCost | None:
+    """build-cost.json when it measured these builds (the same build keys), else None."""
+    f = Path(logs) / board.name / "build-cost.json"
+    if not f.exists():
+        return None
+    try:
+        cost = records.read(f, BuildCost)
+    except BringupError:
+        return None
+    keys = {r.kernel: r.key for r in recs}
+    if any(k in keys and kc.build_key != keys[k] for k, kc in cost.kernels.items()):
+        return None
+    return cost
 
 
 def load_records(board: Board, logs: Path) -> tuple[list[Build], list[str], list[str]]:
@@ -73,14 +124,21 @@ def table(recs: list[Build]) -> dict:
     return out
 
 
-def render_text(recs: list[Build], board: str, missing: Sequence[str] = (), left_out: Sequence[str] = ()) -> str:
+def render_text(
+    recs: list[Build],
+    board: str,
+    missing: Sequence[str] = (),
+    left_out: Sequence[str] = (),
+    cost: BuildCost | None = None,
+) -> str:
     t = table(recs)
     kern = t["kernels"]
+    cold = cost_rows(cost, kern) if cost is not None else []
     heads = ["", *[f"{k}" for k in kern], *[f"Delta {k}" for k in kern[1:]]]
     if len(kern) == 2:
         heads[-1] = "Delta"
     rows = []
-    for row in t["rows"]:
+    for row in [*cold, *t["rows"]]:
         fmt = "{:.1f}{}".format
         rows.append(
             [row["label"], *[fmt(v, row["unit"]) for v in row["values"]], *[fmt_delta(d) for d in row["deltas"]]]
@@ -107,6 +165,8 @@ def render_text(recs: list[Build], board: str, missing: Sequence[str] = (), left
         )
     files = ", ".join(sorted({r.sizes.compressed_image.file for r in recs}))
     lines.append("")
+    if cold and cost is not None:
+        lines.append(COLD_NOTE.format(jobs=cost.jobs, rounds=cost.rounds))
     lines += [n.format(files=files) for n in NOTES]
     for rec in recs:
         if rec.config.dropped:

@@ -32,7 +32,6 @@ from bringup.parse import sizediff
 from bringup.records import Boot, BootTiming, Build, Footprint, Lmbench, Workloads
 from bringup.records.boot import KernelTiming, MilestoneStats
 from bringup.report import bootexplain, charts, compare, environment, findings, places, sizediffs
-from bringup.report import buildcost as costreport
 from bringup.report import buildtable as buildreport
 from bringup.report.tables import fmt_delta, pct
 from bringup.report.workloads import left_out as workloads_left_out
@@ -466,29 +465,23 @@ def _build_cost(rec: records.BuildCost | None, build: dict[str, Build], left_out
 
 
 def _cost_rows(cost: records.BuildCost, ks: list[str]) -> list[dict]:
-    """The cold build cost's rows of the build table: medians of the rounds; deltas the paired
-    geometric mean ratio against the first kernel (report/buildcost.py)."""
-    if not ks or any(k not in cost.kernels for k in ks):
-        return []
-    med = costreport.kernel_rows(cost)
-    sub = cost.model_copy(update={"kernels": {k: cost.kernels[k] for k in ks}})
-    comp = {c["kernel"]: c for c in costreport.compare(sub)}
+    """The cold build cost's rows of the build table (buildtable.cost_rows), linked to build-cost.json."""
     rows = []
-    for metric, label in (("cpu", "cold CPU, no ccache (user+sys)"), ("real", "cold wall, no ccache")):
+    for r in buildreport.cost_rows(cost, ks):
         rows.append(
             {
-                "label": label,
-                "unit": "s",
+                "label": r["label"],
+                "unit": r["unit"],
                 "cells": [
                     {
                         "kernel": k,
-                        "value": med[k][metric]["median"] if med[k][metric] else None,
+                        "value": v,
                         "link": "../build-cost.json",
-                        "title": f"build-cost.json: median of kernels.{k}.runs[].{metric}, {cost.rounds} rounds",
+                        "title": f"build-cost.json: median of kernels.{k}.{r['field']}, {cost.rounds} rounds",
                     }
-                    for k in ks
+                    for k, v in zip(ks, r["values"], strict=True)
                 ],
-                "deltas": [None if not comp[k][metric] else round(comp[k][metric]["pct"], 1) for k in ks[1:]],
+                "deltas": [None if d is None else round(d, 1) for d in r["deltas"]],
             }
         )
     return rows
