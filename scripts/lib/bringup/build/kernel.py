@@ -24,6 +24,7 @@ in order: the key, the tree, configure, make, collect the record.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
