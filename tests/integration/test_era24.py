@@ -73,7 +73,7 @@ def test_2_4_boots_the_ext2_initrd_into_the_musl_userspace_and_its_footprint_is_
     board = load_board(BOARD)
     assert 0 < fp["malloc_kb"] < board.memory_mb * 1024 < fp["total_free_kb"] + 64 * 1024
     assert fp["mem_eat"]["completed"] is False, "2.4 never refuses the mapping: the OOM killer ends mem_eat"
-    boot_dirs = sorted((shared_env["logs"] / BOARD / KERNEL / "boot").iterdir())
+    boot_dirs = sorted(d for d in (shared_env["logs"] / BOARD / KERNEL / "footprint-runs").iterdir() if d.is_dir())
     boot = json.loads((boot_dirs[-1] / "boot.json").read_text())
     assert "root=/dev/ram0" in boot["cmdline"].split()
     assert boot["initrd"].endswith("footprint.ext2")
