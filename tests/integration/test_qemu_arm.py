@@ -27,7 +27,7 @@ pytestmark = pytest.mark.integration
 def test_build_record_matches_size_and_ls(arm_built, kid):
     recdir = arm_built["logs"] / "qemu-arm" / kid
     rec = json.loads((recdir / "build.json").read_text())
-    assert rec["status"] == "ok" and rec["schema"] == "bringup.build/3"
+    assert rec["status"] == "ok" and rec["schema"] == "bringup.build/4"
     assert rec["kernelrelease"].startswith(kid + ".")
     vm = recdir / rec["artifacts"]["vmlinux"]
     out = (
