@@ -227,9 +227,7 @@ def boot_timing(
     tag = f"{'-nfs' if root == 'nfs' else ''}{'' if pname == 'timing' else '-' + pname}"
     bdir = Path(logs) / board.name
     with lock.board(bdir, "boot-timing", say=say):  # one measurement of a board at a time
-        for line in records.sets.recover(bdir):
-            say(f"  finished {line}, which a killed run left half switched in")
-        records.sets.clean_staged(bdir)
+        records.sets.tidy(bdir, say)
         space.check(bdir, BOOT_BYTES * len(kernels) * rule.limit, "boot-timing")
         return _measure(
             board,

@@ -400,9 +400,7 @@ def _footprint_locked(
     board, logs, cache, kernels, builds, mode, timeout_factor, lmbench_source, rule, guard, where, jobs, say
 ) -> dict:
     bdir = Path(logs) / board.name
-    for line in records.sets.recover(bdir):
-        say(f"  finished {line}, which a killed run left half switched in")
-    records.sets.clean_staged(bdir)
+    records.sets.tidy(bdir, say)
     space.check(bdir, FOOTPRINT_BYTES * len(kernels), "footprint")
     extra = [cpio.file("usr/bin/mem_eat", mem_eat_binary(board, cache).read_bytes(), 0o755)]
     bset = load_set()

@@ -379,9 +379,7 @@ def workloads(
     missing = {**no_disk, **missing}
     bdir = Path(logs) / board.name
     with lock.board(bdir, "workloads", say=say):  # one measurement of a board at a time
-        for line in records.sets.recover(bdir):
-            say(f"  finished {line}, which a killed run left half switched in")
-        records.sets.clean_staged(bdir)
+        records.sets.tidy(bdir, say)
         space.check(bdir, WORKLOAD_BYTES * len(kernels) * rule.limit, "workloads")
         rd = rootfs.build(
             board,

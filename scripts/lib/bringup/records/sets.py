@@ -217,6 +217,14 @@ def check(board_dir: Path, step: str) -> tuple[SetManifest | None, list[str]]:
     return man, problems
 
 
+def tidy(board_dir: Path, say=print) -> None:
+    """What a measuring step does first, under the board's lock: finish the sets a killed
+    run left half switched in (saying so), then remove staged files no set owns."""
+    for line in recover(board_dir):
+        say(f"  finished {line}, which a killed run left half switched in")
+    clean_staged(board_dir)
+
+
 def clean_staged(board_dir: Path) -> None:
     """Remove the staged files of sets that never got a journal (a run killed while staging);
     called under the board's lock (util/lock.py), so no live run owns them."""
