@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bringup import records, targets
 from bringup.boot import session
-from bringup.build import rootfs
+from bringup.builder import rootfs
 from bringup.model.board import load_board
 from bringup.model.milestones import load_rules
 from bringup.util import paths

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bringup.build.kernel import FIXED_ENV
+from bringup.builder.kernel import FIXED_ENV
 from bringup.model.board import load_board
 from bringup.util import paths
 

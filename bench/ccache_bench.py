@@ -27,8 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bringup.build import sources
-from bringup.build.kernel import FIXED_ENV
+from bringup.builder import sources
+from bringup.builder.kernel import FIXED_ENV
 from bringup.model.board import load_board
 from bringup.util import paths
 

@@ -140,7 +140,7 @@ def test_seed_templates_load_once_the_user_adds_sha256(tmp_path, name):
         ("2.6.11.7", "2.6+", "ppc"),
     ]
     assert not b.kernels[0].era.out_of_tree and b.kernels[1].era.out_of_tree
-    from bringup.build import toolchain
+    from bringup.builder import toolchain
 
     with pytest.raises(
         BringupError,

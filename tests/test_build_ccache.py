@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bringup import records
-from bringup.build import ccache, make
-from bringup.build import kernel as build
+from bringup.builder import ccache, make
+from bringup.builder import kernel as build
 from test_build_fake import do_build, setup_board
 
 needs_ccache = pytest.mark.skipif(shutil.which("ccache") is None, reason="ccache not installed (make deps)")

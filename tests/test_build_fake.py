@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from bringup import records
-from bringup.build import context, store
-from bringup.build import kernel as build
+from bringup.builder import context, store
+from bringup.builder import kernel as build
 from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import load_board
 from bringup.parse import kconfig

@@ -9,7 +9,7 @@ import pytest
 
 import recordfactory as rf
 from bringup import records
-from bringup.build import kernel as build
+from bringup.builder import kernel as build
 from bringup.errors import BringupError, BuildFailed
 from bringup.measure import buildcost
 from bringup.model.board import load_board

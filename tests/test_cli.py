@@ -299,7 +299,7 @@ def test_until_ci_reaches_the_measurement(empty_logs, monkeypatch, capsys, argv,
     --max-runs) is passed on only when given, so the measurement's default applies."""
     from bringup import stats
     from bringup.boot import timing as boottiming
-    from bringup.build import rootfs
+    from bringup.builder import rootfs
     from bringup.errors import BringupError
     from bringup.measure import footprint
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bringup.boot.session import ramdisk_for
-from bringup.build import musl, rootfs
+from bringup.builder import musl, rootfs
 from bringup.errors import BringupError
 from bringup.model.board import load_board, load_era
 from bringup.parse import meminfo

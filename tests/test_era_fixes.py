@@ -14,8 +14,8 @@ import textwrap
 import pytest
 from pydantic import ValidationError
 
-from bringup.build import kernel as build
-from bringup.build.toolchain import gcc_major
+from bringup.builder import kernel as build
+from bringup.builder.toolchain import gcc_major
 from bringup.errors import BuildFailed
 from bringup.model.base import DataError
 from bringup.model.board import EraFix, MajorRange, VersionRange, load_arch, load_board, load_era, version_tuple

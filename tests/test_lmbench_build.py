@@ -9,8 +9,8 @@ import tarfile
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from bringup.build import lmbench as lmbench_build
-from bringup.build import sources
+from bringup.builder import lmbench as lmbench_build
+from bringup.builder import sources
 from bringup.errors import BringupError
 from bringup.measure import footprint
 from bringup.model import benchset

@@ -98,7 +98,7 @@ def test_extraction_counts_megabytes_of_the_tarball(tmp_path, monkeypatch):
     import random
     import tarfile
 
-    from bringup.build import sources
+    from bringup.builder import sources
 
     _every_line(monkeypatch, sources)
     tb = tmp_path / "linux-x.tar"
@@ -125,7 +125,7 @@ def test_download_counts_megabytes_against_the_content_length(tmp_path, monkeypa
     import random
     import threading
 
-    from bringup.build import sources
+    from bringup.builder import sources
 
     _every_line(monkeypatch, sources)
     www = tmp_path / "www"

@@ -4,7 +4,7 @@
 import gzip
 
 from bringup import records
-from bringup.build import rootfs
+from bringup.builder import rootfs
 from bringup.model.board import load_board
 from bringup.util import cpio
 

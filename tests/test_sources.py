@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from bringup.build import sources
+from bringup.builder import sources
 from bringup.errors import BringupError
 from bringup.model.specs import SourceSpec
 from bringup.util import gittree

@@ -8,7 +8,7 @@ import pytest
 
 import recordfactory as rf
 from bringup import records, study
-from bringup.build import rootfs
+from bringup.builder import rootfs
 from bringup.model.board import load_board
 from bringup.model.clocks import with_clock
 from bringup.records.base import ClockInfo

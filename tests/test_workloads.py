@@ -635,7 +635,7 @@ def test_the_disk_image_is_a_fresh_ext4_made_without_root_that_old_kernels_mount
     orphan_file, which 5.10 cannot mount read-write); inode tables written at once."""
     import subprocess
 
-    from bringup.build import diskimage
+    from bringup.builder import diskimage
 
     img = tmp_path / "disk.img"
     img.write_bytes(b"old content")

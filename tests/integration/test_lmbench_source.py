@@ -11,7 +11,7 @@ import time
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from bringup.build import lmbench as lmbench_build
+from bringup.builder import lmbench as lmbench_build
 from bringup.errors import BringupError
 from bringup.model import benchset
 

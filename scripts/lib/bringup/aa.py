@@ -37,7 +37,7 @@ from typing import Any
 from bringup import records, targets
 from bringup.boot import timing as boottiming
 from bringup.boot.session import ROOTS
-from bringup.build import rootfs
+from bringup.builder import rootfs
 from bringup.errors import BringupError
 from bringup.measure import footprint
 from bringup.model.board import Board, Kernel

@@ -102,7 +102,7 @@ def cmd_show(a) -> int:
 
 
 def cmd_build_all(a) -> int:
-    from bringup.build.kernel import build_all
+    from bringup.builder.kernel import build_all
     from bringup.model.board import load_board
 
     b = load_board(a.board)
@@ -186,7 +186,7 @@ def cmd_boot_timing(a) -> int:
     from bringup import records, targets
     from bringup.boot import rounds
     from bringup.boot import timing as boottiming
-    from bringup.build import rootfs
+    from bringup.builder import rootfs
     from bringup.model.clocks import for_root
     from bringup.model.milestones import load_rules
     from bringup.model.profiles import load_profile
@@ -241,7 +241,7 @@ def _boot_timing(a, b, logs, rd, places, profile, guard, jobs) -> dict:
 
 def cmd_footprint(a) -> int:
     from bringup import targets
-    from bringup.build.lmbench import parse_spec
+    from bringup.builder.lmbench import parse_spec
     from bringup.measure import footprint
 
     b = _board(a)
@@ -317,7 +317,7 @@ def _workload_names(text: str | None) -> list[str] | None:
 
 def cmd_study(a) -> int:
     from bringup import study, targets
-    from bringup.build.lmbench import parse_spec
+    from bringup.builder.lmbench import parse_spec
 
     b = _board(a)
     places = targets.parse_places(a.places)
@@ -1174,7 +1174,7 @@ def _environment_values() -> None:
         aptprivate.mirror_from_env(var)
     for var in ENV_SWITCHES:
         env_switch(var)
-    from bringup.build import sources
+    from bringup.builder import sources
 
     sources.check_download_dirs()
 

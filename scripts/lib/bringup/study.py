@@ -41,9 +41,9 @@ from typing import TypeVar
 
 from bringup import records, targets
 from bringup.boot import timing as boottiming
-from bringup.build import kernel as build
-from bringup.build import lmbench as lmbench_build
-from bringup.build import rootfs
+from bringup.builder import kernel as build
+from bringup.builder import lmbench as lmbench_build
+from bringup.builder import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure import buildcost, footprint
 from bringup.measure import workloads as appworkloads

@@ -315,7 +315,7 @@ class BootSession:
 
 def ramdisk_for(era, initrd: Path) -> Path:
     """The ramdisk as the kernel's era takes it: the gzip'd cpio itself (initramfs), or
-    the ext2 image that build/rootfs.py writes beside it (<name>.ext2: 2.4's initrd)."""
+    the ext2 image that builder/rootfs.py writes beside it (<name>.ext2: 2.4's initrd)."""
     if era.ramdisk != "ext2" or not initrd.name.endswith(".cpio.gz"):
         return initrd
     image = initrd.with_name(initrd.name.removesuffix(".cpio.gz") + ".ext2")

@@ -1,7 +1,7 @@
 """The cold build cost of a board's kernels: seed 002's first table ("time make"),
 measured like for like.
 
-The study's own builds (build/kernel.py) run through ccache, so their times depend
+The study's own builds (builder/kernel.py) run through ccache, so their times depend
 on the hit rate each happened to get, and there is one of each.  Here every kernel
 is built again, only to be timed:
 
@@ -43,8 +43,8 @@ from typing import Any
 
 from bringup import records, stats
 from bringup.boot import rounds
-from bringup.build import context, erafixes, make, sources, toolchain
-from bringup.build import kernel as kbuild
+from bringup.builder import context, erafixes, make, sources, toolchain
+from bringup.builder import kernel as kbuild
 from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import Board, EraFix, Kernel
 from bringup.records.buildcost import BuildCost

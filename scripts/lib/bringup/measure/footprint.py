@@ -24,8 +24,8 @@ from bringup.boot import rounds
 from bringup.boot.session import BootSession
 from bringup.boot.shell import expect
 from bringup.boot.target import Place, TargetFactory
-from bringup.build import lmbench as lmbench_build
-from bringup.build import rootfs
+from bringup.builder import lmbench as lmbench_build
+from bringup.builder import rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.model import benchset
 from bringup.model.benchset import BenchSet, load_set

@@ -25,7 +25,7 @@ import pexpect
 
 from bringup import records, stats, targets
 from bringup.boot import rounds
-from bringup.build import diskimage, rootfs
+from bringup.builder import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure.footprint import Step, build_records, deb_entries
 from bringup.model import workload as wm

@@ -53,7 +53,7 @@ class StudyBuild(Part):
 
 
 class CostKernel(Part):
-    build_key: Sha256 | None  # the build key of the study's build this measures (build/kernel.py build_key)
+    build_key: Sha256 | None  # the build key of the study's build this measures (builder/kernel.py build_key)
     version: str  # the tree's version
     config_sha256: Sha256  # of the .config the scratch builds made
     config_matches_study: bool | None  # the same .config as the study's build.json; None: no such record

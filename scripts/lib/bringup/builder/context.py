@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bringup import records
-from bringup.build import sources, toolchain
+from bringup.builder import sources, toolchain
 from bringup.model.board import Board, EraFix, Kernel
 from bringup.util.progress import Progress
 

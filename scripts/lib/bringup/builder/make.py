@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from bringup import records
-from bringup.build.context import Ctx, Step, _env, _log, _rel
+from bringup.builder.context import Ctx, Step, _env, _log, _rel
 from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import EraFix
 from bringup.util import procutil

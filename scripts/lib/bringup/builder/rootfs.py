@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bringup import records
-from bringup.build import musl
-from bringup.build.sources import sha256_file
+from bringup.builder import musl
+from bringup.builder.sources import sha256_file
 from bringup.errors import BringupError
 from bringup.model.board import Board
 from bringup.util import cpio, debs, ext2image, paths
@@ -322,7 +322,7 @@ def _ext2_unchanged(old: records.Rootfs, ext2_out: Path | None) -> bool:
 def userspace_busybox(board: Board, cache: Path, say=print) -> tuple[Path, str, str]:
     """The ramdisk's busybox: (binary, version, libc).  glibc: Debian's busybox-static (or
     Debian's source cross-built where Debian has no binary); musl: Debian's source built
-    against Debian's musl (build/musl.py), a userspace that runs on every era."""
+    against Debian's musl (builder/musl.py), a userspace that runs on every era."""
     arch = board.arch.debian_arch
     if board.libc == "musl":
         mu = musl.toolchain(arch, board.arch.userspace_cross_compile, cache, say)

@@ -9,7 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from bringup.build.context import Ctx, _env, _stats_log
+from bringup.builder.context import Ctx, _env, _stats_log
 
 CCACHE_CONFIG_KEYS = ("depend_mode", "direct_mode", "compression", "compression_level", "compiler_check")
 

@@ -22,7 +22,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from bringup.build import sources
+from bringup.builder import sources
 from bringup.errors import BringupError
 from bringup.model.benchset import SourceBuild, SourceFile
 from bringup.util import cpio, gittree, paths

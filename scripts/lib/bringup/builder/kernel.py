@@ -15,9 +15,9 @@ checkout, a test's temporary logs) asking for the same build gets a copy of
 that build's record, log and images instead of running make again.  FORCE=1
 always runs make.
 
-The parts of a build, one module each: build/context.py (the state a build carries,
-make's environment, the log), build/make.py (driving make), build/erafixes.py (the
-era's fixes and private copies), build/ccache.py (ccache's statistics), build/store.py
+The parts of a build, one module each: builder/context.py (the state a build carries,
+make's environment, the log), builder/make.py (driving make), builder/erafixes.py (the
+era's fixes and private copies), builder/ccache.py (ccache's statistics), builder/store.py
 (the last good build in logs/ and the cache's result store).  This module puts them
 in order: the key, the tree, configure, make, collect the record.
 """
@@ -36,19 +36,19 @@ import tempfile
 from pathlib import Path
 
 from bringup import records
-from bringup.build import sources, toolchain
-from bringup.build.ccache import (
+from bringup.builder import sources, toolchain
+from bringup.builder.ccache import (
     _ccache_stats,
 )
-from bringup.build.context import FIXED_ENV, Built, Ctx, Step, _env, _log, _rel, _tail
-from bringup.build.erafixes import _apply_patches, _private_copy, fix_record, fix_sha256, select_fixes
-from bringup.build.make import (
+from bringup.builder.context import FIXED_ENV, Built, Ctx, Step, _env, _log, _rel, _tail
+from bringup.builder.erafixes import _apply_patches, _private_copy, fix_record, fix_sha256, select_fixes
+from bringup.builder.make import (
     _last_kbuild_commands,
     _make,
     kbuild_commands,
     make_argv,
 )
-from bringup.build.store import (
+from bringup.builder.store import (
     _restore,
     _store,
     _stored,

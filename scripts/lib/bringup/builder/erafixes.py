@@ -11,8 +11,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from bringup.build import sources, toolchain
-from bringup.build.context import Ctx, _log, _rel
+from bringup.builder import sources, toolchain
+from bringup.builder.context import Ctx, _log, _rel
 from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import EraFix, Kernel
 
