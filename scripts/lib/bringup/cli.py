@@ -186,7 +186,6 @@ def cmd_boot_timing(a) -> int:
     from bringup import records, targets
     from bringup.boot import rounds
     from bringup.boot import timing as boottiming
-    from bringup.builder import rootfs
     from bringup.model.clocks import for_root
     from bringup.model.milestones import load_rules
     from bringup.model.profiles import load_profile
@@ -204,8 +203,7 @@ def cmd_boot_timing(a) -> int:
     if b is not asked:
         for_root(asked, a.root, _say)
     with lock.board(logs / b.name, "boot-timing", say=_say):  # the ramdisk too: one run of the board at a time
-        rd = rootfs.build(b, logs, paths.cache_dir(), say=_say)
-        summary = _boot_timing(a, b, logs, rd, places, profile, guard, jobs)
+        summary = _boot_timing(a, b, logs, places, profile, guard, jobs)
     sys.stdout.write(boottiming.render_table(summary, load_rules(b.milestones)))
     failed = sum(k["failed"] for k in summary["kernels"].values())
     name = records.boot_timing_name(a.root, failed=failed > 0, profile=profile.name)
@@ -216,27 +214,22 @@ def cmd_boot_timing(a) -> int:
     return 0
 
 
-def _boot_timing(a, b, logs, rd, places, profile, guard, jobs) -> dict:
-    from bringup.boot import timing as boottiming
+def _boot_timing(a, b, logs, places, profile, guard, jobs) -> dict:
+    from bringup import study
 
-    return boottiming.boot_timing(
-        b,
-        logs,
-        logs / b.name / "rootfs" / rd.file,
-        None,
-        places=places,
-        rootfs_ref=rd.ref(),
-        runs=_runs(b, a.runs, "boot"),
-        path=a.path,
+    boots = study.Boots(
+        _runs(b, a.runs, "boot"),
+        a.path,
+        a.root,
+        guard,
+        jobs,
+        places,
+        profile=profile,
         only=a.kernel or None,
         **_until_ci(a),
         timeout_factor=a.timeout_factor,
-        root=a.root,
-        say=_say,
-        guard=guard,
-        profile=profile,
-        jobs=jobs,
     )
+    return study.boot_on_ramdisk(b, logs, paths.cache_dir(), boots, _say)
 
 
 def cmd_footprint(a) -> int:
@@ -322,22 +315,18 @@ def cmd_study(a) -> int:
     b = _board(a)
     places = targets.parse_places(a.places)
     targets.places(b, places)  # PLACES on a board that is not in a lab: refused before any work
-    rep = study.run(
-        b,
-        paths.logs_dir(),
-        paths.cache_dir(),
+    plan = study.Plan(
         runs=_runs(b, a.runs, "boot"),
         path=a.path,
+        root=a.root,
         lmbench=a.lmbench,
+        lmbench_source=parse_spec(a.lmbench_source, a.lmbench_sha256),
+        lmbench_runs=_runs(b, a.lmbench_runs, "lmbench"),
         jobs=a.jobs,
         # the measuring steps' boots at once: JOBS (else one per CPU) on the instruction clock; one on the host
         # clock, whose runs would disturb each other (JOBS is then the builds' make -j only)
         boot_jobs=_boot_jobs(b, a.jobs) if clocks_deterministic(b) else 1,
         force=a.force,
-        lmbench_source=parse_spec(a.lmbench_source, a.lmbench_sha256),
-        lmbench_runs=_runs(b, a.lmbench_runs, "lmbench"),
-        root=a.root,
-        say=_say,
         guard=_host_guard(b),
         places=places,
         workloads=_workload_names(a.workloads),
@@ -346,6 +335,7 @@ def cmd_study(a) -> int:
         build_cost=a.build_cost,
         **({"build_cost_runs": a.build_cost_runs} if a.build_cost_runs is not None else {}),
     )
+    rep = study.run(b, paths.logs_dir(), paths.cache_dir(), plan, say=_say)
     _say("\n" + rep.summary())
     _say(f"\nThe study of {b.name} is done. Open the report:\n  {rep.index.resolve()}")
     print(rep.index.resolve())
@@ -359,22 +349,18 @@ def cmd_aa(a) -> int:
     kernel = a.kernel or b.kernels[-1].id
     b.kernel(kernel)  # an unknown kernel fails here, before any work
     # an A/A or A/B check needs two boots per arm at least, to see the spread within an arm too
-    result = aa.run(
-        b,
-        kernel,
-        paths.logs_dir(),
-        paths.cache_dir(),
+    plan = aa.Plan(
         runs=max(2, _runs(b, a.runs, "boot")) if a.runs is None else a.runs,
+        root=a.root,
+        path=a.path,
         lmbench=a.lmbench,
         lmbench_runs=max(2, _runs(b, a.lmbench_runs, "lmbench")) if a.lmbench_runs is None else a.lmbench_runs,
-        path=a.path,
-        root=a.root,
-        say=_say,
         guard=_host_guard(b),
-        delay_ms=getattr(a, "delay_ms", 0),
         # boots at once: one per CPU on the instruction clock, one on the host clock
         jobs=_boot_jobs(b, None),
+        delay_ms=getattr(a, "delay_ms", 0),
     )
+    result = aa.run(b, kernel, paths.logs_dir(), paths.cache_dir(), plan, say=_say)
     sys.stdout.write(aa.render(result))
     if a.delay_ms:
         if not result["sensitivity"]["passed"]:
