@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from bringup import cli
+from bringup.cli import common
 from conftest import run_cli
 
 
@@ -94,7 +95,7 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
         "lmbench_source": None,
         "lmbench_runs": 4,
         "root": "nfs",
-        "say": cli._say,
+        "say": common.say,
         "guard": True,  # BRINGUP_HOST_GUARD unset and the host clock: the host-load guard is on
         "places": [],  # no --places: the board file's
         "workloads": [],  # --workloads none: no workloads step
