@@ -3,7 +3,9 @@ what the hand-written parser of main offered before (45fb26f): the same commands
 for each the same options with their names, defaults, metavars, choices, help texts and
 accepted values, and the same --help text.  tests/data/cli-commands.json is that
 parser's description, written by this file (`python tests/test_cli_table.py --write`,
-only when a change to the command line is meant)."""
+only when a change to the command line is meant).  Changed since 45fb26f on purpose:
+a help text where there was none (footprint-report's and workloads' --kernel, study's
+--jobs, aa's --lmbench), nothing else."""
 
 import argparse
 import json

@@ -153,7 +153,7 @@ TABLE = (
         measuring.cmd_footprint,
         (
             BOARD,
-            KERNELS.but(help=None),
+            KERNELS,
             *LMBENCH,
             CLOCK,
             *until_ci("memory available to malloc() and every lmbench metric"),
@@ -171,7 +171,7 @@ TABLE = (
         measuring.cmd_workloads,
         (
             BOARD,
-            KERNELS.but(help=None),
+            KERNELS,
             opt(
                 "--workloads",
                 "-w",
@@ -225,7 +225,10 @@ TABLE = (
             ),
             rounds("--workload-runs", "workload rounds (default: 1 on the instruction clock, 3 on the host clock)"),
             opt("--workload-mode", choices=("quick", "full"), default="quick", help="workload size (default quick)"),
-            MAKE_JOBS,
+            MAKE_JOBS.but(
+                help="make -j of the builds (default: number of CPUs); on the instruction clock also the boots "
+                "at once of the measuring steps (default: one per CPU)"
+            ),
             force("run every step again"),
             opt(
                 "--no-build-cost",
@@ -248,7 +251,7 @@ TABLE = (
             BOARD,
             opt("--kernel", "-k", help="the kernel id (default: the board's last kernel)"),
             *BOOT,
-            LMBENCH_MODE.but(help=None),
+            LMBENCH_MODE,
             rounds("--lmbench-runs", "footprint rounds (default: 2 on the instruction clock, 5 on the host clock)"),
             opt(
                 "--delay-ms",
