@@ -19,12 +19,15 @@ Every decision reads records only; a record that does not read is redone.
   the same mode, with at least as many rounds, on the same ramdisk, and holds
   every workload asked for (with the packages its file names now; after editing
   a workload's steps, FORCE=1); skipped altogether with WORKLOADS=none;
-- build cost (build_cost=True; make all's default, BUILD_COST=0 leaves it out): the
+- build cost (Plan.build_cost; make all's default, BUILD_COST=0 leaves it out): the
   cold cost of each kernel's build (measure/buildcost.py), up to date while
   build-cost.json (or the cache's copy) measured the same build keys with the same
   -j and at least as many rounds;
 - report: always rewritten (it takes a few seconds).
-force=True runs every step.
+Plan.force runs every step.
+
+The study holds the board's lock (util/lock.py) from its first step to the report:
+no other measurement of the board runs in between (docs/records.md).
 
 At the end a line says where the time went, step by step (wall time; "up to date"
 for a step skipped), so a study's cost is read off its own output.
