@@ -10,6 +10,9 @@ a console log or lmbench.txt where the record says which line that is.
 A record that does not read (not JSON, wrong schema, a field missing or
 mistyped, an artifact outside its directory) is left out: the report goes on
 with the others and says, in one line per record, what it left out and why.
+A record or kernel directory that cannot be read at all (a permission error)
+is a fault: the report refuses in one line before it writes anything
+(report/reading.py).  The model is typed, a section per module (report/model.py).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from bringup.report import (
     workloads,
 )
 from bringup.report.model import Head, ReportModel
+from bringup.report.reading import Unreadable
 from bringup.report.tables import fmt_delta
 from bringup.util import clock, paths
 
@@ -169,8 +173,13 @@ def summary_text(model: dict) -> str:
 
 
 def write(board: Board, logs: Path, say=print) -> Report:
-    """Write logs/<board>/report/{index.html,report.md,model.json,charts/*.svg}."""
-    model = collect(board, logs)
+    """Write logs/<board>/report/{index.html,report.md,model.json,charts/*.svg}.  A record or
+    directory that cannot be read refuses the report before anything is written (the last
+    report stays as it was); one that is absent is a kernel or step not measured."""
+    try:
+        model = collect(board, logs)
+    except Unreadable as e:
+        raise Unreadable(f"report: {e}") from None
     for why in model["left_out"]:
         say(f"report: left out {why}")
     for st in (x for x in model["sets"] if x["step"] != "report"):
