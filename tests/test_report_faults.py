@@ -63,11 +63,11 @@ def reported(logs):  # noqa: F811
 @needs_a_user
 @pytest.mark.parametrize("what", ["5.10", "6.12/lmbench.json"])
 def test_an_unreadable_kernel_directory_or_record_refuses_and_keeps_the_last_report(reported, what):
-    logs, out, before = reported
-    bad = logs / "qemu-arm" / what
+    top, out, before = reported
+    bad = top / "qemu-arm" / what
     bad.chmod(0)
     try:
-        p = report(logs, as_user=True)
+        p = report(top, as_user=True)
     finally:
         bad.chmod(0o755 if bad.is_dir() else 0o644)
     lines = p.stderr.strip().splitlines()
@@ -79,9 +79,9 @@ def test_an_unreadable_kernel_directory_or_record_refuses_and_keeps_the_last_rep
 
 
 def test_a_kernel_never_measured_is_left_out_not_a_fault(reported):
-    logs, out, _ = reported
-    shutil.rmtree(logs / "qemu-arm" / "6.12")
-    p = report(logs)
+    top, out, _ = reported
+    shutil.rmtree(top / "qemu-arm" / "6.12")
+    p = report(top)
     assert p.returncode == 0, p.stderr
     assert "cannot be read" not in p.stderr
     model = json.loads((out / "model.json").read_text())
@@ -120,8 +120,8 @@ def test_compare_boot_says_the_set_it_read_and_refuses_an_altered_member(tmp_pat
     assert "boot-timing.json: not the file boot-timing set" in lines[0] and "sha256 differs" in lines[0]
 
 
-def builds(logs: Path, in_set: bool) -> Path:
-    bdir = logs / "qemu-arm"
+def builds(top: Path, in_set: bool) -> Path:
+    bdir = top / "qemu-arm"
     if not in_set:
         for k in ("5.10", "6.12"):
             records.write(bdir / k / "build.json", rf.build(k))
