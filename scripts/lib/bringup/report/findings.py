@@ -38,7 +38,6 @@ from __future__ import annotations
 
 from bringup import stats
 from bringup.model.clocks import FLOOR_MULTIPLE
-from bringup.records.boot import MilestoneStats
 from bringup.report.tables import pct
 
 ALPHA = stats.ALPHA  # the one definition is stats.py's
@@ -59,27 +58,15 @@ def mag(d: float) -> str:
     return f"{abs(d):.1f} %" if abs(d) < 10 else f"{abs(d):.0f} %"
 
 
-def _run_values(st: MilestoneStats | None) -> list | None:
-    """Per-run values of a milestone; a single run's median when older records kept none."""
-    if st is None:
-        return None
-    if st.values:
-        return st.values
-    return [st.host.median] if st.host is not None and st.host.n == 1 else None
+def _values(kind: str, what: str, a: float | None, b: float | None, unit: str) -> dict:
+    """A finding of two values and their delta (its significance, verdict and detail follow)."""
+    return {"kind": kind, "what": what, "significant": None, "delta_pct": pct(a, b), "a": a, "b": b, "unit": unit}
 
 
 def size_finding(what: str, a: float, b: float, unit: str, link: str = "") -> dict:
-    d = pct(a, b)
-    f = {
-        "kind": "size",
-        "what": what,
-        "significant": None if d is None else abs(d) >= SIZE_PCT,
-        "delta_pct": d,
-        "a": a,
-        "b": b,
-        "unit": unit,
-        "link": link,
-    }
+    f = _values("size", what, a, b, unit)
+    d = f["delta_pct"]
+    f.update(significant=None if d is None else abs(d) >= SIZE_PCT, link=link)
     if d is None:
         f["verdict"] = "not comparable"
     elif abs(d) < SIZE_PCT:
@@ -110,61 +97,24 @@ def tested_finding(
 ) -> dict:
     """A tested comparison; its verdict waits for the family's correction (resolve()).
     On the instruction clock: a deterministic comparison, decided against the A/A floor (decide())."""
-    import statistics
-
     if clock == "instructions":
         return deterministic_finding(what, a_vals, b_vals, unit, better, slower, faster, link, key or what)
+    a_clean, b_clean, ma, mb = _medians(a_vals, b_vals)
+    words = (unit, better, slower, faster, link)
     if clock == "mixed":  # one kernel on the instruction clock, the other on the host's: never compared
-        return untested_finding(
-            what,
-            statistics.median(a_clean) if (a_clean := [v for v in a_vals if v is not None]) else None,
-            statistics.median(b_clean) if (b_clean := [v for v in b_vals if v is not None]) else None,
-            unit,
-            better,
-            slower,
-            faster,
-            link,
-            runs="measured on different clocks",
-            why="not comparable (docs/clock.md)",
-        )
+        why = "not comparable (docs/clock.md)"
+        return untested_finding(what, ma, mb, *words, runs="measured on different clocks", why=why)
     pairs = _pairs(a_vals, a_rounds, b_vals, b_rounds)
-    a_clean = [v for v in a_vals if v is not None]
-    b_clean = [v for v in b_vals if v is not None]
-    ma = statistics.median(a_clean) if a_clean else None
-    mb = statistics.median(b_clean) if b_clean else None
-    d = pct(ma, mb)
     paired = pairs is not None and len(pairs[0]) >= 2
-    n = (
-        f"n={len(pairs[0])} rounds"
-        if paired and pairs
-        else f"n={len(a_clean)}"
-        if len(a_clean) == len(b_clean)
-        else f"n={len(a_clean)}/{len(b_clean)}"
-    )
+    n = _n_text(pairs if paired else None, a_clean, b_clean)
     if len(a_clean) < 2 or len(b_clean) < 2:
-        return untested_finding(
-            what,
-            ma,
-            mb,
-            unit,
-            better,
-            slower,
-            faster,
-            link,
-            runs="one run each" if len(a_clean) == len(b_clean) == 1 else n,
-        )
+        return untested_finding(what, ma, mb, *words, runs="one run each" if len(a_clean) == len(b_clean) == 1 else n)
     c = stats.compare(pairs[0], pairs[1], paired=True) if paired and pairs else stats.compare(a_clean, b_clean, False)
     assert c is not None  # two values or more on each side
-    f = {
+    return {
         "kind": "tested",
         "key": key or what,
-        "what": what,
-        "delta_pct": d,
-        "a": ma,
-        "b": mb,
-        "unit": unit,
-        "better": better,
-        "words": (slower, faster),
+        **_compared(what, ma, mb, unit, better, (slower, faster)),
         "p": c["p"],
         "q": None,
         "test": f"{c['test']} ({c['method']})",
@@ -178,7 +128,32 @@ def tested_finding(
         "link": link,
         "significant": None,
     }
-    return f
+
+
+def _compared(what: str, ma: float | None, mb: float | None, unit: str, better: str, words: tuple) -> dict:
+    """What a compared finding says of its two medians: the delta, the unit, which way is better."""
+    return {"what": what, "delta_pct": pct(ma, mb), "a": ma, "b": mb, "unit": unit, "better": better, "words": words}
+
+
+def _medians(a_vals: list, b_vals: list) -> tuple[list, list, float | None, float | None]:
+    """Both kernels' values without the missing ones, and their medians (None: no value)."""
+    import statistics
+
+    a_clean = [v for v in a_vals if v is not None]
+    b_clean = [v for v in b_vals if v is not None]
+    return (
+        a_clean,
+        b_clean,
+        statistics.median(a_clean) if a_clean else None,
+        statistics.median(b_clean) if b_clean else None,
+    )
+
+
+def _n_text(pairs: tuple[list, list] | None, a_clean: list, b_clean: list) -> str:
+    """How many values the test has: rounds when paired, else each side's count."""
+    if pairs:
+        return f"n={len(pairs[0])} rounds"
+    return f"n={len(a_clean)}" if len(a_clean) == len(b_clean) else f"n={len(a_clean)}/{len(b_clean)}"
 
 
 def _pairs(a_vals, a_rounds, b_vals, b_rounds) -> tuple[list, list] | None:
@@ -207,22 +182,11 @@ def _spread(vals: list[float]) -> float:
 
 def deterministic_finding(what, a_vals, b_vals, unit, better, slower, faster, link, key) -> dict:
     """A difference measured on the instruction clock; decide() states it or not."""
-    import statistics
-
-    a_clean = [v for v in a_vals if v is not None]
-    b_clean = [v for v in b_vals if v is not None]
-    ma = statistics.median(a_clean) if a_clean else None
-    mb = statistics.median(b_clean) if b_clean else None
+    a_clean, b_clean, ma, mb = _medians(a_vals, b_vals)
     return {
         "kind": "deterministic",
         "key": key,
-        "what": what,
-        "delta_pct": pct(ma, mb),
-        "a": ma,
-        "b": mb,
-        "unit": unit,
-        "better": better,
-        "words": (slower, faster),
+        **_compared(what, ma, mb, unit, better, (slower, faster)),
         "n": [len(a_clean), len(b_clean)],
         "own_spread_pct": max(_spread(a_clean), _spread(b_clean)),
         "link": link,
@@ -312,17 +276,8 @@ def _verdict(f: dict, family: int) -> None:
 def untested_finding(
     what, a, b, unit, better, slower="slower", faster="faster", link="", runs="one run each", why="not tested"
 ):
-    d = pct(a, b)
-    f = {
-        "kind": "untested",
-        "what": what,
-        "significant": None,
-        "delta_pct": d,
-        "a": a,
-        "b": b,
-        "unit": unit,
-        "link": link,
-    }
+    f = {**_values("untested", what, a, b, unit), "link": link}
+    d = f["delta_pct"]
     if d is None:
         f["verdict"] = "not comparable"
     else:
@@ -346,9 +301,8 @@ IMPORTED = "imported, not tested"
 def imported_finding(what: str, a: float | None, b: float | None, unit: str, link: str = "") -> dict:
     """Values of an imported kernel beside another's: the numbers and their difference,
     never a verdict (one log or one result set, from another machine and another time)."""
-    d = pct(a, b)
-    f = {"kind": "imported", "what": what, "significant": None, "delta_pct": d, "a": a, "b": b, "unit": unit}
-    f["link"] = link
+    f = {**_values("imported", what, a, b, unit), "link": link}
+    d = f["delta_pct"]
     f["verdict"] = "not comparable" if d is None else f"{_num(a)} → {_num(b)} {unit}, {signed(d)}"
     f["detail"] = IMPORTED
     return _claim(f)

@@ -15,6 +15,9 @@ from bringup.records import BootTiming, Build, Footprint, Lmbench, Workloads
 from bringup.report.model import Inputs
 from bringup.report.reading import Reader, is_dir
 
+# the records of each kernel directory, in the order they are read (a build: the board's own kernels only)
+PER_KERNEL = (("build", Build), ("footprint", Footprint), ("lmbench", Lmbench), ("workloads", Workloads))
+
 
 @dataclass(frozen=True)
 class Gathered:
@@ -34,10 +37,11 @@ def gather(board: Board, logs: Path) -> Gathered:
     live_ids = [k.id for k in board.kernels]
     ids = live_ids + imported_dirs(bdir, live_ids)
     rd = Reader()
-    build = {k: b for k in live_ids if (b := rd.read(bdir / k / "build.json", Build, k))}
-    fp = {k: f for k in ids if (f := rd.read(bdir / k / "footprint.json", Footprint, k))}
-    lm = {k: m for k in ids if (m := rd.read(bdir / k / "lmbench.json", Lmbench, k))}
-    wl = {k: w for k in ids if (w := rd.read(bdir / k / "workloads.json", Workloads, k))}
+    recs: dict[str, Any] = {
+        name: {k: r for k in (live_ids if name == "build" else ids) if (r := rd.read(bdir / k / f"{name}.json", m, k))}
+        for name, m in PER_KERNEL
+    }
+    build, fp, lm = recs["build"], recs["footprint"], recs["lmbench"]
     live_boot = rd.read(bdir / records.boot_timing_name(), BootTiming)
     boot, imported_boot = _with_imported_boots(live_boot, bdir, ids, rd, records.boot_timing_name())
     live_nfs = rd.read(bdir / records.boot_timing_name("nfs"), BootTiming)
@@ -45,11 +49,13 @@ def gather(board: Board, logs: Path) -> Gathered:
     imported = _imported(fp, lm, imported_boot, imported_nfs)
     ids = [k for k in ids if k in live_ids or k in imported]  # a directory of a removed kernel is not shown
     kernels = [k for k in ids if k in build or k in fp or k in imported or (boot and k in boot.kernels)]
+    missing = {
+        "build": [k for k in kernels if k not in build and k not in imported],
+        "boot": [k for k in kernels if not boot or k not in boot.kernels],
+        "footprint": [k for k in kernels if k not in fp],
+    }
     inputs = Inputs(
-        build=build,
-        footprint=fp,
-        lmbench=lm,
-        workloads=wl,
+        **recs,
         boot=boot,
         live_boot=live_boot,
         imported=imported,
@@ -57,11 +63,7 @@ def gather(board: Board, logs: Path) -> Gathered:
         unsupported={k: [f.overrides for f in r.fixes if f.overrides] for k, r in build.items() if r.overrides()},
         left_out=rd.left_out,
         sets=records.sets.read_all(bdir),  # which set of each step the records come from (records/sets.py)
-        missing={
-            "build": [k for k in kernels if k not in build and k not in imported],
-            "boot": [k for k in kernels if not boot or k not in boot.kernels],
-            "footprint": [k for k in kernels if k not in fp],
-        },
+        missing=missing,
     )
     return Gathered(bdir=bdir, inputs=inputs, kernels=kernels, nfs=nfs, live_nfs=live_nfs, reader=rd)
 

@@ -37,6 +37,8 @@ class Section:
 
 @dataclass(frozen=True)
 class Head(Section):
+    """The page's title: the board, its description, the kernels shown, when it was made."""
+
     board: str
     description: str
     kernels: list[str]
@@ -62,12 +64,16 @@ class Inputs(Section):
 
 @dataclass(frozen=True)
 class ClockSection(Section):
-    floors: dict
-    clock: dict
+    """The A/A floors deterministic findings are judged against, and the clock paragraphs (clocknote.py)."""
+
+    floors: dict[str, Any]  # model/clocks.py floors(): metrics, default_pct, source
+    clock: dict[str, Any]  # kinds, ns_per_instruction, text
 
 
 @dataclass(frozen=True)
 class BuildSection(Section):
+    """The build table (with the cold build cost), section and image sizes, size diffs (buildsection.py)."""
+
     build_cost: BuildCost | None
     build_table: list[dict]
     sizes: dict[str, Any]
@@ -77,6 +83,8 @@ class BuildSection(Section):
 
 @dataclass(frozen=True)
 class BootSection(Section):
+    """The boot tables, the NFS root's, places, boot explained, console cost, deferred probes (bootsection.py)."""
+
     boot_milestones: list[dict]
     delayed_milestones: list[str]
     boot_rows: list[dict]
@@ -89,17 +97,23 @@ class BootSection(Section):
 
 @dataclass(frozen=True)
 class MemorySection(Section):
+    """The footprint table (measuresection.py)."""
+
     footprint_rows: list[dict]
 
 
 @dataclass(frozen=True)
 class LmbenchSection(Section):
-    lmbench_groups: dict
-    bw_mem: dict
+    """The lmbench tables by group and the bw_mem series (measuresection.py)."""
+
+    lmbench_groups: dict[str, Any]  # kernels, not_measured, missing, groups
+    bw_mem: dict[str, dict[str, list[tuple[int, float]]]]  # rd|wr|bcopy -> kernel -> (bytes, MB/s)
 
 
 @dataclass(frozen=True)
 class WorkloadSection(Section):
+    """The workloads' tables and the relative-performance chart's values (workloads.py)."""
+
     workload_tables: dict
     workload_relative: Any
 

@@ -43,72 +43,71 @@ def summarize(model: dict) -> list[dict]:
     """Findings for each kernel after the first, against the first: a list of
     {'kernel', 'against', 'sections': [(title, [finding, ...])], 'family', 'host'}.
     The tested findings of one kernel form one family (Benjamini-Hochberg)."""
-    out: list[dict] = []
     kern = model["kernels"]
     if not kern:
-        return out
+        return []
     base = kern[0]
     imported = model.get("imported") or {}
+    out: list[dict] = []
     for k in kern[1:]:
         if k in imported or base in imported:
-            out.append(
-                {"kernel": k, "against": base, "sections": imported_sections(model, base, k), "family": 0, "tested": {}}
-            )
-            continue
-        sections: list[tuple[str, list[dict]]] = []
-        b = model["build"]
-        era = era_findings(b, [base, k])
-        if era:
-            sections.append(("Kernels", era))
-        if b.get(base) and b.get(k):
-            sections.append(("Build", build_findings(b[base], b[k], k, model.get("build_cost"))))
-        nfs = model.get("boot_nfs") or {}
-        for title, boot, mil, fname in (
-            ("Boot", model.get("boot"), model.get("boot_milestones", []), records.boot_timing_name()),
-            ("Boot, root over NFS", nfs.get("summary"), nfs.get("milestones", []), records.boot_timing_name("nfs")),
-        ):
-            fs = boot_findings(boot, mil, base, k, fname) if boot else []
-            if fs:
-                sections.append((title, fs))
-        fp = model["footprint"]
-        if fp.get(base) and fp.get(k):
-            sections.append(("Footprint", footprint_findings(fp[base], fp[k], k)))
-        lm = model["lmbench"]
-        metrics: list[dict] = []
-        if base in lm and k in lm and lm[base].measured and lm[k].measured:
-            metrics = lmbench_metric_findings(lm[base], lm[k], k)
-        wmetrics = workloads.kernel_findings(model, base, k)
-        family = [f for _, fs in sections for f in fs if f["kind"] == "tested"]
-        family += [f for f in metrics if f["kind"] == "tested"]
-        family += [f for f in wmetrics if f["kind"] == "tested"]
-        resolve(family)
-        decided = decide_all(model, [f for _, fs in sections for f in fs] + metrics + wmetrics)
-        if metrics:
-            sections.append(("lmbench", lmbench_groups(metrics, k)))
-        sections += workloads.sections(wmetrics, k)
-        host = host_findings(model, [base, k])
-        if host:
-            sections.append(("Host", host))
-        out.append(
-            {
-                "kernel": k,
-                "against": base,
-                "sections": sections,
-                "family": len(family),
-                "tested": {f["key"]: {"p": f["p"], "q": f["q"], "significant": f["significant"]} for f in family},
-                "deterministic": {
-                    f["key"]: {
-                        "delta_pct": f["delta_pct"],
-                        "a": f["a"],
-                        "b": f["b"],
-                        "own_spread_pct": f["own_spread_pct"],
-                        "significant": f["significant"],
-                    }
-                    for f in decided
-                },
-            }
-        )
+            sections = imported_sections(model, base, k)
+            out.append({"kernel": k, "against": base, "sections": sections, "family": 0, "tested": {}})
+        else:
+            out.append(kernel_summary(model, base, k))
     return out
+
+
+def _measured_sections(model: dict, base: str, k: str) -> list[tuple[str, list[dict]]]:
+    """The sections of kernel k whose findings are made one by one: kernels, build, boots, footprint."""
+    sections: list[tuple[str, list[dict]]] = []
+    b = model["build"]
+    era = era_findings(b, [base, k])
+    if era:
+        sections.append(("Kernels", era))
+    if b.get(base) and b.get(k):
+        sections.append(("Build", build_findings(b[base], b[k], k, model.get("build_cost"))))
+    nfs = model.get("boot_nfs") or {}
+    for title, boot, mil, fname in (
+        ("Boot", model.get("boot"), model.get("boot_milestones", []), records.boot_timing_name()),
+        ("Boot, root over NFS", nfs.get("summary"), nfs.get("milestones", []), records.boot_timing_name("nfs")),
+    ):
+        fs = boot_findings(boot, mil, base, k, fname) if boot else []
+        if fs:
+            sections.append((title, fs))
+    fp = model["footprint"]
+    if fp.get(base) and fp.get(k):
+        sections.append(("Footprint", footprint_findings(fp[base], fp[k], k)))
+    return sections
+
+
+def kernel_summary(model: dict, base: str, k: str) -> dict:
+    """The summary of a live kernel against a live base: its sections, its family corrected."""
+    sections = _measured_sections(model, base, k)
+    lm = model["lmbench"]
+    metrics: list[dict] = []
+    if base in lm and k in lm and lm[base].measured and lm[k].measured:
+        metrics = lmbench_metric_findings(lm[base], lm[k], k)
+    wmetrics = workloads.kernel_findings(model, base, k)
+    every = [f for _, fs in sections for f in fs] + metrics + wmetrics
+    family = [f for f in every if f["kind"] == "tested"]
+    resolve(family)
+    decided = decide_all(model, every)
+    if metrics:
+        sections.append(("lmbench", lmbench_groups(metrics, k)))
+    sections += workloads.sections(wmetrics, k)
+    host = host_findings(model, [base, k])
+    if host:
+        sections.append(("Host", host))
+    deterministic = ("delta_pct", "a", "b", "own_spread_pct", "significant")
+    return {
+        "kernel": k,
+        "against": base,
+        "sections": sections,
+        "family": len(family),
+        "tested": {f["key"]: {"p": f["p"], "q": f["q"], "significant": f["significant"]} for f in family},
+        "deterministic": {f["key"]: {x: f[x] for x in deterministic} for f in decided},
+    }
 
 
 def era_findings(builds: dict[str, Build], kernels: list[str]) -> list[dict]:
@@ -120,104 +119,89 @@ def era_findings(builds: dict[str, Build], kernels: list[str]) -> list[dict]:
         r = builds.get(k)
         for fix in r.fixes if r else []:
             if fix.overrides:
-                out.append(
-                    {
-                        "kind": "era",
-                        "significant": None,
-                        "delta_pct": None,
-                        "claim": f"{k} is built outside what its authors supported ({fix.name}; marked † in every "
-                        f"table): {fix.overrides} (docs/eras.md)",
-                        "link": "",
-                    }
+                claim = (
+                    f"{k} is built outside what its authors supported ({fix.name}; marked † in every "
+                    f"table): {fix.overrides} (docs/eras.md)"
                 )
+                out.append(_note("era", claim, ""))
             if fix.changes:
-                out.append(
-                    {
-                        "kind": "era",
-                        "significant": None,
-                        "delta_pct": None,
-                        "claim": f"{k} carries an era fix that changes the running kernel, {fix.name}: {fix.changes}"
-                        " (docs/eras.md)",
-                        "link": "",
-                    }
+                claim = (
+                    f"{k} carries an era fix that changes the running kernel, {fix.name}: {fix.changes} (docs/eras.md)"
                 )
+                out.append(_note("era", claim, ""))
     return out
+
+
+def _note(kind: str, claim: str, link: str) -> dict:
+    """A finding that is a sentence only: no values, no verdict."""
+    return {"kind": kind, "significant": None, "delta_pct": None, "claim": claim, "link": link}
+
+
+def _side_note(claim: str, link: str = "") -> dict:
+    """An imported kernel's sentence: values side by side, never tested."""
+    return {"kind": "imported", "significant": None, "delta_pct": None, "link": link, "claim": claim}
 
 
 def imported_sections(model: dict, base: str, k: str) -> list[tuple[str, list[dict]]]:
     """The summary of a kernel when it or the base is imported: where the imported
     records came from, then values side by side; no test, no claim of a difference."""
     imported = model.get("imported") or {}
-    sections: list[tuple[str, list[dict]]] = []
-    marks = [
-        {"kind": "imported", "significant": None, "delta_pct": None, "claim": f"{kk}: {e['mark']}", "link": e["copy"]}
-        for kk in (base, k)
-        for e in imported.get(kk, [])
-    ]
-    sections.append(("Imported", marks))
-    boot = model.get("boot")
-    if boot and base in boot.kernels and k in boot.kernels:
-        ka, kb = boot.kernels[base], boot.kernels[k]
-        fs = []
-        for m in model.get("boot_milestones", []):
-            sa, sb = ka.milestones.get(m["name"]), kb.milestones.get(m["name"])
-            if m["summary"] and sa and sb and sa.host and sb.host:
-                fs.append(imported_finding(f"boot to {m['label']}", sa.host.median, sb.host.median, "s"))
-        if ka.reference != kb.reference:
-            fs = [
-                {
-                    "kind": "imported",
-                    "significant": None,
-                    "delta_pct": None,
-                    "link": "",
-                    "claim": f"boot times not compared: {base}'s are from {ka.reference or 'nothing'}, "
-                    f"{k}'s from {kb.reference or 'nothing (the log has no times)'} ({IMPORTED})",
-                }
-            ]
+    marks = [_note("imported", f"{kk}: {e['mark']}", e["copy"]) for kk in (base, k) for e in imported.get(kk, [])]
+    sections: list[tuple[str, list[dict]]] = [("Imported", marks)]
+    for title, make in (("Boot", _imported_boot), ("Footprint", _imported_footprint), ("lmbench", _imported_lmbench)):
+        fs = make(model, base, k)
         if fs:
-            sections.append(("Boot", fs))
-    fa, fb = model["footprint"].get(base), model["footprint"].get(k)
-    if fa and fb:
-        link = f"../{k}/footprint.json"
-        fs = [
-            imported_finding(what, getattr(fa, key), getattr(fb, key), "kB", link)
-            for what, key in (
-                ("kernel code + data", "kernel_code_data_kb"),
-                ('total "free" memory', "total_free_kb"),
-                ("memory available to malloc()", "malloc_kb"),
-            )
-            if getattr(fa, key) is not None and getattr(fb, key) is not None
-        ]
-        if fs:
-            sections.append(("Footprint", fs))
-    la, lb = model["lmbench"].get(base), model["lmbench"].get(k)
-    if la and lb and la.measured and lb.measured:
-        fs = []
-        for group, pairs in _metric_pairs(la, lb).items():
-            ds = [d for ma, mb in pairs if (d := pct(ma.value, mb.value)) is not None]
-            if ds:
-                span = signed(ds[0]) if len(ds) == 1 else f"{signed(min(ds))} … {signed(max(ds))}"
-                fs.append(
-                    {
-                        "kind": "imported",
-                        "significant": None,
-                        "delta_pct": None,
-                        "link": f"../{k}/lmbench.json",
-                        "claim": f"{group}: {len(ds)} metric(s) side by side, {span} ({IMPORTED})",
-                    }
-                )
-        if not fs:
-            fs.append(
-                {
-                    "kind": "imported",
-                    "significant": None,
-                    "delta_pct": None,
-                    "link": "",
-                    "claim": f"no lmbench metric in common ({IMPORTED})",
-                }
-            )
-        sections.append(("lmbench", fs))
+            sections.append((title, fs))
     return sections
+
+
+def _imported_boot(model: dict, base: str, k: str) -> list[dict]:
+    boot = model.get("boot")
+    if not boot or base not in boot.kernels or k not in boot.kernels:
+        return []
+    ka, kb = boot.kernels[base], boot.kernels[k]
+    if ka.reference != kb.reference:
+        why = (
+            f"boot times not compared: {base}'s are from {ka.reference or 'nothing'}, "
+            f"{k}'s from {kb.reference or 'nothing (the log has no times)'} ({IMPORTED})"
+        )
+        return [_side_note(why)]
+    fs = []
+    for m in model.get("boot_milestones", []):
+        sa, sb = ka.milestones.get(m["name"]), kb.milestones.get(m["name"])
+        if m["summary"] and sa and sb and sa.host and sb.host:
+            fs.append(imported_finding(f"boot to {m['label']}", sa.host.median, sb.host.median, "s"))
+    return fs
+
+
+def _imported_footprint(model: dict, base: str, k: str) -> list[dict]:
+    fa, fb = model["footprint"].get(base), model["footprint"].get(k)
+    if not fa or not fb:
+        return []
+    link = f"../{k}/footprint.json"
+    return [
+        imported_finding(what, getattr(fa, key), getattr(fb, key), "kB", link)
+        for what, key in (
+            ("kernel code + data", "kernel_code_data_kb"),
+            ('total "free" memory', "total_free_kb"),
+            ("memory available to malloc()", "malloc_kb"),
+        )
+        if getattr(fa, key) is not None and getattr(fb, key) is not None
+    ]
+
+
+def _imported_lmbench(model: dict, base: str, k: str) -> list[dict]:
+    la, lb = model["lmbench"].get(base), model["lmbench"].get(k)
+    if not (la and lb and la.measured and lb.measured):
+        return []
+    fs = []
+    for group, pairs in _metric_pairs(la, lb).items():
+        ds = [d for ma, mb in pairs if (d := pct(ma.value, mb.value)) is not None]
+        if ds:
+            span = signed(ds[0]) if len(ds) == 1 else f"{signed(min(ds))} … {signed(max(ds))}"
+            claim = f"{group}: {len(ds)} metric(s) side by side, {span} ({IMPORTED})"
+            fs.append(_side_note(claim, f"../{k}/lmbench.json"))
+    return fs or [_side_note(f"no lmbench metric in common ({IMPORTED})")]
 
 
 def host_findings(model: dict, kernels: list[str]) -> list[dict]:
@@ -239,15 +223,7 @@ def host_findings(model: dict, kernels: list[str]) -> list[dict]:
             notes.append(f"{k}: {len(kept)} footprint round(s) kept on a busy host ({kept[0]})")
     if not notes:
         return []
-    return [
-        {
-            "kind": "host",
-            "significant": None,
-            "delta_pct": None,
-            "claim": "the host was not quiet: " + "; ".join(notes) + " (docs/boot-timing.md: the host-load guard)",
-            "link": "",
-        }
-    ]
+    return [_note("host", f"the host was not quiet: {'; '.join(notes)} (docs/boot-timing.md: the host-load guard)", "")]
 
 
 def cost_findings(cost: BuildCost | None, base: str, k: str) -> list[dict]:
