@@ -50,7 +50,10 @@ def resolve(ref: str, logs: Path) -> tuple[Path, str]:
 
 
 def check_sets(a_ref: tuple[Path, str], b_ref: tuple[Path, str], say) -> None:
-    """The two sides' records checked against their sets, and which were read, said (report/setcheck.py)."""
+    """The two sides checked (their records read and have the kernel; each record is the file
+    its set wrote), then the sets read said (report/setcheck.py)."""
+    for f, kid in (a_ref, b_ref):
+        _side(f, kid)
     setcheck.check("compare --boot", [a_ref[0], b_ref[0]], say)
 
 

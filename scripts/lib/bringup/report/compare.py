@@ -36,7 +36,10 @@ def resolve(ref: str, logs: Path) -> Path:
 
 
 def check_sets(a_file: Path, b_file: Path, say) -> None:
-    """The two records checked against their sets, and which were read, said (report/setcheck.py)."""
+    """The two records checked (they read; each is the file its set wrote), then the sets read
+    said (report/setcheck.py)."""
+    for f in (a_file, b_file):
+        records.read(f, Build)
     setcheck.check("compare", [a_file, b_file], say)
 
 

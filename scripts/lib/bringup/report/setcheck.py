@@ -58,9 +58,8 @@ def _member(bdir: Path, f: Path, manifests) -> tuple[str, SetManifest, list[str]
 
 def check(command: str, files: Iterable[Path], say: Callable[[str], None]) -> None:
     """Refuse (BringupError) when a file read is a set member that is not as its set wrote it;
-    then say which sets were read (one line each) and which files are in no set."""
+    then say which sets were read (one line each; a file in no set, a build record, is read as before)."""
     read: dict[str, list[str]] = {}
-    loose: list[str] = []
     cache: dict[Path, list] = {}
     for f in dict.fromkeys(Path(x) for x in files):
         bdir = board_dir(f)
@@ -69,7 +68,6 @@ def check(command: str, files: Iterable[Path], say: Callable[[str], None]) -> No
         except BringupError as e:
             raise BringupError(f"{command}: the sets of {paths.rel(bdir or f.parent)} do not read: {e}") from None
         if found is None:
-            loose.append(paths.rel(f))
             continue
         step, man, problems = found
         if problems:
@@ -77,8 +75,6 @@ def check(command: str, files: Iterable[Path], say: Callable[[str], None]) -> No
         read.setdefault(f"{step} set {man.set} ({man.created})", []).append(paths.rel(f))
     for what, rels in read.items():
         say(f"{command}: read {what}: {', '.join(rels)}")
-    if loose:
-        say(f"{command}: read {', '.join(loose)} (in no set)")
 
 
 def _shown(problem: str, bdir: Path | None, f: Path) -> str:
