@@ -8,7 +8,6 @@ probes (report/bootdetail.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from bringup import records, stats
@@ -19,7 +18,6 @@ from bringup.records.boot import KernelTiming, MilestoneStats
 from bringup.report import bootdetail, places
 from bringup.report.inputs import Gathered
 from bringup.report.model import BootSection
-from bringup.report.reading import Reader
 from bringup.report.tables import delta, line_link
 
 
@@ -98,7 +96,7 @@ class BootTable:
             "link": f"../{self.fname}",
             "title": f"{self.fname}: kernels.{k}.milestones.{name}",
         }
-        run = _median_run(self.g.bdir, k, kinfo, name, h.median, self.g.reader)
+        run = _median_run(self.g, k, kinfo, name, h.median)
         if run:
             cell.update(run)
         return cell
@@ -128,15 +126,15 @@ class BootTable:
         }
 
 
-def _median_run(bdir: Path, kernel: str, kinfo: KernelTiming, name: str, value: float, rd: Reader) -> dict | None:
-    """The run whose value is the median (or nearest), and its milestone's console line,
-    from that run's boot record."""
+def _median_run(g: Gathered, kernel: str, kinfo: KernelTiming, name: str, value: float) -> dict | None:
+    """The run whose value is the median (or nearest) of the kernel's in a boot summary (kinfo),
+    and its milestone's console line, from that run's boot record."""
     values = kinfo.milestones[name].values or []
     ids = kinfo.run_ids
     if not values or len(values) != len(ids):
         return None
     i = min(range(len(values)), key=lambda j: abs(values[j] - value))
-    rec = rd.read(bdir / kernel / "boot" / ids[i] / "boot.json", Boot)
+    rec = g.reader.read(g.bdir / kernel / "boot" / ids[i] / "boot.json", Boot)
     if rec is None:
         return None
     hit = rec.milestones.get(name)

@@ -12,15 +12,16 @@ from bringup.parse import sizediff
 from bringup.records import Build
 from bringup.report import buildtable as buildreport
 from bringup.report import compare, sizediffs
-from bringup.report.model import BuildSection, Inputs
-from bringup.report.reading import Reader
+from bringup.report.inputs import Gathered
+from bringup.report.model import BuildSection
 
 SYMBOL_COUNTS = ("added", "removed", "grown", "shrunk", "up", "down", "total_before", "total_after")
 
 
-def section(bdir: Path, inputs: Inputs, kernels: list[str], reader: Reader, top: int) -> BuildSection:
+def section(g: Gathered, top: int) -> BuildSection:
+    bdir, inputs, kernels = g.bdir, g.inputs, g.kernels
     build = inputs.build
-    cost = _build_cost(reader.read(bdir / "build-cost.json", records.BuildCost), build, inputs.left_out)
+    cost = _build_cost(g.reader.read(bdir / "build-cost.json", records.BuildCost), build, inputs.left_out)
     ks = [k for k in kernels if k in build]
     return BuildSection(
         build_cost=cost,

@@ -61,7 +61,7 @@ def build_model(board: Board, logs: Path, top: int = 12, own_floors: bool = True
         head=Head(board=board.name, description=board.description, kernels=g.kernels, generated=clock.now()),
         inputs=g.inputs,
         clock=clocknote.section(board, logs, g.inputs, own_floors),
-        build=buildsection.section(g.bdir, g.inputs, g.kernels, g.reader, top),
+        build=buildsection.section(g, top),
         boot=bootsection.section(board, g),
         memory=measuresection.memory(g.inputs.footprint, g.kernels),
         lmbench=measuresection.lmbench(g.inputs.lmbench, g.kernels),
