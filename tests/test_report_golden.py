@@ -1,7 +1,9 @@
 """The report renders the same page from the same records: index.html, report.md,
 model.json and the charts of a few fixed sets of records, compared byte for byte
 with the pages the report made before its model was typed (tests/data/report-golden/,
-captured from main at 45fb26f).  The clock is fixed and the paths of this checkout
+captured from main at 45fb26f; since then one deliberate change: the imported kernels'
+links went to "<built-in method copy of dict ...>" (the template's e.copy was the dict's
+method) and now go to the copy of the imported file).  The clock is fixed and the paths of this checkout
 and of the test's directory are written as <repo> and <tmp>.
 
 BRINGUP_GOLDEN=update writes the golden files again (only when a change to the page
@@ -9,7 +11,6 @@ is meant: say so in the commit)."""
 
 import json
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -78,7 +79,7 @@ SCENARIOS = {"live": _live, "imported": _imported, "records-only": _records_only
 def _normalise(text: str, tmp_path: Path) -> str:
     for path, name in ((tmp_path.resolve(), "<tmp>"), (tmp_path, "<tmp>"), (REPO, "<repo>")):
         text = text.replace(str(path), name)
-    return re.sub(r"object at 0x[0-9a-f]+", "object at 0x…", text)
+    return text
 
 
 def _rendered(out: Path, tmp_path: Path) -> dict[str, str]:
@@ -103,5 +104,6 @@ def test_the_page_is_the_one_rendered_before(scenario, tmp_path, monkeypatch):
     for name in ("report.md", "index.html", "model.json"):
         assert got[name] == want[name], f"{scenario}/{name} differs from the golden page"
     assert got == want
+    assert not any(" object at 0x" in text for text in got.values())  # a repr, not a value (e.copy was dict.copy)
     model = json.loads(got["model.json"])
     assert model["generated"] == NOW and model["kernels"][:2] == ["5.10", "6.12"]
