@@ -61,7 +61,7 @@ def reported(logs):  # noqa: F811
 
 
 @needs_a_user
-@pytest.mark.parametrize("what", ["5.10", "6.12/lmbench.json"])
+@pytest.mark.parametrize("what", ["5.10", "6.12/lmbench.json", ".sets"])
 def test_an_unreadable_kernel_directory_or_record_refuses_and_keeps_the_last_report(reported, what):
     top, out, before = reported
     bad = top / "qemu-arm" / what

@@ -62,10 +62,17 @@ def gather(board: Board, logs: Path) -> Gathered:
         # kernels built outside what their authors supported (2.4 with gcc 12): marked beside every number
         unsupported={k: [f.overrides for f in r.fixes if f.overrides] for k, r in build.items() if r.overrides()},
         left_out=rd.left_out,
-        sets=records.sets.read_all(bdir),  # which set of each step the records come from (records/sets.py)
+        sets=_sets(bdir),
         missing=missing,
     )
     return Gathered(bdir=bdir, inputs=inputs, kernels=kernels, nfs=nfs, live_nfs=live_nfs, reader=rd)
+
+
+def _sets(bdir: Path) -> list[dict]:
+    """Which set of each step the records come from (records/sets.py); a .sets/ directory that
+    cannot be listed is Unreadable, not "no sets"."""
+    is_dir(bdir / records.sets.SETS)
+    return records.sets.read_all(bdir)
 
 
 IMPORT_DIRS = ("imported-bootlog", "imported-lmbench")  # bringup.importer.RUN_DIRS

@@ -14,7 +14,7 @@ from pathlib import Path
 from bringup import records
 from bringup.errors import BringupError
 from bringup.records.sets import SETS, SetManifest
-from bringup.report.reading import present
+from bringup.report.reading import is_dir
 from bringup.util import paths
 
 
@@ -22,7 +22,7 @@ def board_dir(f: Path) -> Path | None:
     """The logs/<board>/ directory of a record (the one holding .sets/): the record's directory
     or the one above it (<board>/<kernel>/x.json, <board>/x.json); None when neither has sets."""
     for d in (f.parent, f.parent.parent):
-        if present(d / SETS):
+        if is_dir(d / SETS):  # one that cannot be listed is Unreadable, not "no sets"
             return d
     return None
 
