@@ -107,3 +107,19 @@ def test_the_page_is_the_one_rendered_before(scenario, tmp_path, monkeypatch):
     assert not any(" object at 0x" in text for text in got.values())  # a repr, not a value (e.copy was dict.copy)
     model = json.loads(got["model.json"])
     assert model["generated"] == NOW and model["kernels"][:2] == ["5.10", "6.12"]
+
+
+def test_the_typed_model_is_the_page_s_mapping(tmp_path, monkeypatch):
+    """ReportModel: a section per part; as_dict() is the mapping the templates read and json()
+    is model.json's, in the golden page's key order."""
+    from bringup.report import model as rm
+
+    monkeypatch.setattr(clock, "now", lambda: NOW)
+    logs = _live(tmp_path)
+    m = report.build_model(load_board("qemu-arm"), logs)
+    assert isinstance(m.boot, rm.BootSection) and isinstance(m.build, rm.BuildSection)
+    assert m.boot.boot_nfs is not None and m.build.build_cost is not None and m.workloads.workload_tables["workloads"]
+    want = json.loads((GOLDEN / "live" / "model.json").read_text())
+    assert list(m.json()) == list(want)
+    assert set(m.as_dict()) - set(m.json()) == set(rm.NOT_IN_JSON)
+    assert m.as_dict()["boot_rows"] is m.boot.boot_rows  # one model: the mapping shares the sections' values
