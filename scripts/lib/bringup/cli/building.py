@@ -77,7 +77,7 @@ def cmd_build_report(args: argparse.Namespace) -> int:
     from bringup.report import buildtable
 
     board = load_board(args.board)
-    found, missing, left_out = buildtable.load_records(board, paths.logs_dir())
+    found, missing, left_out = buildtable.load_records(board, paths.logs_dir(), say=common.say)
     if args.format != "text":
         for why in left_out:
             common.say(f"bringup: left out {why}")

@@ -40,7 +40,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         from bringup.report import bootcompare
 
         how = bootcompare
-    result = how.compare(how.resolve(args.a, logs), how.resolve(args.b, logs))
+    sides = how.resolve(args.a, logs), how.resolve(args.b, logs)
+    how.check_sets(*sides, say=common.say)  # refused when a record is not as its set wrote it
+    result = how.compare(*sides)
     sys.stdout.write(how.render(result, args.top))
     for path, export in ((args.csv, how.to_csv), (args.json, how.to_json)):
         if path:
