@@ -26,7 +26,7 @@ from typing import Any
 
 from bringup import records, stats
 from bringup.boot import rounds
-from bringup.boot.session import PATHS, ROOTS, boot_once
+from bringup.boot.session import PATHS, ROOTS, BootOptions, boot_once
 from bringup.boot.target import Place, TargetFactory
 from bringup.errors import BringupError
 from bringup.model.board import Board
@@ -347,12 +347,14 @@ def _rounds(
             d,
             run.target_for(d),
             rules,
-            path=path,
-            root=root,
-            timeout_factor=timeout_factor,
-            run_index=run.round,
-            extra_args=args[run.kernel],
-            cancel=run.cancel,
+            BootOptions(
+                path=path,
+                root=root,
+                timeout_factor=timeout_factor,
+                run_index=run.round,
+                extra_args=args[run.kernel],
+                cancel=run.cancel,
+            ),
         )
         if r.get("status") == "ok" and r.get("log"):
             with contextlib.suppress(OSError):  # the summaries read the file when this fails

@@ -21,7 +21,7 @@ import pexpect
 
 from bringup import records, stats, targets
 from bringup.boot import rounds
-from bringup.boot.session import BootSession
+from bringup.boot.session import BootOptions, BootSession
 from bringup.boot.shell import expect
 from bringup.boot.target import Place, TargetFactory
 from bringup.builder import lmbench as lmbench_build
@@ -578,11 +578,13 @@ def measure_session(
         run_dir,
         target_for(run_dir) if target_for is not None else targets.for_board(board, run_dir, say=say, disk=disk),
         rules,
-        path=measure_path(board),
-        timeout_factor=timeout_factor,
-        cancel=cancel,
-        extra_args=extra_args,
-        run_index=run_index,  # the round: its seed on the instruction clock
+        options=BootOptions(
+            path=measure_path(board),
+            timeout_factor=timeout_factor,
+            cancel=cancel,
+            extra_args=extra_args,
+            run_index=run_index,  # the round: its seed on the instruction clock
+        ),
     )
 
 
