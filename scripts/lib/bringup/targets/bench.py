@@ -1,8 +1,9 @@
 """What a board outside QEMU (a serial bench board, a labgrid place) boots over: the
 network U-Boot configures from the board's [tftp] table, the NFS server's address as
 the board sees it, and where in a TFTP directory a kernel's boot files go.  One
-helper that targets/serial.py and targets/labgrid.py compose (QEMU's network is its
-own, user-mode)."""
+helper that targets/serial.py and targets/labgrid.py compose: BenchBoard gives their
+network(), nfs_address() and the staging in the board file's [tftp] dir (QEMU's
+network is its own, user-mode)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,24 @@ def nfs_address(board: Board) -> str:
             f"instead (the NFS server's address as the board sees it)"
         )
     return address
+
+
+class BenchBoard:
+    """The Target protocol's network(), nfs_address() and the board file's TFTP staging
+    for a board outside QEMU: what SerialTarget and LabgridTarget share (their `board`)."""
+
+    board: Board
+
+    def network(self) -> Network:
+        return network(self.board)
+
+    def nfs_address(self) -> str:
+        return nfs_address(self.board)
+
+    def board_staging(self, kernel_id: str, place: str | None = None) -> Staging | None:
+        """A kernel's boot files in the board file's [tftp] dir (under prefix()); None
+        when the board file names no TFTP directory."""
+        t = self.board.tftp
+        if t is None or not t.dir:
+            return None
+        return tftp_staging(t.dir, prefix(self.board, kernel_id, place))

@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bringup.boot.target import BootSpec, Network, Staging, Target
+from bringup.boot.target import BootSpec, Staging, Target
 from bringup.errors import BringupError
 from bringup.model.board import Board
 from bringup.parse import labgrid as lgparse
@@ -94,7 +94,7 @@ def coordinator_address(board: Board) -> str:
     return addr
 
 
-class LabgridTarget:
+class LabgridTarget(bench.BenchBoard):
     """A labgrid place: see the module's docstring."""
 
     def __init__(
@@ -267,19 +267,13 @@ class LabgridTarget:
             internal = Path(str(prov.params.get("internal", "")))
             external = str(prov.params.get("external", "")).strip("/")
             return Staging(internal / prefix, f"{external}/{prefix}" if external else prefix)
-        t = self.board.tftp
-        if t is None or not t.dir:
+        st = self.board_staging(kernel_id, self.place_name if self.shared else None)
+        if st is None:
             raise BringupError(
                 f"labgrid place {self.place_name}: no TFTP provider on the place and no [tftp] dir in "
                 f"{self.board.file.name}: nowhere to put the boot files"
             )
-        return bench.tftp_staging(t.dir, prefix)
-
-    def network(self) -> Network:
-        return bench.network(self.board)
-
-    def nfs_address(self) -> str:
-        return bench.nfs_address(self.board)
+        return st
 
     # -- the boot -------------------------------------------------------------------
     def prepare(self, boot: BootSpec) -> None:
