@@ -213,5 +213,5 @@ def floors(board_name: str, logs: Path, own: bool = True) -> dict:
             for k, v in rec["spread"].items():
                 if isinstance(v, int | float) and v >= 0:
                     metrics[k] = max(metrics.get(k, shipped.default_floor_pct), float(v))
-            out["source"] = f"configs/clock.toml and {paths.rel(aa)}"
+            out["source"] = f"configs/clock.toml and logs/{board_name}-aa/aa.json"  # the same wherever logs/ is
     return out
