@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import pexpect
 
@@ -25,7 +26,15 @@ from bringup.boot.target import Place, TargetFactory
 from bringup.builder import lmbench as lmbench_build
 from bringup.builder import rootfs
 from bringup.errors import BootFailed, BringupError
-from bringup.measure.footprintrecords import Payload, cannot_run, failure_record, kernel_records, merge_runs
+from bringup.measure.footprintrecords import (
+    Payload,
+    build_records,
+    cannot_run,
+    failure_record,
+    headline,
+    kernel_records,
+    merge_runs,
+)
 from bringup.measure.footprinttable import render_footprint, render_lmbench
 from bringup.measure.guestfiles import autorun_steps, bench_files, deb_entries
 from bringup.model import benchset
@@ -43,6 +52,7 @@ from bringup.util.progress import Progress
 __all__ = [  # besides its own: the names of its parts, as the footprint's (workloads, the command line)
     "autorun_steps",
     "bench_files",
+    "build_records",
     "cannot_run",
     "deb_entries",
     "footprint",
@@ -335,39 +345,60 @@ def footprint(
     rounds.check(where, jobs, guard)  # --jobs that cannot work: refused here
     kernels = [k.id for k in board.kernels if not only or k.id in only]
     builds = build_records(board, kernels, logs)
-    bdir = Path(logs) / board.name
-    with lock.board(bdir, "footprint", say=say):  # one measurement of a board at a time
-        return _footprint_locked(
-            board, logs, cache, kernels, builds, mode, timeout_factor, lmbench_source, rule, guard, where, jobs, say
-        )
+    ask = Ask(board, Path(logs), cache, builds, mode, timeout_factor, lmbench_source, rule, guard, where, jobs, say)
+    with lock.board(ask.bdir, "footprint", say=say):  # one measurement of a board at a time
+        return _footprint_locked(ask)
 
 
-def _footprint_locked(
-    board, logs, cache, kernels, builds, mode, timeout_factor, lmbench_source, rule, guard, where, jobs, say
-) -> dict:
-    bdir = Path(logs) / board.name
-    records.sets.tidy(bdir, say)
-    space.check(bdir, FOOTPRINT_BYTES * len(kernels), "footprint")
-    payload = _ramdisk(board, logs, cache, mode, lmbench_source, say)
+@dataclass
+class Ask:
+    """One footprint invocation, checked: what its ramdisk, rounds and records share."""
+
+    board: Board
+    logs: Path
+    cache: Path
+    builds: dict  # each kernel's build record (build_records)
+    mode: str  # lmbench: quick, full or none
+    timeout_factor: float
+    lmbench_source: dict | None
+    rule: stats.UntilCI
+    guard: bool
+    places: Sequence[Place]
+    jobs: int
+    say: Callable[[str], Any]
+
+    @property
+    def kernels(self) -> list[str]:
+        return list(self.builds)
+
+    @property
+    def bdir(self) -> Path:
+        return self.logs / self.board.name
+
+
+def _footprint_locked(ask: Ask) -> dict:
+    records.sets.tidy(ask.bdir, ask.say)
+    space.check(ask.bdir, FOOTPRINT_BYTES * len(ask.kernels), "footprint")
+    payload = _ramdisk(ask)
     step = Step(
-        board,
-        logs,
-        builds,
-        Path(logs) / board.name / "rootfs" / payload.rootfs.file,
-        timeout_factor,
+        ask.board,
+        ask.logs,
+        ask.builds,
+        ask.bdir / "rootfs" / payload.rootfs.file,
+        ask.timeout_factor,
         "footprint-runs",
         cmdline=AUTORUN if payload.autorun else "",
     )
-    done = run_rounds(step, kernels, payload.bset, mode, payload.lm_missing, rule, guard, say, places=where, jobs=jobs)
-    return _write(board, bdir, builds, done, payload, mode, rule, say)
+    return _write(ask, _rounds(step, ask, payload), payload)
 
 
-def _ramdisk(board: Board, logs: Path, cache: Path, mode: str, lmbench_source: dict | None, say) -> Payload:
+def _ramdisk(ask: Ask) -> Payload:
     """The footprint's ramdisk: mem_eat, lmbench (lmbench_payload) and, on the instruction
     clock, the steps the ramdisk runs by itself (AUTORUN: nothing is typed)."""
+    board, logs, cache, mode, say = ask.board, ask.logs, ask.cache, ask.mode, ask.say
     extra = [cpio.file("usr/bin/mem_eat", mem_eat_binary(board, cache).read_bytes(), 0o755)]
     bset = load_set()
-    entries, lm_info, lm_missing = lmbench_payload(board, bset, mode, lmbench_source, cache, say)
+    entries, lm_info, lm_missing = lmbench_payload(board, bset, mode, ask.lmbench_source, cache, say)
     extra += entries
     auto = clock_of(board).deterministic
     if auto:
@@ -384,9 +415,10 @@ def _ramdisk(board: Board, logs: Path, cache: Path, mode: str, lmbench_source: d
     return Payload(rd, bset, lm_info, lm_missing, auto)
 
 
-def _write(board, bdir: Path, builds: dict, done: dict, payload: Payload, mode: str, rule, say) -> dict:
+def _write(ask: Ask, done: dict, payload: Payload) -> dict:
     """Every kernel's two records (kernel_records) in one result set, or its failure record
     beside its earlier ones; a kernel left out fails the step once the others are written."""
+    board, bdir, builds, say = ask.board, ask.bdir, ask.builds, ask.say
     results = {}
     failed: dict[str, dict] = {}
     with records.ResultSet(bdir, "footprint") as rset:  # every kernel's two records land at once, or none
@@ -395,14 +427,14 @@ def _write(board, bdir: Path, builds: dict, done: dict, payload: Payload, mode: 
             bad = next((r for r in rounds_of["rounds"] if "failed" in r), None)
             if bad is None:
                 try:
-                    fp, lm = kernel_records(board, kid, builds[kid], recdir, rounds_of, payload, mode)
+                    fp, lm = kernel_records(board, kid, builds[kid], recdir, rounds_of, payload, ask.mode)
                 except BootFailed as e:
                     bad = {"failed": str(e), "run_dir": rounds_of["rounds"][0]["run_dir"]}
             if bad is not None:  # its earlier records stay; the failure record goes beside them
                 failed[kid] = bad
                 rset.write(recdir / FAILED, failure_record(board, kid, bad, recdir), records.Failure)
                 continue
-            fp["stopped"] = rule.stopped
+            fp["stopped"] = ask.rule.stopped
             rset.write(recdir / "footprint.json", fp, records.Footprint)
             rset.write(recdir / "lmbench.json", lm, records.Lmbench)
             rset.remove(recdir / FAILED)  # a stale failure record of an earlier run
@@ -424,24 +456,14 @@ FAILED = records.failed_name("footprint")
 FOOTPRINT_BYTES = 16 * 1024 * 1024  # what a kernel's footprint run writes, about: console logs, lmbench output
 
 
-def run_rounds(
-    step: Step,
-    kernels: list[str],
-    bset: BenchSet,
-    mode: str,
-    lm_missing: str | None,
-    rule: stats.UntilCI,
-    guard: bool,
-    say=print,
-    places: Sequence[Place] | None = None,
-    jobs: int = 1,
-) -> dict[str, dict]:
-    """The footprint's rounds on the round engine (Step.rounds), until `rule` says stop
+def _rounds(step: Step, ask: Ask, payload: Payload) -> dict[str, dict]:
+    """The footprint's rounds on the round engine (Step.rounds), until the rule says stop
     (rule.stopped says why); each boots every kernel once and measures free,
     /proc/meminfo, mem_eat and one lmbench pass, parsed once as the boot ends.  The
     unit of replication is the boot.  A round on a disturbed host (util/hostload.py)
     is done again.  Per kernel: its rounds (round, host, run_dir, after: the guest's
     outputs, eat: mem_eat parsed, lmbench: the pass parsed) and how many were done again."""
+    rule, kernels, bset, mode, lm_missing = ask.rule, ask.kernels, payload.bset, ask.mode, payload.lm_missing
     of = f"{rule.limit}" if rule.pct is None else f"at most {rule.limit}"
 
     def boot(run: rounds.Run) -> dict:
@@ -460,35 +482,9 @@ def run_rounds(
             "lmbench": parsed[0],
         }
 
-    return step.rounds(kernels, rule, boot, places, jobs, guard, lambda kept: headline(kept, kernels), "footprint", say)
-
-
-def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dict[str, dict[int, float]]]:
-    """The headline values of the footprint for --until-ci, as metric -> kernel ->
-    round -> value: what the management summary tests, i.e. the memory available to
-    malloc() (mem_eat's total, kB) and every lmbench metric (one pass per round), from
-    the values each boot parsed.  Kernel Code + Data and total "free" are not among
-    them: the summary states them as sizes, untested."""
-    out: dict[str, dict[str, dict[int, float]]] = {}
-    for d in kept:
-        eat, passed = d.result["eat"], d.result["lmbench"]
-        if eat:
-            out.setdefault("memory available to malloc()", {k: {} for k in kernels})[d.kernel][d.round] = eat["kb"]
-        for b in (passed or {}).values():
-            for m in b["metrics"]:
-                out.setdefault(f"lmbench {m['name']}", {k: {} for k in kernels})[d.kernel][d.round] = m["value"]
-    return out
-
-
-def build_records(board: Board, kernels: list[str], logs: Path) -> dict:
-    """The build record of each kernel; a kernel not built is one line saying what to run."""
-    builds = {}
-    for kid in kernels:
-        f = Path(logs) / board.name / kid / "build.json"
-        if not f.exists():
-            raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
-        builds[kid] = records.read_json(f, "bringup.build")
-    return builds
+    return step.rounds(
+        kernels, rule, boot, ask.places, ask.jobs, ask.guard, lambda kept: headline(kept, kernels), "footprint", ask.say
+    )
 
 
 def measure_session(

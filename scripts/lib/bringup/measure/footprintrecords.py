@@ -1,7 +1,8 @@
-"""The footprint's records of one kernel from its rounds (measure/footprint.py):
-footprint.json and lmbench.json (kernel_records), the failure record of a kernel the
-step left out (failure_record), several lmbench passes in one (merge_runs), and why
-lmbench's binaries could not run at all (cannot_run)."""
+"""The footprint's records (measure/footprint.py): the build records it reads
+(build_records), the headline values of its rounds (headline), each kernel's
+footprint.json and lmbench.json from its rounds (kernel_records), the failure record
+of a kernel the step left out (failure_record), several lmbench passes in one
+(merge_runs), and why lmbench's binaries could not run at all (cannot_run)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bringup import records
-from bringup.errors import BootFailed
+from bringup.boot import rounds
+from bringup.errors import BootFailed, BringupError
 from bringup.model.benchset import BenchSet
 from bringup.model.board import Board
 from bringup.model.clocks import clock_of
@@ -31,6 +33,34 @@ class Payload:
     lm_info: dict
     lm_missing: str | None
     autorun: bool
+
+
+def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dict[str, dict[int, float]]]:
+    """The headline values of the footprint for --until-ci, as metric -> kernel ->
+    round -> value: what the management summary tests, i.e. the memory available to
+    malloc() (mem_eat's total, kB) and every lmbench metric (one pass per round), from
+    the values each boot parsed.  Kernel Code + Data and total "free" are not among
+    them: the summary states them as sizes, untested."""
+    out: dict[str, dict[str, dict[int, float]]] = {}
+    for d in kept:
+        eat, passed = d.result["eat"], d.result["lmbench"]
+        if eat:
+            out.setdefault("memory available to malloc()", {k: {} for k in kernels})[d.kernel][d.round] = eat["kb"]
+        for b in (passed or {}).values():
+            for m in b["metrics"]:
+                out.setdefault(f"lmbench {m['name']}", {k: {} for k in kernels})[d.kernel][d.round] = m["value"]
+    return out
+
+
+def build_records(board: Board, kernels: list[str], logs: Path) -> dict:
+    """The build record of each kernel; a kernel not built is one line saying what to run."""
+    builds = {}
+    for kid in kernels:
+        f = Path(logs) / board.name / kid / "build.json"
+        if not f.exists():
+            raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
+        builds[kid] = records.read_json(f, "bringup.build")
+    return builds
 
 
 def failure_record(board: Board, kid: str, bad: dict, recdir: Path) -> dict:
@@ -72,7 +102,7 @@ def cannot_run(texts: list[str], parsed: list[dict] | None = None) -> str | None
 def kernel_records(
     board: Board, kid: str, build: dict, recdir: Path, done: dict, payload, mode: str
 ) -> tuple[dict, dict]:
-    """footprint.json and lmbench.json of one kernel from its rounds (done: footprint.run_rounds'
+    """footprint.json and lmbench.json of one kernel from its rounds (done: footprint._rounds'
     of the kernel); payload: the ramdisk and its lmbench (footprint.Payload)."""
     rs = done["rounds"]
     fp = _footprint_record(board, kid, build, recdir, done, payload.rootfs)
