@@ -60,6 +60,14 @@ PATHS = ("direct", "u-boot")
 ROOTS = ("ramdisk", "nfs")
 
 
+def check_path_root(path: str, root: str) -> None:
+    """A boot path and a root bringup knows, or one line naming the one it does not."""
+    if root not in ROOTS:
+        raise BringupError(f"root {root!r}: use 'ramdisk' or 'nfs'")
+    if path not in PATHS:
+        raise BringupError(f"boot path {path!r}: use 'direct' or 'u-boot'")
+
+
 def kernel_cmdline(board: Board, kernel_cmdline: str = "", extra: str = "") -> str:
     parts = [f"console={board.console}"]
     if board.earlycon:
@@ -160,10 +168,7 @@ class BootSession:
         """options: how the boot goes (BootOptions); the rest: what it boots, where it
         writes, and the target it drives."""
         path, root = options.path, options.root
-        if path not in PATHS:
-            raise BringupError(f"boot path {path!r}: use 'direct' or 'u-boot'")
-        if root not in ROOTS:
-            raise BringupError(f"root {root!r}: use 'ramdisk' or 'nfs'")
+        check_path_root(path, root)
         check_boot_path(board, path)  # 'direct' needs a target that loads the kernel itself
         self.board, self.kernel_id, self.target, self.rules = board, kernel_id, target, rules
         self.initrd, self.run_dir, self.options = Path(initrd), Path(run_dir), options

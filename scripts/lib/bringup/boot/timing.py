@@ -44,7 +44,7 @@ from typing import Any
 
 from bringup import records, stats
 from bringup.boot import rounds
-from bringup.boot.session import PATHS, ROOTS, BootOptions, boot_once
+from bringup.boot.session import BootOptions, boot_once, check_path_root
 from bringup.boot.target import Place, TargetFactory
 from bringup.boot.timingsummary import (  # the summaries' names, as boot timing's
     GUEST_REFERENCE,
@@ -98,10 +98,7 @@ def plan(
 ) -> dict[str, tuple[dict, Path]]:
     """Check what boot_timing is asked, before anything is built: the kernels to boot,
     with their build records and record directories."""
-    if root not in ROOTS:
-        raise BringupError(f"root {root!r}: use 'ramdisk' or 'nfs'")
-    if path not in PATHS:
-        raise BringupError(f"boot path {path!r}: use 'direct' or 'u-boot'")
+    check_path_root(path, root)
     check_boot_path(board, path)  # 'direct' on a real board, 'u-boot' without [uboot]
     check_root(board, root)  # an external NFS server's export directory that is not there
     kernels = [k.id for k in board.kernels if not only or k.id in only]

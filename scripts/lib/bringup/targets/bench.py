@@ -2,7 +2,7 @@
 network U-Boot configures from the board's [tftp] table, the NFS server's address as
 the board sees it, and where in a TFTP directory a kernel's boot files go.  One
 helper that targets/serial.py and targets/labgrid.py compose: BenchBoard gives their
-network(), nfs_address() and the staging in the board file's [tftp] dir (QEMU's
+network() and nfs_address(), prefix() and tftp_staging() their staging (QEMU's
 network is its own, user-mode)."""
 
 from __future__ import annotations
@@ -45,8 +45,9 @@ def nfs_address(board: Board) -> str:
 
 
 class BenchBoard:
-    """The Target protocol's network(), nfs_address() and the board file's TFTP staging
-    for a board outside QEMU: what SerialTarget and LabgridTarget share (their `board`)."""
+    """The Target protocol's network() and nfs_address() for a board outside QEMU, from
+    its board file: what SerialTarget and LabgridTarget share (their `board`); their
+    staging() puts the boot files under prefix() (tftp_staging)."""
 
     board: Board
 
@@ -55,11 +56,3 @@ class BenchBoard:
 
     def nfs_address(self) -> str:
         return nfs_address(self.board)
-
-    def board_staging(self, kernel_id: str, place: str | None = None) -> Staging | None:
-        """A kernel's boot files in the board file's [tftp] dir (under prefix()); None
-        when the board file names no TFTP directory."""
-        t = self.board.tftp
-        if t is None or not t.dir:
-            return None
-        return tftp_staging(t.dir, prefix(self.board, kernel_id, place))

@@ -267,13 +267,13 @@ class LabgridTarget(bench.BenchBoard):
             internal = Path(str(prov.params.get("internal", "")))
             external = str(prov.params.get("external", "")).strip("/")
             return Staging(internal / prefix, f"{external}/{prefix}" if external else prefix)
-        st = self.board_staging(kernel_id, self.place_name if self.shared else None)
-        if st is None:
+        t = self.board.tftp
+        if t is None or not t.dir:
             raise BringupError(
                 f"labgrid place {self.place_name}: no TFTP provider on the place and no [tftp] dir in "
                 f"{self.board.file.name}: nowhere to put the boot files"
             )
-        return st
+        return bench.tftp_staging(t.dir, prefix)
 
     # -- the boot -------------------------------------------------------------------
     def prepare(self, boot: BootSpec) -> None:

@@ -41,13 +41,13 @@ class SerialTarget(bench.BenchBoard):
 
     # -- where things are ---------------------------------------------------
     def staging(self, kernel_id: str) -> Staging:
-        st = self.board_staging(kernel_id)  # the bench's TFTP server serves it
-        if st is None:
+        if self.board.tftp is None:
             raise BringupError(
                 f"board {self.board.name}: booting a real board through U-Boot needs a [tftp] "
                 f"table (the host's TFTP directory)"
             )
-        return st
+        # the bench's TFTP server serves it
+        return bench.tftp_staging(self.board.tftp.dir, bench.prefix(self.board, kernel_id))
 
     # -- power ----------------------------------------------------------------
     def _run(self, which: str) -> bool:
