@@ -365,7 +365,7 @@ def test_on_the_instruction_clock_one_round_is_a_measurement_decided_against_the
         assert (rec.clock.kind, rec.clock.shift, rec.clock.ns_per_instruction) == ("instructions", 3, 8)
     assert lb.runs == 1 and len(g.boots) == 2
     # nothing typed: the ramdisk holds the steps and the kernel argument starts them
-    assert g.typed == [False, False] and all(kw["extra_args"] == footprint.AUTORUN for kw in g.sessions)
+    assert g.typed == [False, False] and all(kw["options"].extra_args == footprint.AUTORUN for kw in g.sessions)
     steps = [e for e in g.built[-1]["extra"] if e.path == "etc/bringup/steps.list"]
     assert steps and g.built[-1]["extra_key"]["autorun"] is True
     sizes = [f for f in summary.footprint_findings(fa, fb, "6.12") if f["kind"] == "size"]  # any clock
