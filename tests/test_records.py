@@ -55,7 +55,7 @@ def test_read_by_kind_picks_the_model_the_record_is(tmp_path):
 @pytest.mark.parametrize(
     "text,expected",
     [
-        ('{"schema": "bringup.nothing/1"}', r"field 'schema': 'bringup\.nothing/1': not a record kind this bringup reads"),
+        ('{"schema": "bringup.nothing/1"}', r"'bringup\.nothing/1': not a record kind this bringup"),
         ('{"schema": 3}', r"field 'schema': 3: not a record kind this bringup reads \(kinds: bringup\.boot,"),
         ('{"kernel": "x"}', r"field 'schema': missing \(required\): not a record$"),
         ("[1]", r"the JSON is an array, not a record"),
