@@ -275,30 +275,10 @@ def _fs_row(m: re.Match, source: str, n: int | None) -> list[dict]:
     report compares); imports keep the numbers as printed too."""
     size, files, creates, removes = m.group(1).upper(), integer(m.group(2)), integer(m.group(3)), integer(m.group(4))
     out = []
-    if creates:
-        out.append(
-            _m(
-                f"{size} file create",
-                round(1e6 / creates, 3),
-                "us",
-                source or "lat_fs",
-                n,
-                files=files,
-                per_second=creates,
-            )
-        )
-    if removes:
-        out.append(
-            _m(
-                f"{size} file delete",
-                round(1e6 / removes, 3),
-                "us",
-                source or "lat_fs",
-                n,
-                files=files,
-                per_second=removes,
-            )
-        )
+    for what, per_second in (("create", creates), ("delete", removes)):
+        if per_second:  # 0: not measured
+            us = round(1e6 / per_second, 3)
+            out.append(_m(f"{size} file {what}", us, "us", source or "lat_fs", n, files=files, per_second=per_second))
     return out
 
 
