@@ -11,7 +11,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from bringup.model.base import Strict, load_toml, located, no_control, no_duplicate, validate_as
-from bringup.parse.lmbench import GROUPS
+from bringup.model.lmbenchtable import FILE, load_table
 from bringup.util import paths
 
 Seconds = Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]
@@ -160,11 +160,13 @@ class BenchSet(Strict):
     @classmethod
     def _unique(cls, v: list[Bench]) -> list[Bench]:
         no_duplicate([b.name for b in v], "bench", inside=True)
+        table = load_table()
         for i, b in enumerate(v):
-            if b.name not in GROUPS and not re.fullmatch(r"lat_ctx_\d+k", b.name):
+            if not table.knows(b.name):
+                known = sorted(table.groups())
                 raise ValueError(
                     f"@[{i}].name@{b.name!r}: not a benchmark bringup reads the output of "
-                    f"(parse/lmbench.py: {', '.join(sorted(GROUPS)[:6])}, ..., lat_ctx_<size>k)"
+                    f"(configs/{FILE}: {', '.join(known[:6])}, ..., lat_ctx_<size>k)"
                 )
         return v
 
