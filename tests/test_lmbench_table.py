@@ -48,7 +48,7 @@ def test_a_benchmark_added_as_data_is_read_without_python(tmp_path):
 @pytest.mark.parametrize(
     "entry,words",
     [
-        ('name = "lat_x"\ngroup = "G"\nlabels = ["(unclosed"]', ["benchmark[", "labels[0]", "not a regular expression"]),
+        ('name = "lat_x"\ngroup = "G"\nlabels = ["(unclosed"]', ["labels[0]", "not a regular expression"]),
         ('name = "lat_x"\ngroup = "G"\nlabels = [".*"]', ["labels[0]", "'.*'", "empty label"]),
         ('name = "lat_pipe"\ngroup = "G"\nlabels = ["^x$"]', ["'lat_pipe' is listed twice"]),
         ('name = "Lat X"\ngroup = "G"\nlabels = ["^x$"]', ["name", "'Lat X'"]),

@@ -12,6 +12,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from bringup.model.base import Strict, load_toml, located, no_control, no_duplicate, validate_as
 from bringup.model.lmbenchtable import FILE, load_table
+from bringup.model.values import not_blank
 from bringup.util import paths
 
 Seconds = Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]
@@ -30,15 +31,9 @@ class Bench(Strict):
             pattern=r"^[^\x00-\x1f\x7f]*$",
             description="shell command in the lmbench binary directory; {q} expands to quick_flags in quick mode",
         ),
+        not_blank("no command to run"),
     ]
     quick: Annotated[bool, Field(description="part of the quick set")] = True
-
-    @field_validator("cmd")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("only spaces: no command to run")
-        return v
 
     timeout: Annotated[Seconds, Field(description="seconds in quick mode (full mode multiplies it)")] = 60.0
 
