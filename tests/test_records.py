@@ -357,7 +357,7 @@ def test_bad_record_is_one_line(tmp_path, what, text, expected):
 
 def test_what_is_not_a_file_is_not_read(tmp_path):
     (tmp_path / "dir.json").mkdir()
-    with pytest.raises(RecordError, match=r"dir\.json: not a regular file, so not a record"):
+    with pytest.raises(RecordError, match=r"dir\.json: is a directory, not a record"):
         records.read(tmp_path / "dir.json", records.Build)
     os.mkfifo(tmp_path / "fifo.json")  # opening it would block forever
     with pytest.raises(RecordError, match=r"fifo\.json: not a regular file"):

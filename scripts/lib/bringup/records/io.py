@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import re
-import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,7 +19,9 @@ from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
+from bringup.errors import BringupError
 from bringup.records.base import Record, RecordError, one_line, show
+from bringup.util import smallfile
 
 R = TypeVar("R", bound=Record)
 
@@ -158,20 +159,9 @@ def load(path: Path) -> Any:
     and what is not JSON, or holds a number no record holds (NaN, an infinity, beyond 64 bits)."""
     path = Path(path)
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise RecordError(f"{path}: no such record") from None
-    except OSError as e:
-        raise RecordError(f"{path}: cannot read the record: {e.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise RecordError(f"{path}: not a regular file, so not a record")
-    if st.st_size > MAX_RECORD:
-        raise RecordError(f"{path}: {st.st_size} bytes: too large for a record (at most {MAX_RECORD})")
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_RECORD + 1)
-    except OSError as e:
-        raise RecordError(f"{path}: cannot read the record: {e.strerror}") from None
+        raw = smallfile.read_small(path, "record", MAX_RECORD)
+    except BringupError as e:  # named as a record, a RecordError as every reading error is
+        raise RecordError(str(e)) from None
     text = _text(raw, path)
     try:
         data = json.loads(text, parse_int=_int, object_pairs_hook=_object)
