@@ -93,19 +93,19 @@ UNITS = {
 }
 
 # What a labeled line or a block title measures: (label regex, benchmark, group), in the order
-# they are tried; the table of configs/lmbench-benchmarks.toml (model/lmbenchtable.py: labels()),
+# they are tried; the [[benchmark]] table of configs/lmbench.toml (model/benchset.py: labels()),
 # given as plain data by the caller
 Labels = list[tuple[str, str, str]]
 
 
 def default_labels() -> Labels:
-    """Deprecated: the table as configs/lmbench-benchmarks.toml has it, read as plain data (the
-    file is validated by model/lmbenchtable.py wherever bringup loads the lmbench set), for
-    callers that do not pass model.lmbenchtable.labels() yet."""
+    """Deprecated: the [[benchmark]] table as configs/lmbench.toml has it, read as plain data
+    (the file is validated by model/benchset.py wherever bringup loads the lmbench set), for
+    callers that do not pass model.benchset.labels() yet."""
     import tomllib
     from pathlib import Path
 
-    f = Path(__file__).resolve().parents[4] / "configs" / "lmbench-benchmarks.toml"
+    f = Path(__file__).resolve().parents[4] / "configs" / "lmbench.toml"
     with open(f, "rb") as fh:
         table = tomllib.load(fh)
     return [(rx, b["name"], b["group"]) for b in table["benchmark"] for rx in b["labels"]]
@@ -380,7 +380,7 @@ def _one_set(benchmarks: dict, host: str | None = None, **extra) -> dict:
 def parse_any(text: str, labels: Labels | None = None) -> dict:
     """Runner output, summary tables, a classic results file, or tools' raw output ->
     {format, lmbench_version, results: [result set, ...]}; `labels` name the benchmarks
-    (model/lmbenchtable.py: labels(); default_labels() when not given)."""
+    (model/benchset.py: labels(); default_labels() when not given)."""
     labels = labels if labels is not None else default_labels()
     groups = {bench: group for _, bench, group in labels}
     lines = text.replace("\r", "").split("\n")
