@@ -152,22 +152,15 @@ class InitcallScan:
 
     def _result(self, n: int, host: float | None, pk: float | None, body: str) -> bool:
         """A line that ends an initcall (of any era), or says it failed."""
-        r = RET_NEW.match(body)
-        if r:
+        r = RET_NEW.match(body) or RET_ADDR.match(body)
+        if r:  # with its time: by name (2.6.26-), or by address with the name (-mm, vendor 2.6.2x)
+            by_addr = r.re is RET_ADDR
             us = integer(r.group("n")) * (1000 if r.group("unit") == "msecs" else 1)
-            self._format("usecs" if r.group("unit") == "usecs" else "msecs")
+            self._format("addr_after" if by_addr else "usecs" if r.group("unit") == "usecs" else "msecs")
             self.counts["returned"] += 1
-            sym, printed = r.group("sym"), f"{r.group('n')} {r.group('unit')}"
-            self._done(sym, r.group("mod"), None, us, integer(r.group("rc")), n, host, pk, printed)
-            return True
-        r = RET_ADDR.match(body)
-        if r:
-            us = integer(r.group("n")) * (1000 if r.group("unit") == "msecs" else 1)
-            self._format("addr_after")
-            self.counts["returned"] += 1
+            key, name = (r.group("addr"), r.group("sym")) if by_addr else (r.group("sym"), None)
             printed = f"{r.group('n')} {r.group('unit')}"
-            addr, rc = r.group("addr"), integer(r.group("rc"))
-            self._done(addr, r.group("mod"), r.group("sym"), us, rc, n, host, pk, printed)
+            self._done(key, r.group("mod"), name, us, integer(r.group("rc")), n, host, pk, printed)
             return True
         r = RET_OLD.match(body)
         if r:
