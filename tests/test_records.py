@@ -30,9 +30,45 @@ def test_a_real_v1_build_record_reads():
     assert rec.kernelrelease == "5.10.262" and rec.sizes.berkeley.dec == 3222564
     assert rec.source.kind == "debian" and rec.ccache is not None and rec.ccache.hit_rate == 0.0831
     assert rec.artifacts["uImage"] == "images/uImage.bringup"
-    # the legacy reader gives the same record as plain data, migrated to the current version
+    # the one reader also takes a kind by its schema name, or none (the record's schema field
+    # chooses), and gives the same typed record migrated to the current version
+    for model in ("bringup.build", None):
+        same = records.read(DATA / "build-qemu-arm-5.10.json", model)
+        assert isinstance(same, records.Build) and same == rec and same.schema_name() == "bringup.build/4"
+    # the deprecated plain-data wrapper is that record dumped
     d = records.read_json(DATA / "build-qemu-arm-5.10.json", "bringup.build")
     assert d["schema"] == "bringup.build/4" and d["time"]["steps"][2]["name"] == "make zImage"
+
+
+def test_read_by_kind_picks_the_model_the_record_is(tmp_path):
+    good, failed = tmp_path / "build.json", tmp_path / "build-failed.json"
+    records.write(good, rf.build())
+    fields = dict(status="fail", board="qemu-arm", kernel="5.10", key=None, error="make zImage: exit 2")
+    when = dict(started="2026-01-01T00:00:00Z", finished="2026-01-01T00:01:00Z")
+    steps = [{"name": "make zImage", "exit": 2, "real": 1.5}]
+    records.write(failed, records.BuildFailure(**fields, **when, steps=steps, commands=[], log="build.log"))
+    for kind in ("bringup.build", None):  # build.json and build-failed.json share a kind
+        assert isinstance(records.read(good, kind), records.Build)
+        assert isinstance(records.read(failed, kind), records.BuildFailure)
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ('{"schema": "bringup.nothing/1"}', r"'bringup\.nothing/1': not a record kind this bringup"),
+        ('{"schema": 3}', r"field 'schema': 3: not a record kind this bringup reads \(kinds: bringup\.boot,"),
+        ('{"kernel": "x"}', r"field 'schema': missing \(required\): not a record$"),
+        ("[1]", r"the JSON is an array, not a record"),
+    ],
+)
+def test_a_record_of_no_known_kind_is_one_line(tmp_path, text, expected):
+    f = tmp_path / "r.json"
+    f.write_text(text)
+    with pytest.raises(RecordError, match=expected) as e:
+        records.read(f)
+    one_line(e, f)
+    with pytest.raises(RecordError, match=r"'bringup\.nothing' is not a record kind"):
+        records.read(f, "bringup.nothing") if text.startswith("{") else records.read(f, "bringup.nothing")
 
 
 def test_a_real_v1_boot_record_reads():
@@ -321,7 +357,7 @@ def test_bad_record_is_one_line(tmp_path, what, text, expected):
 
 def test_what_is_not_a_file_is_not_read(tmp_path):
     (tmp_path / "dir.json").mkdir()
-    with pytest.raises(RecordError, match=r"dir\.json: not a regular file, so not a record"):
+    with pytest.raises(RecordError, match=r"dir\.json: is a directory, not a record"):
         records.read(tmp_path / "dir.json", records.Build)
     os.mkfifo(tmp_path / "fifo.json")  # opening it would block forever
     with pytest.raises(RecordError, match=r"fifo\.json: not a regular file"):

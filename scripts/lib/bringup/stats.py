@@ -85,14 +85,13 @@ def mann_whitney(a: Sequence[float | None], b: Sequence[float | None]) -> dict[s
         m: Literal["asymptotic", "exact"] = "exact" if small else "asymptotic"
         r = sps.mannwhitneyu(x, y, alternative="two-sided", method=m)
         method = m
-    return {
-        "test": "Mann-Whitney U",
-        "u": float(r.statistic),
-        "p": float(r.pvalue),
-        "n1": len(x),
-        "n2": len(y),
-        "method": method,
-    }
+    return _result("Mann-Whitney U", "u", r, method, n1=len(x), n2=len(y))
+
+
+def _result(test: str, statistic: str, r: Any, method: str, **sizes: int) -> dict[str, Any]:
+    """A test's result as the records and the report keep it: its name, its statistic
+    (named `statistic`), p, the sample sizes and how p was computed."""
+    return {"test": test, statistic: float(r.statistic), "p": float(r.pvalue), **sizes, "method": method}
 
 
 def wilcoxon_paired(a: Sequence[float | None], b: Sequence[float | None]) -> dict[str, Any] | None:
@@ -118,13 +117,7 @@ def wilcoxon_paired(a: Sequence[float | None], b: Sequence[float | None]) -> dic
         m: Literal["exact", "approx"] = "exact" if clean and len(d) <= 50 else "approx"
         r = sps.wilcoxon(d, alternative="two-sided", method=m, zero_method=zeros)
         method = m
-    return {
-        "test": "Wilcoxon signed-rank",
-        "w": float(r.statistic),
-        "p": float(r.pvalue),
-        "n": len(d),
-        "method": method,
-    }
+    return _result("Wilcoxon signed-rank", "w", r, method, n=len(d))
 
 
 def hodges_lehmann(a: list[float | None], b: list[float | None], paired: bool = False) -> float | None:

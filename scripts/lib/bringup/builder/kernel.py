@@ -18,7 +18,8 @@ always runs make.
 The parts of a build, one module each: builder/context.py (the state a build carries,
 make's environment, the log), builder/make.py (driving make), builder/erafixes.py (the
 era's fixes and private copies), builder/ccache.py (ccache's statistics), builder/store.py
-(the last good build in logs/ and the cache's result store).  This module puts them
+(the last good build in logs/ and the cache's result store), builder/collect.py (the
+record of a good build: artifacts, sizes, times).  This module puts them
 in order: the key, the tree, configure, make, collect the record.
 """
 
@@ -37,16 +38,12 @@ from pathlib import Path
 
 from bringup import records
 from bringup.builder import sources, toolchain
-from bringup.builder.ccache import (
-    _ccache_stats,
-)
+from bringup.builder.collect import collect, dot_config, kernelrelease, out_dir
 from bringup.builder.context import FIXED_ENV, Built, Ctx, Step, _env, _log, _rel, _tail
-from bringup.builder.erafixes import _apply_patches, _private_copy, fix_record, fix_sha256, select_fixes
+from bringup.builder.erafixes import _apply_patches, _private_copy, fix_sha256, select_fixes
 from bringup.builder.make import (
     _last_kbuild_commands,
     _make,
-    kbuild_commands,
-    make_argv,
 )
 from bringup.builder.store import (
     _restore,
@@ -58,13 +55,15 @@ from bringup.builder.store import (
 )
 from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import Board, EraFix, Kernel
-from bringup.parse import elfsize
 from bringup.parse.kconfig import dropped_symbols, merge_fragment, parse_config
 from bringup.util import clock, lock
 from bringup.util.progress import Progress
 from bringup.util.switches import env_switch
 
 RECIPE_VERSION = 1  # bump when the build steps change in a way that invalidates old builds
+
+# measure/buildcost.py calls kbuild._dot_config: an alias until it imports collect.dot_config
+_dot_config = dot_config
 
 
 def record_dir(logs: Path, board: str, kernel: str) -> Path:
@@ -280,7 +279,7 @@ def _build(board, k, src, tc, fixes, key, recdir: Path, good: Path, cache: Path,
     ctx.progress = Progress(f"  {k.id}", total=_last_kbuild_commands(good), unit="commands", say=say)
     try:
         dropped = _recipe(ctx)
-        rec, artifact_sources = _collect(ctx, key, started, dropped)
+        rec, artifact_sources = collect(ctx, key, started, dropped)
         status = "ok"
     except BuildFailed as e:
         failure = str(e)  # records.write makes it plain text
@@ -333,7 +332,7 @@ def _configure(ctx: Ctx) -> list[dict]:
     k = ctx.kernel
     from bringup.util import paths
 
-    dot = _dot_config(ctx)
+    dot = dot_config(ctx)
     if k.config_file:
         shutil.copyfile(k.config_inputs(paths.CONFIGS)[0], dot)
         _log(ctx, f"# copied {k.config_file} to .config")
@@ -399,8 +398,8 @@ def _expand_steps(ctx: Ctx) -> list[str]:
 def _mkimage(ctx: Ctx) -> None:
     img = ctx.board.image
     arch = ctx.kernel.arch
-    src = _out(ctx) / arch.images[arch.compressed_image]
-    dst = _out(ctx) / "uImage.bringup"
+    src = out_dir(ctx) / arch.images[arch.compressed_image]
+    dst = out_dir(ctx) / "uImage.bringup"
     argv = [
         "mkimage",
         "-A",
@@ -416,7 +415,7 @@ def _mkimage(ctx: Ctx) -> None:
         "-e",
         str(img.entry_point or img.load_address),
         "-n",
-        f"Linux-{_kernelrelease(ctx)}"[:31],
+        f"Linux-{kernelrelease(ctx)}"[:31],
         "-d",
         str(src),
         str(dst),
@@ -427,146 +426,6 @@ def _mkimage(ctx: Ctx) -> None:
     ctx.steps.append(Step(name="mkimage", argv=argv, exit=p.returncode))
     if p.returncode != 0:
         raise BuildFailed(f"mkimage failed for {ctx.board.name}/{ctx.kernel.id}: {p.stderr.strip()}")
-
-
-# --- collecting the results -------------------------------------------------
-
-
-def _out(ctx: Ctx) -> Path:
-    return ctx.builddir if ctx.kernel.era.out_of_tree else ctx.tree
-
-
-def _dot_config(ctx: Ctx) -> Path:
-    return _out(ctx) / ".config"
-
-
-def _kernelrelease(ctx: Ctx) -> str:
-    f = _out(ctx) / "include" / "config" / "kernel.release"
-    if f.exists():
-        return f.read_text().strip()
-    p = subprocess.run(make_argv(ctx, ["-s", "kernelrelease"]), capture_output=True, text=True, env=_env(ctx))
-    lines = [line for line in p.stdout.splitlines() if line.strip() and not line.startswith("make")]
-    return lines[-1].strip() if lines else ctx.src.version
-
-
-def _collect(ctx: Ctx, key, started, dropped) -> tuple[records.Build, dict[str, Path]]:
-    """The build record, and the build tree's file behind each artifact (published by _publish)."""
-    k, b, out = ctx.kernel, ctx.board, _out(ctx)
-    vmlinux = out / "vmlinux"
-    if not vmlinux.exists():
-        raise BuildFailed(f"build of {b.name}/{k.id}: make succeeded but {vmlinux} is missing")
-    comp_target = b.image.target if b.image.target in k.arch.images else k.arch.compressed_image
-    artifacts = {"vmlinux": vmlinux, "config": _dot_config(ctx)}
-    smap = out / "System.map"
-    if smap.exists():
-        artifacts["System.map"] = smap
-    comp = out / k.arch.images[k.arch.compressed_image]
-    boot = out / k.arch.images[comp_target]
-    for f, what in ((comp, "compressed image"), (boot, "boot image")):
-        if not f.exists():
-            raise BuildFailed(f"build of {b.name}/{k.id}: the {what} {f} is missing after make")
-    artifacts[comp.name] = comp
-    artifacts[boot.name] = boot
-    raw = out / k.arch.uncompressed_image if k.arch.uncompressed_image else None
-    if raw is not None and raw.exists():
-        artifacts[raw.name] = raw
-    if b.image.uimage:
-        artifacts["uImage"] = out / "uImage.bringup"
-    if k.dtb:
-        found = sorted(out.glob(f"arch/{k.arch.srcarch}/boot/dts/**/{k.dtb}"))
-        if not found:
-            raise BuildFailed(f"build of {b.name}/{k.id}: dtb {k.dtb} was not built")
-        artifacts["dtb"] = found[0]
-    try:
-        elf = elfsize.section_sizes(vmlinux)
-    except ValueError as e:
-        raise BuildFailed(f"build of {b.name}/{k.id}: {e}") from None
-    sizes = {
-        "sections": elf["sections"],
-        "groups": elf["groups"],
-        "berkeley": elf["berkeley"],
-        "vmlinux_bytes": vmlinux.stat().st_size,
-        "compressed_image": {"file": comp.name, "bytes": comp.stat().st_size},
-        "boot_image": {"file": boot.name, "bytes": boot.stat().st_size},
-        "uncompressed_image": (
-            {"file": raw.name, "bytes": raw.stat().st_size} if raw is not None and raw.exists() else None
-        ),
-        "uimage": (
-            {"file": "uImage", "bytes": artifacts["uImage"].stat().st_size}
-            if "uImage" in artifacts
-            else {"file": boot.name, "bytes": boot.stat().st_size}
-            if boot.name == "uImage"
-            else None
-        ),
-    }
-    text = ctx.log_path.read_text(errors="replace")
-    warnings = len(re.findall(r": warning:", text))
-    errors = len(re.findall(r": error:", text))
-    real = sum(s.real for s in ctx.steps)
-    user = sum(s.user for s in ctx.steps)
-    sys_ = sum(s.sys for s in ctx.steps)
-    from bringup.util import paths
-
-    data = {
-        "status": "ok",
-        "board": b.name,
-        "kernel": k.id,
-        "description": k.description,
-        "key": key,
-        "started": started,
-        "finished": clock.now(),
-        "kernelrelease": _kernelrelease(ctx),
-        "version": ctx.src.version,
-        "era": k.era.name,
-        "arch": k.arch.name,
-        "kernel_arch": k.arch.kernel_arch,
-        "source": ctx.src.detail
-        | {"tree": str(ctx.src.path)}
-        | ({"private_copy": str(ctx.private_copy)} if ctx.private_copy else {}),
-        "fixes": [fix_record(k, f) for f in ctx.fixes],
-        "toolchain": {
-            "cross_compile": k.cross_compile,
-            "gcc": ctx.tc.gcc,
-            "version": ctx.tc.version,
-            "ccache": bool(ctx.tc.ccache),
-        },
-        "config": {
-            "defconfig": k.defconfig,
-            "config_file": k.config_file,
-            "fragments": list(k.fragments),
-            "sha256": hashlib.sha256(_dot_config(ctx).read_bytes()).hexdigest(),
-            "dropped": dropped,
-        },
-        "time": {
-            "real": round(real, 3),
-            "user": round(user, 3),
-            "sys": round(sys_, 3),
-            "clock": "monotonic; user/sys from wait4() rusage of each make process tree",
-            "steps": [
-                {"name": s.name, "real": round(s.real, 3), "user": round(s.user, 3), "sys": round(s.sys, 3)}
-                for s in ctx.steps
-                if s.name != "mkimage"
-            ],
-        },
-        "jobs": ctx.jobs,
-        "ccache": _ccache_stats(ctx),
-        "kbuild_commands": kbuild_commands(text.encode()) or None,
-        "sizes": sizes,
-        "warnings": warnings,
-        "errors": errors,
-        "artifacts": {
-            name: f"images/{Path(p).name if name != 'config' else 'config'}" for name, p in artifacts.items()
-        },
-        "commands": [shlex.join(s.argv) for s in ctx.steps],
-        "reproduce": f"scripts/bringup build-all --board {b.name} --kernel {k.id} --force",
-        "build_dir": str(ctx.builddir),
-        "log": "build.log",
-        "host": {"nproc": os.cpu_count(), "bringup_root": str(paths.ROOT)},
-    }
-    try:
-        return records.validate(data, records.Build, str(ctx.recdir / "build.json")), artifacts
-    except records.RecordError as e:
-        raise BuildFailed(f"build of {b.name}/{k.id}: {e}") from None
 
 
 def _publish(ctx: Ctx, rec: records.Build, srcs: dict[str, Path]) -> None:

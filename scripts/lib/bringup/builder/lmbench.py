@@ -24,7 +24,7 @@ from pathlib import Path
 
 from bringup.builder import sources
 from bringup.errors import BringupError
-from bringup.model.benchset import SourceBuild, SourceFile
+from bringup.model.benchset import SourceBuild, SourceFile, Toolchain
 from bringup.util import cpio, gittree, paths
 from bringup.util.lock import exclusive
 
@@ -160,29 +160,12 @@ def build(
     `cross_compile`; returns cpio entries for /usr/lib/lmbench/bin (`programs` only,
     when given: each must have been built) and a provenance dict for the records."""
     name = toolchain or recipe.toolchain
-    if name not in recipe.toolchains:
-        raise BringupError(
-            f"lmbench toolchain {name!r}: none of configs/lmbench.toml's ({', '.join(recipe.toolchains)})"
-        )
-    tc = recipe.toolchains[name]
-    cc_name = tc.cc.format(cross_compile=cross_compile)
-    cc = shutil.which(cc_name)
-    if cc is None:
-        raise BringupError(f"building lmbench for {arch} needs {cc_name} (toolchain {name}; make deps installs it)")
-    strip = shutil.which(tc.strip.format(cross_compile=cross_compile))
-    if strip is None:
-        raise BringupError(f"building lmbench for {arch} needs {tc.strip.format(cross_compile=cross_compile)}")
-    if not (TIRPC_INCLUDE / "rpc" / "rpc.h").is_file():
-        raise BringupError(
-            f"building lmbench needs the Sun RPC headers in {TIRPC_INCLUDE} "
-            f"(Debian package libtirpc-dev; make deps installs it)"
-        )
+    tc, cc_name, cc, strip = _tools(recipe, name, cross_compile, arch)
     tree, identity = tree_for(spec, cache, say)
     ccv = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     triplet = cross_compile.rstrip("-").rsplit("/", 1)[-1]
     os_name = recipe.os.format(triplet=triplet, arch=arch)
-    stubs_src = STUBS.read_bytes()
-    stubs_key = hashlib.sha256(stubs_src).hexdigest()[:16]
+    stubs_key = hashlib.sha256(STUBS.read_bytes()).hexdigest()[:16]
     form = {"os": os_name, "cc": cc_name, "cflags": " ".join(tc.cflags), "tirpc_include": TIRPC_INCLUDE}
     shown = [a.format(**form, stubs="pmap_stubs.o").rstrip() for a in recipe.make_args]
     key = hashlib.sha256(
@@ -193,18 +176,7 @@ def build(
         with exclusive(out.with_name(out.name + ".lock"), f"lmbench for {arch}", say):
             if not (out / ".complete").exists():
                 _run_build(tree, recipe, form, os_name, out, cc, strip, arch, say)
-    built = sorted(p.name for p in (out / "bin").iterdir() if p.is_file())
-    want = sorted(programs) if programs is not None else built
-    missing = [p for p in want if p not in built]
-    if missing:
-        raise BringupError(
-            f"lmbench for {arch}: the build at {out} has no {', '.join(missing)} "
-            f"(the benchmark set runs them; log: {out.parent / (out.name + '.build.log')})"
-        )
-    # every parent directory: the kernel's initramfs unpacker makes no missing parents
-    # (without usr/lib, none of these files is there in the guest)
-    entries = [cpio.directory(d) for d in ("usr", "usr/lib", "usr/lib/lmbench", "usr/lib/lmbench/bin")]
-    entries += [cpio.file(f"usr/lib/lmbench/bin/{p}", (out / "bin" / p).read_bytes(), 0o755) for p in want]
+    built, want, entries = _installed(out, arch, programs)
     source = spec.get("url") or spec.get("tarball") or spec.get("path")
     info = {
         "lmbench": f"bringup's build of lmbench {spec.get('version') or 'unknown version'} from {source} "
@@ -222,6 +194,47 @@ def build(
         "not_built": sorted(set(recipe.left_out) - set(built)),
     }
     return entries, info
+
+
+def _installed(out: Path, arch: str, programs: list[str] | None) -> tuple[list[str], list[str], list[cpio.Entry]]:
+    """The programs the build at `out` made, those the ramdisk takes (`programs`, each of
+    which must have been built; default all) and their cpio entries for /usr/lib/lmbench/bin."""
+    built = sorted(p.name for p in (out / "bin").iterdir() if p.is_file())
+    want = sorted(programs) if programs is not None else built
+    missing = [p for p in want if p not in built]
+    if missing:
+        raise BringupError(
+            f"lmbench for {arch}: the build at {out} has no {', '.join(missing)} "
+            f"(the benchmark set runs them; log: {out.parent / (out.name + '.build.log')})"
+        )
+    # every parent directory: the kernel's initramfs unpacker makes no missing parents
+    # (without usr/lib, none of these files is there in the guest)
+    entries = [cpio.directory(d) for d in ("usr", "usr/lib", "usr/lib/lmbench", "usr/lib/lmbench/bin")]
+    entries += [cpio.file(f"usr/lib/lmbench/bin/{p}", (out / "bin" / p).read_bytes(), 0o755) for p in want]
+    return built, want, entries
+
+
+def _tools(recipe: SourceBuild, name: str, cross_compile: str, arch: str) -> tuple[Toolchain, str, str, str]:
+    """The toolchain `name` of the recipe, its compiler's name, the compiler and strip found
+    on PATH; one line saying what to install when one is missing (or the RPC headers are)."""
+    if name not in recipe.toolchains:
+        raise BringupError(
+            f"lmbench toolchain {name!r}: none of configs/lmbench.toml's ({', '.join(recipe.toolchains)})"
+        )
+    tc = recipe.toolchains[name]
+    cc_name = tc.cc.format(cross_compile=cross_compile)
+    cc = shutil.which(cc_name)
+    if cc is None:
+        raise BringupError(f"building lmbench for {arch} needs {cc_name} (toolchain {name}; make deps installs it)")
+    strip = shutil.which(tc.strip.format(cross_compile=cross_compile))
+    if strip is None:
+        raise BringupError(f"building lmbench for {arch} needs {tc.strip.format(cross_compile=cross_compile)}")
+    if not (TIRPC_INCLUDE / "rpc" / "rpc.h").is_file():
+        raise BringupError(
+            f"building lmbench needs the Sun RPC headers in {TIRPC_INCLUDE} "
+            f"(Debian package libtirpc-dev; make deps installs it)"
+        )
+    return tc, cc_name, cc, strip
 
 
 def _run_build(

@@ -281,15 +281,7 @@ def build(
         "userspace_arch": arch,
         "libc": libc,
         "ext2": ext2,
-        "busybox": {
-            "source": (
-                f"debian {USERSPACE_SUITE} busybox source, cross-built"
-                + ("" if libc == "glibc" else f" against {libc}")
-                if "from source" in bb_version
-                else f"debian {USERSPACE_SUITE} busybox-static:{arch}"
-            ),
-            "version": bb_version,
-        },
+        "busybox": {"source": _busybox_source(arch, libc, bb_version), "version": bb_version},
         "files": sorted(e.path for e in entries),
         "extra": extra_key or {},
     }
@@ -299,6 +291,13 @@ def build(
         for_kernels = ", ".join(ext2_kernels(board))
         say(f"  ext2 initrd {paths.rel(outdir / str(ext2['file']))}: {ext2['bytes']} bytes (for {for_kernels})")
     return written
+
+
+def _busybox_source(arch: str, libc: str, version: str) -> str:
+    """Where the ramdisk's busybox came from, as its record says."""
+    if "from source" in version:
+        return f"debian {USERSPACE_SUITE} busybox source, cross-built" + ("" if libc == "glibc" else f" against {libc}")
+    return f"debian {USERSPACE_SUITE} busybox-static:{arch}"
 
 
 def needs_ext2(board: Board) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import tomllib
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,6 +17,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bringup.errors import BringupError
+from bringup.util import smallfile
 
 MAX_DATA_FILE = 1024 * 1024  # a board or config file larger than this is not one
 
@@ -146,31 +146,18 @@ def regular_file(path: Path, what: str = "file") -> os.stat_result:
     """The stat of a file bringup is asked to read; DataError, in one line, when it is
     missing, a directory, a FIFO, socket or device, or unreadable (symlink loops included)."""
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such {what}") from None
-    except OSError as e:
-        raise DataError(f"{path}: cannot read the {what}: {e.strerror}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise DataError(f"{path}: is a directory, not a {what}")
-    if not stat.S_ISREG(st.st_mode):
-        raise DataError(f"{path}: not a regular file (a FIFO, socket or device), so not a {what}")
-    if not os.access(path, os.R_OK):
-        raise DataError(f"{path}: not readable (permission denied)")
-    return st
+        return smallfile.regular_file(path, what)
+    except BringupError as e:
+        raise DataError(str(e)) from None
 
 
 def read_data_file(path: Path, what: str = "file", limit: int = MAX_DATA_FILE) -> bytes:
     """The bytes of a data file, refusing what is not a small regular file
     (directories, FIFOs, devices, symlink loops, dangling links, huge files)."""
-    st = regular_file(path, what)
-    if st.st_size > limit:
-        raise DataError(f"{path}: {st.st_size} bytes: too large for a {what} (at most {limit})")
     try:
-        with open(path, "rb") as f:
-            return f.read(limit + 1)
-    except OSError as e:
-        raise DataError(f"{path}: cannot read the {what}: {e.strerror}") from None
+        return smallfile.read_small(path, what, limit)
+    except BringupError as e:
+        raise DataError(str(e)) from None
 
 
 def load_toml(path: Path, what: str = "TOML file") -> dict[str, Any]:

@@ -1,17 +1,19 @@
-"""configs/lmbench.toml as a typed model: the benchmarks the guest runs, the lmbench
-source bringup builds where Debian's binaries are missing, and how a source is built
-(with which toolchain and libc)."""
+"""configs/lmbench.toml as a typed model: the benchmarks the guest runs, every
+benchmark bringup reads the output of (its group and the labels that name it in
+lmbench's output: the table parse/lmbench.py is given, labels()), the lmbench source
+bringup builds where Debian's binaries are missing, and how a source is built (with
+which toolchain and libc)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from bringup.model.base import Strict, load_toml, located, no_control, no_duplicate, validate_as
-from bringup.parse.lmbench import GROUPS
+from bringup.model.values import not_blank
 from bringup.util import paths
 
 Seconds = Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]
@@ -30,15 +32,9 @@ class Bench(Strict):
             pattern=r"^[^\x00-\x1f\x7f]*$",
             description="shell command in the lmbench binary directory; {q} expands to quick_flags in quick mode",
         ),
+        not_blank("no command to run"),
     ]
     quick: Annotated[bool, Field(description="part of the quick set")] = True
-
-    @field_validator("cmd")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("only spaces: no command to run")
-        return v
 
     timeout: Annotated[Seconds, Field(description="seconds in quick mode (full mode multiplies it)")] = 60.0
 
@@ -103,6 +99,33 @@ class Toolchain(Strict):
     cflags: Annotated[list[Word], Field(max_length=50, description="{cflags} in make_args")] = []
 
 
+CTX_SIZED = re.compile(r"lat_ctx_\d+k")  # lat_ctx by the size its lines name (parse/lmbench.py: bench_of)
+
+
+def _label(v: str) -> str:
+    try:
+        rx = re.compile(v)
+    except re.error as e:
+        raise ValueError(f"not a regular expression: {e}") from None
+    if rx.search("") is not None:
+        raise ValueError("matches an empty label, so every line of lmbench's output would be this benchmark")
+    return v
+
+
+Label = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(no_control), AfterValidator(_label)]
+
+
+class Benchmark(Strict):
+    name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
+    group: Annotated[
+        str, Field(min_length=1, max_length=80, description="lmbench's own summary group"), AfterValidator(no_control)
+    ]
+    labels: Annotated[
+        list[Label],
+        Field(min_length=1, max_length=20, description="regular expressions searched in a line's label"),
+    ]
+
+
 class SourceFile(Strict):
     """The lmbench source bringup builds by default: a tarball found by file name in the
     download directories (BRINGUP_DL_DIR, then the cache's downloads/), used when its
@@ -155,23 +178,59 @@ class BenchSet(Strict):
     source: SourceFile
     source_build: SourceBuild
     bench: Annotated[list[Bench], Field(min_length=1, max_length=500)]
+    benchmark: Annotated[
+        list[Benchmark],
+        Field(min_length=1, max_length=500, description="every benchmark bringup reads the output of"),
+    ]
 
-    @field_validator("bench")
+    @model_validator(mode="before")
     @classmethod
-    def _unique(cls, v: list[Bench]) -> list[Bench]:
-        no_duplicate([b.name for b in v], "bench", inside=True)
-        for i, b in enumerate(v):
-            if b.name not in GROUPS and not re.fullmatch(r"lat_ctx_\d+k", b.name):
-                raise ValueError(
-                    f"@[{i}].name@{b.name!r}: not a benchmark bringup reads the output of "
-                    f"(parse/lmbench.py: {', '.join(sorted(GROUPS)[:6])}, ..., lat_ctx_<size>k)"
-                )
+    def _shipped_benchmarks(cls, data: Any) -> Any:
+        """A set file without [[benchmark]] tables (one written before they were data, a
+        user's own set) reads lmbench's output as configs/lmbench.toml's table does."""
+        if isinstance(data, dict) and "benchmark" not in data:
+            shipped = load_toml(paths.CONFIGS / "lmbench.toml")
+            return {**data, "benchmark": shipped.get("benchmark", [])}
+        return data
+
+    @field_validator("bench", "benchmark")
+    @classmethod
+    def _unique(cls, v: list, info: ValidationInfo) -> list:
+        no_duplicate([b.name for b in v], info.field_name or "", inside=True)
         return v
+
+    @model_validator(mode="after")
+    def _benches_read(self) -> BenchSet:
+        for i, b in enumerate(self.bench):
+            if not self.knows(b.name):
+                known = sorted(self.groups())
+                raise located(
+                    f"bench[{i}].name",
+                    f"{b.name!r}: not a benchmark bringup reads the output of "
+                    f"([[benchmark]]: {', '.join(known[:6])}, ..., lat_ctx_<size>k)",
+                )
+        return self
+
+    def labels(self) -> list[tuple[str, str, str]]:
+        """(label regex, benchmark, group) in the file's order: the table parse/lmbench.py takes."""
+        return [(rx, b.name, b.group) for b in self.benchmark for rx in b.labels]
+
+    def groups(self) -> dict[str, str]:
+        return {b.name: b.group for b in self.benchmark}
+
+    def knows(self, name: str) -> bool:
+        """Whether bringup reads the output of a benchmark of this name."""
+        return name in self.groups() or CTX_SIZED.fullmatch(name) is not None
 
 
 def load_set(file: Path | None = None) -> BenchSet:
     f = file or paths.CONFIGS / "lmbench.toml"
     return validate_as(BenchSet, load_toml(f), paths.rel(f))
+
+
+def labels() -> list[tuple[str, str, str]]:
+    """The benchmarks' labels of configs/lmbench.toml as parse/lmbench.py takes them."""
+    return load_set().labels()
 
 
 PROGRAM = re.compile(r"(?:^|[\s;])\./([A-Za-z0-9_]+)")

@@ -87,14 +87,22 @@ def check_regex(v: str) -> str:
             rx = re.compile(v)
     except re.error as e:
         raise ValueError(f"not a valid regular expression: {e}") from None
-    if rx.search("") is not None:
-        raise ValueError("matches the empty string, so every console line would match it")
-    if NESTED_QUANTIFIER.search(v):
-        raise ValueError("a repeated group of one repeated atom (catastrophic backtracking on a long line)")
-    why = matches_almost_anything(rx, v)
+    why = pattern_problem(rx, v, empty="every console line would match it", long="a long line")
     if why:
         raise ValueError(why)
     return v
+
+
+def pattern_problem(rx: re.Pattern[str], v: str, empty: str, long: str, lines: str = "console line") -> str | None:
+    """Why a compiled pattern (of the text v) matches what it should not, or None: the empty
+    string (`empty` says what would follow), a nested quantifier (catastrophic backtracking on
+    `long`), almost any of the unrelated `lines`."""
+    if rx.search("") is not None:
+        return f"matches the empty string, so {empty}"
+    if NESTED_QUANTIFIER.search(v):
+        return f"a repeated group of one repeated atom (catastrophic backtracking on {long})"
+    why = matches_almost_anything(rx, v)
+    return why.replace("console line", lines) if why else None
 
 
 Regex = Annotated[str, Field(min_length=1, max_length=1000), AfterValidator(check_regex)]

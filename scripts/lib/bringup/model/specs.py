@@ -13,9 +13,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from bringup.model.base import Strict, first_duplicate, located
 from bringup.model.values import (
     _CONTROL,
-    BOARD_FILE_SUFFIXES,
     ID_PATTERN,
-    RESERVED_IDS,
     Address,
     Argv,
     Cmdline,
@@ -26,6 +24,8 @@ from bringup.model.values import (
     Prefix,
     RelPath,
     Text,
+    kernel_id_problem,
+    not_blank,
 )
 from bringup.util.aptprivate import SUITES
 
@@ -94,13 +94,9 @@ class KernelSpec(Strict):
     @field_validator("id")
     @classmethod
     def _not_reserved(cls, v: str) -> str:
-        if v in RESERVED_IDS:
-            raise ValueError(f"logs/<board>/{v}/ holds the board's {v}, not a kernel's records; choose another id")
-        if v.endswith(BOARD_FILE_SUFFIXES):
-            raise ValueError(
-                f"ends in {v[v.rindex('.') :]!r}: logs/<board>/ holds the board's own files of that kind "
-                "(boot-timing.json); a kernel's directory would take its name"
-            )
+        why = kernel_id_problem(v)
+        if why:
+            raise ValueError(why)
         return v
 
     defconfig: Annotated[ConfigTarget, Field(description="make target that writes the base .config")] = ""
@@ -264,7 +260,9 @@ class UbootSpec(Strict):
         ),
     ] = "${fdtcontroladdr}"
     prompt: Annotated[
-        str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$", description="U-Boot's prompt")
+        str,
+        Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$", description="U-Boot's prompt"),
+        not_blank("every line with a space would look like U-Boot's prompt"),
     ] = "=> "
     boot_command: Literal["bootm", "bootz", "booti"] = "bootm"
     interrupt: Annotated[
@@ -279,13 +277,6 @@ class UbootSpec(Strict):
     interrupt_interval: Annotated[
         float, Field(gt=0, le=5, description="seconds between two sends of the interrupt string")
     ] = 0.1
-
-    @field_validator("prompt")
-    @classmethod
-    def _visible_prompt(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("only spaces: every line with a space would look like U-Boot's prompt")
-        return v
 
     @model_validator(mode="after")
     def _distinct_addresses(self) -> UbootSpec:

@@ -26,6 +26,19 @@ RESERVED_IDS = ("rootfs", "report")  # directories of logs/<board>/ that are not
 BOARD_FILE_SUFFIXES = (".json", ".log", ".lock", ".tmp", ".part")  # files of logs/<board>/ (boot-timing.json)
 
 
+def kernel_id_problem(v: str) -> str | None:
+    """Why a kernel id cannot name a directory of logs/<board>/ (a directory or a file of the
+    board's own has that name, or would), or None."""
+    if v in RESERVED_IDS:
+        return f"logs/<board>/{v}/ holds the board's {v}, not a kernel's records; choose another id"
+    if v.endswith(BOARD_FILE_SUFFIXES):
+        return (
+            f"ends in {v[v.rindex('.') :]!r}: logs/<board>/ holds the board's own files of that kind "
+            "(boot-timing.json); a kernel's directory would take its name"
+        )
+    return None
+
+
 def _address(v: str | int) -> str:
     """A hex address; an integer is written as 0x... (U-Boot reads every number as hex)."""
     if isinstance(v, str):
@@ -187,6 +200,17 @@ def _no_control(v: str) -> str:
 
 
 Text = Annotated[str, Field(max_length=4096), AfterValidator(_no_control)]
+
+
+def not_blank(consequence: str) -> AfterValidator:
+    """A string that is not only spaces; `consequence` says what such a value would do."""
+
+    def check(v: str) -> str:
+        if not v.strip():
+            raise ValueError(f"only spaces: {consequence}")
+        return v
+
+    return AfterValidator(check)
 
 
 def _ipv4_or_empty(v: str) -> str:

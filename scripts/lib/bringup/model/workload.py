@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from bringup.model.base import DataError, Strict, first_duplicate, load_toml, located, no_control, validate_as
-from bringup.model.milestones import NESTED_QUANTIFIER, matches_almost_anything
+from bringup.model.milestones import pattern_problem
 from bringup.util import paths
 
 WORKLOADS_DIR = "workloads"  # under configs/
@@ -111,13 +111,11 @@ class Metric(Strict):
             raise ValueError(f"{v!r}: not a regular expression: {e}") from None
         if rx.groups != 1:
             raise ValueError(f"{v!r}: needs exactly one capture group (the number), has {rx.groups}")
-        if rx.search("") is not None:
-            raise ValueError("matches the empty string, so it would read a number from any output")
-        if NESTED_QUANTIFIER.search(v):
-            raise ValueError("a repeated group of one repeated atom (catastrophic backtracking on long output)")
-        why = matches_almost_anything(rx, v)
+        why = pattern_problem(
+            rx, v, empty="it would read a number from any output", long="long output", lines="output line"
+        )
         if why:
-            raise ValueError(why.replace("console line", "output line"))
+            raise ValueError(why)
         return v
 
     @field_validator("count")

@@ -152,27 +152,18 @@ class InitcallScan:
 
     def _result(self, n: int, host: float | None, pk: float | None, body: str) -> bool:
         """A line that ends an initcall (of any era), or says it failed."""
-        r = RET_NEW.match(body)
-        if r:
+        r = RET_NEW.match(body) or RET_ADDR.match(body)
+        if r:  # with its time: by name (2.6.26-), or by address with the name (-mm, vendor 2.6.2x)
+            by_addr = r.re is RET_ADDR
             us = integer(r.group("n")) * (1000 if r.group("unit") == "msecs" else 1)
-            self._format("usecs" if r.group("unit") == "usecs" else "msecs")
-            self.counts["returned"] += 1
-            sym, printed = r.group("sym"), f"{r.group('n')} {r.group('unit')}"
-            self._done(sym, r.group("mod"), None, us, integer(r.group("rc")), n, host, pk, printed)
-            return True
-        r = RET_ADDR.match(body)
-        if r:
-            us = integer(r.group("n")) * (1000 if r.group("unit") == "msecs" else 1)
-            self._format("addr_after")
-            self.counts["returned"] += 1
+            self._seen("returned", "addr_after" if by_addr else "usecs" if r.group("unit") == "usecs" else "msecs")
+            key, name = (r.group("addr"), r.group("sym")) if by_addr else (r.group("sym"), None)
             printed = f"{r.group('n')} {r.group('unit')}"
-            addr, rc = r.group("addr"), integer(r.group("rc"))
-            self._done(addr, r.group("mod"), r.group("sym"), us, rc, n, host, pk, printed)
+            self._done(key, r.group("mod"), name, us, integer(r.group("rc")), n, host, pk, printed)
             return True
         r = RET_OLD.match(body)
         if r:
-            self.counts["returned"] += 1
-            self._format("old")
+            self._seen("returned", "old")
             addr = r.group("addr")
             self._pending[addr] = {"name": r.group("sym"), "rc": integer(r.group("rc")), "n": n, "host": host, "pk": pk}
             if len(self._pending) > MAX_OPEN:
@@ -180,8 +171,7 @@ class InitcallScan:
             return True
         r = RAN_FOR.match(body)
         if r:
-            self.counts["ran_for"] += 1
-            self._format("ran_for")
+            self._seen("ran_for", "ran_for")
             addr = r.group("addr")
             p = self._pending.pop(addr, None)
             name = r.group("sym") or (p or {}).get("name")
@@ -190,8 +180,7 @@ class InitcallScan:
             return True
         r = ERR_OLD.match(body)
         if r:
-            self.counts["error"] += 1
-            self._format("old" if r.group("addr") else "usecs")  # an address: 2.6.0-2.6.27; a symbol: 2.6.28-
+            self._seen("error", "old" if r.group("addr") else "usecs")  # an address: 2.6.0-2.6.27; a symbol: 2.6.28-
             if r.group("why"):
                 self.problems.append(
                     {
@@ -209,6 +198,11 @@ class InitcallScan:
 
     def _format(self, kind: str) -> None:
         self.formats[kind] = self.formats.get(kind, 0) + 1
+
+    def _seen(self, counter: str, kind: str) -> None:
+        """A line of this counter's kind, in this wording (FORMATS)."""
+        self.counts[counter] += 1
+        self._format(kind)
 
     def _call(
         self, key: str, n: int, host: float | None, pk: float | None, pid: str | None, name=None, old: bool = False

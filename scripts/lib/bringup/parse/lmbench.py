@@ -92,58 +92,23 @@ UNITS = {
     "sec": "s",
 }
 
-# what a labeled line or a block title measures -> (benchmark of bringup's set or lmbench's tool, group)
-BENCHES = [
-    (r"^Simple syscall$", "lat_syscall_null", "Processor, Processes"),
-    (r"^Simple read$", "lat_syscall_read", "Processor, Processes"),
-    (r"^Simple write$", "lat_syscall_write", "Processor, Processes"),
-    (r"^Simple stat$", "lat_syscall_stat", "Processor, Processes"),
-    (r"^Simple fstat$", "lat_syscall_fstat", "Processor, Processes"),
-    (r"^Simple open/close$", "lat_syscall_open", "Processor, Processes"),
-    (r"^Signal handler installation$", "lat_sig_install", "Processor, Processes"),
-    (r"^Signal handler overhead$", "lat_sig_catch", "Processor, Processes"),
-    (r"^Protection fault$", "lat_sig_prot", "File & VM system latencies"),
-    (r"^Process fork\+exit$", "lat_proc_fork", "Processor, Processes"),
-    (r"^Process fork\+execve$", "lat_proc_exec", "Processor, Processes"),
-    (r"^Process fork\+/bin/sh -c$", "lat_proc_shell", "Processor, Processes"),
-    (r"^(?:integer|u?int64|float|double) ", "lat_ops", "Basic integer and float operations"),
-    (r"^ctx ", "lat_ctx", "Context switching"),
-    (r"^Pipe latency$", "lat_pipe", "Local communication latencies"),
-    (r"^FIFO latency$", "lat_fifo", "Local communication latencies"),
-    (r"^AF_UNIX sock stream latency$", "lat_unix", "Local communication latencies"),
-    (r"^UDP latency using", "lat_udp", "Local communication latencies"),
-    (r"^TCP latency using", "lat_tcp", "Local communication latencies"),
-    (r"^RPC/udp latency using", "lat_rpc_udp", "Local communication latencies"),
-    (r"^RPC/tcp latency using", "lat_rpc_tcp", "Local communication latencies"),
-    (r"^TCP/IP connection cost to", "lat_connect", "Local communication latencies"),
-    (r"^Fcntl lock latency$", "lat_fcntl", "Local communication latencies"),
-    (r"^\d+K file (?:create|delete)$", "lat_fs", "File & VM system latencies"),
-    (r"^(?:mappings|lat_mmap|Mmap latency)(?: |$)", "lat_mmap", "File & VM system latencies"),
-    (r"^Pagefaults on ", "lat_pagefault", "File & VM system latencies"),
-    (r"^Select on \d+ tcp fd's$", "lat_select_tcp", "Processor, Processes"),
-    (r"^Select on \d+ fd's$", "lat_select", "File & VM system latencies"),
-    (r"^Pipe bandwidth$", "bw_pipe", "Local communication bandwidths"),
-    (r"^AF_UNIX sock stream bandwidth$", "bw_unix", "Local communication bandwidths"),
-    (r"^Socket bandwidth using ", "bw_tcp", "Local communication bandwidths"),
-    (r"^read open2close bandwidth ", "bw_file_rd_open2close", "Local communication bandwidths"),
-    (r"^read bandwidth ", "bw_file_rd", "Local communication bandwidths"),
-    (r"^Mmap read open2close bandwidth ", "bw_mmap_rd_open2close", "Local communication bandwidths"),
-    (r"^Mmap read bandwidth ", "bw_mmap_rd", "Local communication bandwidths"),
-    (r"^File .* write bandwidth$", "lmdd_write", "Local communication bandwidths"),
-    (r"^libc bcopy ", "bw_mem_bcopy", "Memory"),
-    (r"^unrolled (?:partial )?bcopy ", "bw_mem_fcp", "Memory"),
-    (r"^Memory read bandwidth ", "bw_mem_rd", "Memory"),
-    (r"^Memory partial read bandwidth ", "bw_mem_prd", "Memory"),
-    (r"^Memory write bandwidth ", "bw_mem_wr", "Memory"),
-    (r"^Memory partial write bandwidth ", "bw_mem_pwr", "Memory"),
-    (r"^Memory partial read/write bandwidth ", "bw_mem_rdwr", "Memory"),
-    (r"^Memory bzero bandwidth ", "bw_mem_bzero", "Memory"),
-    (r"^mem read stride=", "lat_mem_rd", "Memory latencies"),
-    # a pasted `bw_mem SIZE OP`: named as bringup's runner names the same command
-    *((rf"^bw_mem_{op} ", f"bw_mem_{op}", "Memory") for op in BW_MEM_OPS),
-]
-BENCH_RES = [(re.compile(rx), bench, group) for rx, bench, group in BENCHES]
-GROUPS = {bench: group for _, bench, group in BENCHES}
+# What a labeled line or a block title measures: (label regex, benchmark, group), in the order
+# they are tried; the [[benchmark]] table of configs/lmbench.toml (model/benchset.py: labels()),
+# given as plain data by the caller
+Labels = list[tuple[str, str, str]]
+
+
+def default_labels() -> Labels:
+    """Deprecated: the [[benchmark]] table as configs/lmbench.toml has it, read as plain data
+    (the file is validated by model/benchset.py wherever bringup loads the lmbench set), for
+    callers that do not pass model.benchset.labels() yet."""
+    import tomllib
+    from pathlib import Path
+
+    f = Path(__file__).resolve().parents[4] / "configs" / "lmbench.toml"
+    with open(f, "rb") as fh:
+        table = tomllib.load(fh)
+    return [(rx, b["name"], b["group"]) for b in table["benchmark"] for rx in b["labels"]]
 
 
 def better(unit: str) -> str:
@@ -275,30 +240,10 @@ def _fs_row(m: re.Match, source: str, n: int | None) -> list[dict]:
     report compares); imports keep the numbers as printed too."""
     size, files, creates, removes = m.group(1).upper(), integer(m.group(2)), integer(m.group(3)), integer(m.group(4))
     out = []
-    if creates:
-        out.append(
-            _m(
-                f"{size} file create",
-                round(1e6 / creates, 3),
-                "us",
-                source or "lat_fs",
-                n,
-                files=files,
-                per_second=creates,
-            )
-        )
-    if removes:
-        out.append(
-            _m(
-                f"{size} file delete",
-                round(1e6 / removes, 3),
-                "us",
-                source or "lat_fs",
-                n,
-                files=files,
-                per_second=removes,
-            )
-        )
+    for what, per_second in (("create", creates), ("delete", removes)):
+        if per_second:  # 0: not measured
+            us = round(1e6 / per_second, 3)
+            out.append(_m(f"{size} file {what}", us, "us", source or "lat_fs", n, files=files, per_second=per_second))
     return out
 
 
@@ -400,10 +345,10 @@ def block_lines(text: str) -> dict[str, list[int]]:
     return out
 
 
-def bench_of(name: str) -> tuple[str, str]:
-    """(benchmark, group) of a metric read from raw output."""
-    for rx, bench, group in BENCH_RES:
-        if rx.search(name):
+def bench_of(name: str, labels: Labels) -> tuple[str, str]:
+    """(benchmark, group) of a metric read from raw output: the first label that matches."""
+    for rx, bench, group in labels:
+        if re.search(rx, name):
             if bench == "lat_ctx":
                 size = re.search(r"/(\d+)K$", name)
                 bench = f"lat_ctx_{size.group(1)}k" if size else bench
@@ -411,10 +356,10 @@ def bench_of(name: str) -> tuple[str, str]:
     return "other", ""
 
 
-def _grouped(metrics: list[dict]) -> dict:
+def _grouped(metrics: list[dict], labels: Labels) -> dict:
     out: dict = {}
     for m in metrics:
-        bench, group = bench_of(m["name"])
+        bench, group = bench_of(m["name"], labels)
         out.setdefault(bench, {"group": group, "rc": None, "metrics": []})["metrics"].append(m)
     return out
 
@@ -432,14 +377,21 @@ def _one_set(benchmarks: dict, host: str | None = None, **extra) -> dict:
     }
 
 
-def parse_any(text: str) -> dict:
+def parse_any(text: str, labels: Labels | None = None) -> dict:
     """Runner output, summary tables, a classic results file, or tools' raw output ->
-    {format, lmbench_version, results: [result set, ...]}."""
+    {format, lmbench_version, results: [result set, ...]}; `labels` name the benchmarks
+    (model/benchset.py: labels(); default_labels() when not given)."""
+    labels = labels if labels is not None else default_labels()
+    groups = {bench: group for _, bench, group in labels}
     lines = text.replace("\r", "").split("\n")
     if any(BEGIN.match(line.strip()) for line in lines):
         runs = parse_runner(text, lines=True)
+        first = {name: v["metrics"][0]["name"] for name, v in runs.items() if v["metrics"]}
         benchmarks = {
-            name: {"group": GROUPS.get(name) or (bench_of(v["metrics"][0]["name"])[1] if v["metrics"] else ""), **v}
+            name: {
+                "group": groups.get(name) or (bench_of(first[name], labels)[1] if name in first else ""),
+                **v,
+            }
             for name, v in runs.items()
         }
         for v in benchmarks.values():
@@ -447,7 +399,7 @@ def parse_any(text: str) -> dict:
         return {"format": "runner", "lmbench_version": None, "results": [_one_set(benchmarks)]}
     sides = _diff_sides(lines)
     if sides is not None:
-        return _diff(*sides)
+        return _diff(*sides, labels)
     summary = parse_summary([line.expandtabs() for line in lines])
     if summary is not None:
         return summary
@@ -466,9 +418,13 @@ def parse_any(text: str) -> dict:
         return {
             "format": "results-file",
             "lmbench_version": version or m.group(1),
-            "results": [_one_set(_grouped(metrics), host=host, line=_first_line(lines), os=os_, params=params)],
+            "results": [_one_set(_grouped(metrics, labels), host=host, line=_first_line(lines), os=os_, params=params)],
         }
-    return {"format": "raw", "lmbench_version": version, "results": [_one_set(_grouped(metrics))] if metrics else []}
+    return {
+        "format": "raw",
+        "lmbench_version": version,
+        "results": [_one_set(_grouped(metrics, labels))] if metrics else [],
+    }
 
 
 def _diff_sides(lines: list[str]) -> tuple[list[str], list[str]] | None:
@@ -503,10 +459,10 @@ def _diff_sides(lines: list[str]) -> tuple[list[str], list[str]] | None:
     return a, b
 
 
-def _diff(a: list[str], b: list[str]) -> dict:
+def _diff(a: list[str], b: list[str], labels: Labels) -> dict:
     """Both sides of a diff, each parsed as a text of its own: the old side's sets, then the
     new side's (a second run of a host and OS the old side has too)."""
-    old, new = parse_any("\n".join(a)), parse_any("\n".join(b))
+    old, new = parse_any("\n".join(a), labels), parse_any("\n".join(b), labels)
     seen = {(r["host"], r["os"]) for r in old["results"]}
     for r in new["results"]:
         if (r["host"], r["os"]) in seen:
@@ -539,10 +495,10 @@ def _results_head(lines: list[str]) -> str:
     return head
 
 
-def parse_lmbench(data: bytes | BinaryIO, name: str = "input") -> dict:
+def parse_lmbench(data: bytes | BinaryIO, name: str = "input", labels: Labels | None = None) -> dict:
     """An lmbench file (bytes or a binary stream): its text made plain (mail quotes,
-    CRLF, escapes taken off; parse/logtext.py), then parse_any.  ParseError (one line)
-    when it holds no lmbench value at all."""
+    CRLF, escapes taken off; parse/logtext.py), then parse_any with `labels`.  ParseError
+    (one line) when it holds no lmbench value at all."""
     from bringup.parse.logtext import LogText
 
     stream = io.BytesIO(data) if isinstance(data, bytes) else data
@@ -553,7 +509,7 @@ def parse_lmbench(data: bytes | BinaryIO, name: str = "input") -> dict:
         if len(lines) > MAX_LINES:
             raise ParseError(f"{name}: not lmbench output (more than {MAX_LINES} lines)")
     with numbers(name, "\n".join(lines)):
-        res = parse_any("\n".join(lines))
+        res = parse_any("\n".join(lines), labels)
     if not any(r["measured"] or r["not_measured"] for r in res["results"]):
         raise ParseError(
             f"{name}: not lmbench output (no summary table, runner block or benchmark value in its {len(lines)} lines)"

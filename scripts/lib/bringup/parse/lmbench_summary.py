@@ -37,23 +37,15 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from bringup.parse.lmbench_columns import (
-    CTX_RE,
-    GROUP_OF,
-    LMBENCH3_COLUMNS,
-    METRICS,
-    OPS_WORDS,
-    PARAMS,
-    SECTIONS,
-    TEXT_COLUMNS,
-)
+from bringup.parse.lmbench_cells import ResultSet, Row, fill, is_value, parse_value, section, section_of
+from bringup.parse.lmbench_columns import TEXT_COLUMNS
+from bringup.parse.lmbench_pipe import pipe_table, read_pipe
 
 TITLE_RE = re.compile(r"L M B E N C H\s+((?:\d\s*\.\s*)*\d)\s+S U M M A R Y")
 # a title written by hand over condensed tables: "LMbench 2.0p2 average of 9 runs"
 HAND_TITLE_RE = re.compile(r"^\s*(?:#+\s*|\*\*)?lmbench[- ]?v?(\d+(?:\.\d+)*(?:[a-z]+\d*)?)\b", re.IGNORECASE)
 UNDERLINE_RE = re.compile(r"^\s*-{8,}\s*$")
 COLUMNS_RE = re.compile(r"^\s*-+(?:\s+-+){2,}\s*$")
-VALUE_RE = re.compile(r"^(\d+\.?\d*|\.\d+)([KM]?)$")
 
 
 @dataclass
@@ -64,17 +56,6 @@ class Column:
 
     def overlap(self, a: int, b: int) -> int:
         return max(0, min(self.end, b) - max(self.start, a) + 1)
-
-
-def parse_value(token: str) -> float | None:
-    """'13.K' -> 13000.0, '115.' -> 115.0, '0.08K' -> 80.0; '-1' and '-' -> None.
-    Raises ValueError for what is not an lmbench value."""
-    if token in ("-1", "-", "-1.0", "-1.00"):
-        return None
-    m = VALUE_RE.match(token)
-    if not m:
-        raise ValueError(token)
-    return round(float(m.group(1)) * {"": 1, "K": 1000, "M": 1000000}[m.group(2)], 6)
 
 
 def _columns(dashes: str) -> list[Column]:
@@ -115,55 +96,11 @@ def _headers(cols: list[Column], heads: list[str]) -> list[str]:
     return [" ".join(c.words) for c in cols]
 
 
-def _section(title: str) -> tuple[str, str, str, str]:
-    """(kind, group, unit, better) of a section title."""
-    low = title.strip().lower()
-    plain = low.replace("*", "")  # "*Local*" rendered from Markdown is "Local"
-    kind, group = next(((k, g) for start, k, g in SECTIONS if plain.startswith(start.replace("*", ""))), ("other", ""))
-    if "nanosecond" in low:
-        unit = "ns"
-    elif "microsecond" in low:
-        unit = "us"
-    elif "mb/s" in low or "megabytes" in low:
-        unit = "MB/s"
-    else:
-        unit = ""
-    better = "higher" if "bigger is better" in low or unit == "MB/s" else "lower"
-    return kind, group or title.split(" - ")[0].strip(), unit, better
-
-
-def _metric(kind: str, head: str) -> tuple[str, str]:
-    """(benchmark, metric name) of a column."""
-    key = " ".join(head.lower().split())
-    if (kind, key) in METRICS:
-        return METRICS[(kind, key)]
-    m = CTX_RE.match(key)
-    if m and kind in ("ctx", "lat"):
-        return f"lat_ctx_{m.group(2)}k", f"ctx {m.group(1)}p/{m.group(2)}K"
-    if kind == "ops":
-        words = [OPS_WORDS.get(w, w) for w in key.split()]
-        return "lat_ops", " ".join(words)
-    prefix = "remote " if kind in ("rlat", "rbw") else ""
-    return f"summary_{kind}", prefix + head
-
-
-@dataclass
-class _Set:
-    host: str
-    os: str | None
-    run: int
-    line: int
-    params: dict = field(default_factory=dict)
-    benchmarks: dict = field(default_factory=dict)
-    not_measured: list = field(default_factory=list)
-    sections: set = field(default_factory=set)  # the pipe tables it has a row in
-
-
 def parse_summary(lines: list[str]) -> dict | None:
     """The summary tables in these lines (tabs expanded, quoting taken off), or None
     when there are none."""
     version = title_line = None
-    sets: dict[tuple[str, str, int], _Set] = {}
+    sets: dict[tuple[str, str, int], ResultSet] = {}
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -171,9 +108,9 @@ def parse_summary(lines: list[str]) -> dict | None:
         if t and version is None:
             version, title_line = re.sub(r"\s", "", t.group(1)), i + 1
         if UNDERLINE_RE.match(line) and i > 0:
-            i = _read_section(lines, i, sets)
-        elif _pipe_table(lines, i):
-            i = _read_pipe(lines, i, sets)
+            i = _readsection(lines, i, sets)
+        elif pipe_table(lines, i):
+            i = read_pipe(lines, i, sets)
         elif _ruleless_title(lines, i):
             i = _read_ruleless(lines, i, sets)
         i += 1
@@ -199,7 +136,7 @@ def parse_summary(lines: list[str]) -> dict | None:
     }
 
 
-def _read_section(lines: list[str], u: int, sets: dict) -> int:
+def _readsection(lines: list[str], u: int, sets: dict) -> int:
     """The section whose title underline is lines[u]; returns the index of its last line."""
     title = next((lines[j] for j in (u - 1, u - 2) if j >= 0 and lines[j].strip() and "WARNING" not in lines[j]), "")
     found = _head_lines(lines, u)
@@ -224,8 +161,8 @@ def _read_rows(
     lines: list[str], j: int, cols: list[Column], names: list[str], title: str, sets: dict, first: int
 ) -> int:
     """The rows of a table from lines[j] on into `sets`; the index of its last row."""
-    kind, group, unit, better = _section(title)
-    section = (kind, group, unit, better, " ".join(title.split()))
+    where = section_of(title)
+    kind = where[0]
     if kind == "fs":  # "0K    File" spread over "Create  Delete" (no dashes to group them)
         for i in range(first, len(names) - 1):
             a, b = re.match(r"(\d+K) (Create|Delete)$", names[i]), re.match(r"File (Create|Delete)$", names[i + 1])
@@ -237,138 +174,16 @@ def _read_rows(
         host, os_, cells = row
         seen[(host, os_)] = seen.get((host, os_), 0) + 1
         key = (host, os_, seen[(host, os_)])
-        s = sets.setdefault(key, _Set(host, os_, seen[(host, os_)], k + 1))
-        _fill(s, names, cells, k + 1, section, first)
+        s = sets.setdefault(key, ResultSet(host, os_, seen[(host, os_)], k + 1))
+        fill(s, names, cells, k + 1, where, first)
     return k
-
-
-PIPE_RULE_RE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
-
-
-def _cells(line: str) -> list[str]:
-    """The cells of a Markdown pipe-table line."""
-    inner = line.strip()
-    inner = inner[1:] if inner.startswith("|") else inner
-    inner = inner[:-1] if inner.endswith("|") else inner
-    return [c.strip() for c in inner.split("|")]
-
-
-# the piece of a pipe-table rule a mailer wrapped ("|------|---" then "-----|-----|")
-PIPE_RULE_PIECE_RE = re.compile(r"^\s*[-|: ]*-{3,}[-|: ]*$")
-HEAD_PIECES = 3  # a header wrapped over at most this many lines
-
-
-def _pipe_header(lines: list[str], i: int) -> tuple[str, int] | None:
-    """The header of a Markdown pipe table at lines[i] (`| Host | OS | ...` over
-    `|---|---|`; the outer pipes are optional), joined when a mailer wrapped it, and
-    the index of its rule; None when lines[i] begins no pipe table."""
-    if "|" not in lines[i] or PIPE_RULE_PIECE_RE.match(lines[i]):
-        return None
-    head = lines[i]
-    for j in range(i + 1, min(i + 1 + HEAD_PIECES, len(lines))):
-        if PIPE_RULE_RE.match(lines[j]):
-            return head, j
-        if not lines[j].strip() or PIPE_RULE_PIECE_RE.match(lines[j]) or lines[j].lstrip().startswith("#"):
-            return None
-        head = f"{head.rstrip()} {lines[j].strip()}"
-    return None
-
-
-def _pipe_table(lines: list[str], i: int) -> bool:
-    """Whether lines[i] is the header of a Markdown pipe table."""
-    return _pipe_header(lines, i) is not None
-
-
-def _pipe_rows(lines: list[str], k: int, width: int, outer: bool) -> tuple[list[tuple[int, list[str]]], int]:
-    """The rows of a pipe table from lines[k] on, each with the index of its first line; a
-    row a mailer wrapped is joined: a piece that does not end with its outer `|`, or one
-    with fewer cells than the header's (`width`) that the next line's cells complete;
-    and the index of the table's last line."""
-    rows: list[tuple[int, list[str]]] = []
-    while k < len(lines) and PIPE_RULE_PIECE_RE.match(lines[k]):
-        k += 1  # the rest of a wrapped rule
-    while k < len(lines) and "|" in lines[k] and lines[k].strip():
-        start, line = k, lines[k]
-        k += 1
-        while k < len(lines) and lines[k].strip() and not lines[k].lstrip().startswith("#"):
-            nxt, have, more = lines[k].strip(), len(_cells(line)), _cells(lines[k])
-            cut = outer and not line.rstrip().endswith("|")  # the row's closing pipe is still to come
-            fits = "|" in nxt and have < width and have + len(more) <= width + 1
-            if not (cut or fits) or not all(not c or _is_value(c) for c in more[1:]):
-                break  # a complete row, or prose after the table
-            line = f"{line.rstrip()} {nxt.strip()}"
-            k += 1
-        rows.append((start, _cells(line)))
-    return rows, k - 1
-
-
-def _read_pipe(lines: list[str], h: int, sets: dict) -> int:
-    """A pipe table from its header at lines[h]: its title is the heading or line above
-    it; returns the index of its last line."""
-    title = next((lines[j] for j in range(h - 1, max(-1, h - 4), -1) if lines[j].strip()), "")
-    title = title.strip().lstrip("#").strip().strip("*").strip()
-    kind = _section(title)[0]
-    found = _pipe_header(lines, h)
-    if kind == "other" or found is None:
-        return h  # a table under no lmbench section title: not the summary's
-    head, rule = found
-    heads = _cells(head)
-    first = 2 if len(heads) > 1 and heads[1].lower().startswith("os") else 1
-    merged = first == 2 and heads[1].lower() == "os description"  # "Linux 5.15.16 x86_64" in one cell
-    rows, last = _pipe_rows(lines, rule + 1, len(heads), head.lstrip().startswith("|"))
-    for n, cells in rows:
-        if len(cells) <= first or not cells[0]:
-            continue  # a row cut before its values
-        values = cells[first:]
-        names = heads[first:]
-        if kind in LMBENCH3_COLUMNS and len(names) != len(values) == len(LMBENCH3_COLUMNS[kind]):
-            names = LMBENCH3_COLUMNS[kind]  # the converter split or merged header cells: lmbench's own order
-        if merged:
-            words = cells[1].split()
-            cells[1] = " ".join(words[:2])  # lmbench's OS is "$SYS $RELEASE"
-            names, values = ["Description", *names], [" ".join(words[2:]), *values]
-        names = [*heads[:first], *names]
-        row = dict(enumerate([*cells[:first], *values]))
-        if any(
-            v and names[i].lower() not in TEXT_COLUMNS and not _is_value(v)
-            for i, v in row.items()
-            if first <= i < len(names)
-        ):
-            continue
-        host, os_ = cells[0], cells[1] if first == 2 else None
-        _put_row(sets, _section_of(title), names, row, n, host, os_, first)
-    return max(last, rule)
-
-
-def _section_of(title: str) -> tuple[str, str, str, str, str]:
-    kind, group, unit, better = _section(title)
-    return (kind, group, unit, better, " ".join(title.split()))
-
-
-def _put_row(
-    sets: dict,
-    section: tuple[str, str, str, str, str],
-    names: list[str],
-    cells: dict[int, str],
-    k: int,
-    host: str,
-    os_: str | None,
-    first: int,
-) -> None:
-    """One pipe-table row into its result set: the n-th row of a host and OS in a
-    table is its n-th run (counted per table through `sets`' keys)."""
-    title = section[4]
-    run = 1 + sum(1 for s in sets.values() if (s.host, s.os) == (host, os_) and title in s.sections)
-    s = sets.setdefault((host, os_, run), _Set(host, os_, run, k + 1))
-    s.sections.add(title)
-    _fill(s, names, cells, k + 1, section, first)
 
 
 def _labelled(lines: list[str], k: int, cols: list[Column]) -> bool:
     """Whether the table's rows hold a label (a kernel, a configuration) then values
     only, no Host and OS columns (`2.5.68   243   979   4401` under a `kernel` header)."""
     toks = [m for m in re.finditer(r"\S+", lines[k])] if k < len(lines) else []
-    return len(toks) >= 2 and all(_is_value(m.group()) for m in toks[1:]) and toks[1].start() > cols[0].end
+    return len(toks) >= 2 and all(is_value(m.group()) for m in toks[1:]) and toks[1].start() > cols[0].end
 
 
 def _ruleless_title(lines: list[str], i: int) -> bool:
@@ -376,7 +191,7 @@ def _ruleless_title(lines: list[str], i: int) -> bool:
     header lines and then rows right under it (tables condensed by hand, such as the
     "average of N runs" of kernel comparisons on linux-kernel)."""
     line = lines[i]
-    if not line[:1].strip() or _section(line)[0] == "other" or "is better" not in line.lower():
+    if not line[:1].strip() or section(line)[0] == "other" or "is better" not in line.lower():
         return False
     nxt = lines[i + 1] if i + 1 < len(lines) else ""
     return bool(nxt.strip()) and not DASHES_RE.match(nxt.strip())
@@ -385,7 +200,7 @@ def _ruleless_title(lines: list[str], i: int) -> bool:
 def _label_row(line: str) -> list[re.Match[str]] | None:
     """The tokens of a row of a table without rules: a label at the margin, then values."""
     toks = list(re.finditer(r"\S+", line))
-    if len(toks) >= 3 and toks[0].start() == 0 and all(_is_value(m.group()) for m in toks[1:]):
+    if len(toks) >= 3 and toks[0].start() == 0 and all(is_value(m.group()) for m in toks[1:]):
         return toks
     return None
 
@@ -438,9 +253,9 @@ def _split_merged(cols: list[Column], head: str, below: list[str]) -> list[Colum
     for n, line in enumerate(below):  # the table's rows: value tokens after host and OS
         toks = list(re.finditer(r"\S+", line))
         values = [m.group() for m in toks if m.start() >= cols[2].start]
-        if not all(_is_value(v) for v in values):
+        if not all(is_value(v) for v in values):
             break
-        wrapped = _wrapped(line) and all(_is_value(m.group()) for m in toks)
+        wrapped = _wrapped(line) and all(is_value(m.group()) for m in toks)
         if rows and wrapped and len(below[n - 1]) < cols[-1].end:
             rows[-1] += [len(below[n - 1]) + 1 + m.start() for m in toks]  # a row's wrapped end
         elif len(toks) >= 3:
@@ -460,14 +275,6 @@ def _split_merged(cols: list[Column], head: str, below: list[str]) -> list[Colum
     return out
 
 
-def _is_value(token: str) -> bool:
-    try:
-        parse_value(token)
-    except ValueError:
-        return False
-    return True
-
-
 def _head_lines(lines: list[str], u: int) -> tuple[list[str], int] | None:
     """The header lines after a title's underline and the index of the column rule
     under them, or None when no table follows."""
@@ -484,9 +291,6 @@ def _head_lines(lines: list[str], u: int) -> tuple[list[str], int] | None:
             return None  # an empty line before any column rule: not a table (one of spaces is a header's)
         j += 1
     return None
-
-
-Row = tuple[str, str | None, dict[int, str]]
 
 
 def _rows(lines: list[str], k: int, cols: list[Column], names: list[str], first: int = 2) -> Iterator[tuple[int, Row]]:
@@ -574,41 +378,3 @@ def _next_row(lines: list[str], k: int, cols: list[Column], names: list[str], fi
         if lines[j].strip(NOISE) and not lines[j].lstrip().startswith("#"):
             return j if _row(lines[j], cols, names, first) is not None else None
     return None
-
-
-def _fill(
-    s: _Set, names: list[str], cells: dict[int, str], n: int, sec: tuple[str, str, str, str, str], first: int = 2
-) -> None:
-    """One row's cells into its result set: host properties, values, not-measured ones."""
-    kind, group, unit, better, title = sec
-    for i in range(first, len(names)):
-        head, tok = names[i], cells.get(i, "")
-        key = " ".join(head.lower().split())
-        if not key:
-            continue
-        if key in PARAMS or kind == "params":
-            value = _param(tok) if tok else None
-            if value is not None:  # "-1": not known
-                s.params.setdefault(PARAMS.get(key, key.replace(" ", "_")), value)
-            continue
-        bench, name = _metric(kind, head)
-        b = s.benchmarks.get(bench)
-        if kind == "lat" and b and any(m["name"] == name for m in b["metrics"]):
-            continue  # the local-latency table repeats the 2p/0K context switch
-        value = parse_value(tok) if tok else None
-        entry = {"name": name, "column": head, "section": title, "line": n, "printed": tok}
-        if value is None:
-            s.not_measured.append({"bench": bench, **entry})
-            continue
-        b = s.benchmarks.setdefault(bench, {"group": GROUP_OF.get(bench, group), "rc": None, "metrics": []})
-        b["metrics"].append(
-            {"name": name, "value": value, "unit": unit, "better": better, "source": f"summary: {title}", **entry}
-        )
-
-
-def _param(tok: str) -> float | str | None:
-    try:
-        v = parse_value(tok)
-    except ValueError:
-        return tok
-    return None if v is None else int(v) if v == int(v) else v

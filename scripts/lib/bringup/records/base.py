@@ -197,6 +197,14 @@ class Record(BaseModel):
         return self
 
 
+class KernelRecord(Record):
+    """A record of one kernel of one board (boot, footprint, lmbench, workloads): the
+    board and the kernel are its first fields."""
+
+    board: Id
+    kernel: Id
+
+
 # --- errors -----------------------------------------------------------------
 
 
@@ -238,3 +246,9 @@ def one_line(e: ValidationError, where: str) -> str:
 def same_fields(d: dict[str, Any]) -> dict[str, Any]:
     """The migration of a version that only added optional fields: the old record reads as it is."""
     return d
+
+
+def migrations(versions: range, changed: Mapping[int, Migration] | None = None) -> dict[int, Migration]:
+    """A Record's MIGRATIONS: for each older version still read, the function `changed`
+    gives it, else same_fields (that version's next one only added optional fields)."""
+    return {v: (changed or {}).get(v, same_fields) for v in versions}

@@ -13,6 +13,7 @@ from bringup.records.base import (
     Environment,
     FileName,
     Id,
+    KernelRecord,
     LineNo,
     Name,
     NonNeg,
@@ -24,7 +25,7 @@ from bringup.records.base import (
     Sha256,
     Text,
     Timestamp,
-    same_fields,
+    migrations,
 )
 from bringup.records.imported import Imported
 from bringup.records.rootfs import RootfsRef
@@ -106,13 +107,13 @@ class LabgridPlace(Part):
     tftp: Text | None  # where the boot files went (the place's TFTP provider or the board's [tftp])
 
 
-class Boot(Record):
+class Boot(KernelRecord):
+    """One boot of one kernel: boot.json in its run directory (logs/<board>/<kernel>/boot/<run>/)."""
+
     KIND = "bringup.boot"
     VERSION = 4
-    MIGRATIONS = {1: same_fields, 2: same_fields, 3: same_fields}
+    MIGRATIONS = migrations(range(1, 4))
 
-    board: Id
-    kernel: Id
     run_id: FileName
     run_index: Count
     status: Literal["ok", "fail", "interrupted"]
@@ -258,17 +259,12 @@ def _timing_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
 
 
 class BootTiming(Record):
+    """The boot timing of a board's kernels, each over its rounds: logs/<board>/boot-timing*.json
+    (records.boot_timing_name)."""
+
     KIND = "bringup.boot-timing"
     VERSION = 8
-    MIGRATIONS = {
-        1: _timing_1_to_2,
-        2: same_fields,
-        3: same_fields,
-        4: same_fields,
-        5: same_fields,
-        6: same_fields,
-        7: same_fields,
-    }
+    MIGRATIONS = migrations(range(1, 8), {1: _timing_1_to_2})
 
     board: Id
     created: Timestamp

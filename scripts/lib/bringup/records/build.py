@@ -21,7 +21,7 @@ from bringup.records.base import (
     Sha256,
     Text,
     Timestamp,
-    same_fields,
+    migrations,
 )
 
 
@@ -182,7 +182,7 @@ class Build(Record):
 
     KIND = "bringup.build"
     VERSION = 4
-    MIGRATIONS = {1: same_fields, 2: same_fields, 3: same_fields}
+    MIGRATIONS = migrations(range(1, 4))
 
     status: Literal["ok"]
     board: Id
@@ -234,7 +234,7 @@ class BuildFailure(Record):
 
     KIND = "bringup.build"
     VERSION = 4
-    MIGRATIONS = {1: same_fields, 2: same_fields, 3: same_fields}
+    MIGRATIONS = migrations(range(1, 4))
 
     status: Literal["fail", "interrupted"]
     board: Id

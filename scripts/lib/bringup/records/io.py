@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import re
-import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,7 +19,9 @@ from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
+from bringup.errors import BringupError
 from bringup.records.base import Record, RecordError, one_line, show
+from bringup.util import smallfile
 
 R = TypeVar("R", bound=Record)
 
@@ -158,20 +159,9 @@ def load(path: Path) -> Any:
     and what is not JSON, or holds a number no record holds (NaN, an infinity, beyond 64 bits)."""
     path = Path(path)
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise RecordError(f"{path}: no such record") from None
-    except OSError as e:
-        raise RecordError(f"{path}: cannot read the record: {e.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise RecordError(f"{path}: not a regular file, so not a record")
-    if st.st_size > MAX_RECORD:
-        raise RecordError(f"{path}: {st.st_size} bytes: too large for a record (at most {MAX_RECORD})")
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_RECORD + 1)
-    except OSError as e:
-        raise RecordError(f"{path}: cannot read the record: {e.strerror}") from None
+        raw = smallfile.read_small(path, "record", MAX_RECORD)
+    except BringupError as e:  # named as a record, a RecordError as every reading error is
+        raise RecordError(str(e)) from None
     text = _text(raw, path)
     try:
         data = json.loads(text, parse_int=_int, object_pairs_hook=_object)
@@ -297,13 +287,18 @@ def _first_bad(v: Any, path: str) -> tuple[str, Any] | None:
     return None
 
 
-def _version(data: Any, model: type[Record], where: str) -> int:
+def _schema(data: Any, where: str, kind: str) -> str:
+    """The record's `schema` field; RecordError when data is no record (kind names what was expected)."""
     if not isinstance(data, dict):
         what = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
         raise RecordError(f"{where}: the JSON is {what.get(type(data), 'null')}, not a record (an object)")
     if "schema" not in data:
-        raise RecordError(f"{where}: field 'schema': missing (required): not a {model.KIND} record")
-    schema = data["schema"]
+        raise RecordError(f"{where}: field 'schema': missing (required): not {kind} record")
+    return data["schema"]
+
+
+def _version(data: Any, model: type[Record], where: str) -> int:
+    schema = _schema(data, where, f"a {model.KIND}")
     if not isinstance(schema, str):
         raise RecordError(f"{where}: field 'schema': {show(schema)}: not a schema name like {model.schema_name()!r}")
     kind, _, ver = schema.partition("/")
@@ -335,28 +330,46 @@ def migrate(data: Any, model: type[R], where: str) -> dict[str, Any]:
     return data
 
 
-def read(path: Path, model: type[R]) -> R:
-    """Read a record of one kind: checked, migrated to the current version, validated.
-    Anything wrong raises RecordError (a BringupError) in one line naming the file and the field."""
+@overload
+def read(path: Path, model: type[R]) -> R: ...
+@overload
+def read(path: Path, model: str | None = None) -> Record: ...
+
+
+def read(path: Path, model: type[Record] | str | None = None) -> Record:
+    """Read a record: checked, migrated to the current version, validated.  model is its
+    model (records.Build), a kind by its schema name ('bringup.build'; build.json and
+    build-failed.json share one, the record's own fields choose), or None: any kind, as
+    the record's `schema` field names it.  Anything wrong raises RecordError (a
+    BringupError) in one line naming the file and the field.  Plain data, where a caller
+    wants it, is the model's .model_dump(mode="json", by_alias=True)."""
     data = load(path)
-    return validate(migrate(data, model, str(path)), model, str(path))
+    where = str(path)
+    chosen = model if isinstance(model, type) else _model_to_read(data, model, where)
+    return validate(migrate(data, chosen, where), chosen, where)
+
+
+def _model_to_read(data: Any, kind: str | None, where: str) -> type[Record]:
+    """The model a record is read with: of `kind`, or of the kind its schema field names."""
+    if kind is None:
+        schema = _schema(data, where, "a")
+        kind = schema.partition("/")[0] if isinstance(schema, str) else ""
+        if kind not in KINDS:
+            raise RecordError(
+                f"{where}: field 'schema': {show(schema)}: not a record kind this bringup reads "
+                f"(kinds: {', '.join(sorted(KINDS))})"
+            )
+    models = KINDS.get(kind)
+    if not models:
+        raise RecordError(f"{where}: {kind!r} is not a record kind (kinds: {', '.join(sorted(KINDS))})")
+    if len(models) > 1 and isinstance(data, dict):  # build.json and build-failed.json share a kind
+        return next((m for m in models if m.accepts(data)), models[0])
+    return models[0]
 
 
 def read_json(path: Path, kind: str | None = None) -> dict[str, Any]:
-    """A record as plain data; with kind ('bringup.build'), read through its model
-    (checked, migrated, validated) and returned in the current version."""
-    data = load(path)
-    if not kind:
-        if not isinstance(data, dict):
-            raise RecordError(f"{path}: the JSON is not an object, so not a record")
-        return data
-    models = KINDS.get(kind)
-    if not models:
-        raise RecordError(f"{path}: {kind!r} is not a record kind (kinds: {', '.join(sorted(KINDS))})")
-    model = models[0]
-    if len(models) > 1 and isinstance(data, dict):  # build.json and build-failed.json share a kind
-        model = next((m for m in models if m.accepts(data)), model)
-    return validate(migrate(data, model, str(path)), model, str(path)).model_dump(mode="json", by_alias=True)
+    """Deprecated: records.read(path, kind), as plain data.  Kept for callers not yet switched."""
+    return read(path, kind).model_dump(mode="json", by_alias=True)
 
 
 def artifact(record_file: Path, rel: str, field: str) -> Path:

@@ -14,17 +14,16 @@ from bringup.records.base import (
     ClockInfo,
     Count,
     Environment,
-    Id,
+    KernelRecord,
     LineNo,
     Name,
     Part,
     Real,
-    Record,
     RelPath,
     Sha256,
     Text,
     Timestamp,
-    same_fields,
+    migrations,
 )
 from bringup.records.boot import HostLoad
 from bringup.records.imported import Imported
@@ -87,13 +86,13 @@ def _footprint_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class Footprint(Record):
+class Footprint(KernelRecord):
+    """A kernel's memory footprint over its rounds: logs/<board>/<kernel>/footprint.json."""
+
     KIND = "bringup.footprint"
     VERSION = 6
-    MIGRATIONS = {1: _footprint_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields, 5: same_fields}
+    MIGRATIONS = migrations(range(1, 6), {1: _footprint_1_to_2})
 
-    board: Id
-    kernel: Id
     kernelrelease: Name | None  # None only in an imported log without a kernel version (/4)
     build_key: Sha256 | None
     created: Timestamp
@@ -152,13 +151,14 @@ def _lmbench_1_to_2(d: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class Lmbench(Record):
+class Lmbench(KernelRecord):
+    """A kernel's lmbench results over its rounds (or why it was not measured):
+    logs/<board>/<kernel>/lmbench.json."""
+
     KIND = "bringup.lmbench"
     VERSION = 6
-    MIGRATIONS = {1: _lmbench_1_to_2, 2: same_fields, 3: same_fields, 4: same_fields, 5: same_fields}
+    MIGRATIONS = migrations(range(1, 6), {1: _lmbench_1_to_2})
 
-    board: Id
-    kernel: Id
     created: Timestamp
     build_key: Sha256 | None
     mode: Mode

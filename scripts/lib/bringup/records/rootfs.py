@@ -74,6 +74,8 @@ def _rootfs_3_to_4(d: dict[str, Any]) -> dict[str, Any]:
 
 
 class Rootfs(Record):
+    """A ramdisk bringup made: logs/<board>/rootfs/<name>.json beside its <name>.cpio.gz."""
+
     KIND = "bringup.rootfs"
     VERSION = 4
     MIGRATIONS = {1: _rootfs_1_to_2, 2: _rootfs_2_to_3, 3: _rootfs_3_to_4}

@@ -11,16 +11,15 @@ from bringup.records.base import (
     ClockInfo,
     Count,
     Environment,
-    Id,
+    KernelRecord,
     Name,
     NonNeg,
     Part,
-    Record,
     RelPath,
     Sha256,
     Text,
     Timestamp,
-    same_fields,
+    migrations,
 )
 from bringup.records.boot import HostLoad
 from bringup.records.rootfs import RootfsRef
@@ -70,13 +69,13 @@ class WorkloadFile(Part):
     error: Text | None = None  # why it did not load
 
 
-class Workloads(Record):
+class Workloads(KernelRecord):
+    """A kernel's application workloads over its rounds: logs/<board>/<kernel>/workloads.json."""
+
     KIND = "bringup.workloads"
     VERSION = 4
-    MIGRATIONS = {1: same_fields, 2: same_fields, 3: same_fields}
+    MIGRATIONS = migrations(range(1, 4))
 
-    board: Id
-    kernel: Id
     created: Timestamp
     build_key: Sha256 | None
     mode: Literal["quick", "full"]
