@@ -28,6 +28,7 @@ from typing import Any
 
 from bringup import records, stats
 from bringup.errors import BringupError
+from bringup.model import benchset
 from bringup.model.base import CONTROL, regular_file
 from bringup.model.board import Board
 from bringup.model.milestones import load_rules
@@ -337,7 +338,7 @@ def import_lmbench(
     src, sha, size = _source(Path(file))
     try:
         with open(src, "rb") as f:
-            res = lmbench_parser.parse_lmbench(f, str(file))
+            res = lmbench_parser.parse_lmbench(f, str(file), labels=benchset.labels())
     except ParseError as e:
         raise BringupError(str(e)) from None
     name, runs = _select(res, host, Path(file))

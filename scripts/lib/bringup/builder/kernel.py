@@ -62,9 +62,6 @@ from bringup.util.switches import env_switch
 
 RECIPE_VERSION = 1  # bump when the build steps change in a way that invalidates old builds
 
-# measure/buildcost.py calls kbuild._dot_config: an alias until it imports collect.dot_config
-_dot_config = dot_config
-
 
 def record_dir(logs: Path, board: str, kernel: str) -> Path:
     return Path(logs) / board / kernel

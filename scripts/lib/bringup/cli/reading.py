@@ -100,12 +100,11 @@ def _bootlog(f, name: str, board: str | None) -> dict:
 
 
 def _lmbench(f, name: str) -> dict:
+    from bringup.model.benchset import labels, load_set
     from bringup.parse import lmbench
 
-    result = lmbench.parse_lmbench(f, name)
+    result = lmbench.parse_lmbench(f, name, labels=labels())
     if result["format"] == "runner":  # the runner's blocks are bringup's benchmarks: their groups
-        from bringup.model.benchset import load_set
-
         groups = {bench.name: bench.group for bench in load_set().bench}
         for run in result["results"]:
             for bench_name, bench in run["benchmarks"].items():

@@ -43,7 +43,7 @@ from typing import Any
 
 from bringup import records, stats
 from bringup.boot import rounds
-from bringup.builder import context, erafixes, make, sources, toolchain
+from bringup.builder import collect, context, erafixes, make, sources, toolchain
 from bringup.builder import kernel as kbuild
 from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import Board, EraFix, Kernel
@@ -384,7 +384,7 @@ def _one(board: Board, logs: Path, cache: Path, p: Plan, jobs: int, scratch_root
         n_config = len(ctx.steps)
         for target in kbuild._expand_steps(ctx):
             make._make(ctx, [target], f"make {target}")
-        config_sha = config_sha256(kbuild._dot_config(ctx).read_text(errors="replace"))
+        config_sha = config_sha256(collect.dot_config(ctx).read_text(errors="replace"))
         ok = True
     finally:
         ctx.progress.close()
