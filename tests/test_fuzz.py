@@ -295,6 +295,10 @@ TRANSFORMS = {
     lines=["[   0.071612  0.071612] U-Boot 2023.01+dfsg-2+deb12u3 (Jun 22 2026 - 08:38:07 +0000)", "> > => printenv"],
     how="indent",
 )
+@example(  # found under load: an indented log (an RST literal block) given '<N>' levels is still indented
+    lines=["    barebox@TI AM335x BeagleBone black:/ echo ${bootsource}"],
+    how="level",
+)
 def test_text_as_it_reaches_people_gives_the_same_values(lines, how):
     """Real log lines, and the same lines quoted, indented, coloured or with <N>
     prefixes (all of them, as a mailer or a terminal does): the same values."""

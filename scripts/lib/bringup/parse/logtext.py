@@ -265,7 +265,9 @@ class LogText:
         self.physical_lines = 0
         soft = sum(1 for line in head if line.endswith("=") and not line.endswith("=="))
         self.qp = soft >= 2 and any(QP_MARK_RE.search(line) for line in head)
-        self.indent = _indent(head)
+        # the indentation of the text, after a console's '<N>' level when the lines have one (an
+        # indented copy of a log whose console then added levels: '<6>    text')
+        self.indent = _indent([LEVEL_RE.sub("", line, count=1) for line in head] if console else head)
         # a quoted-printable text indented before its lines were cut (a mail quoting a log): the
         # indentation of the lines, not of the rest of a line a soft break cut
         starts = [self._unwrap(x) for i, x in enumerate(head) if not (i and _soft(head[i - 1]))]
@@ -399,8 +401,8 @@ class LogText:
         if m:
             text = text[m.end() :]
             self.stats.level_prefixes += 1
-            if text[:1] == ">":  # the level of a console that printed a quoted line
-                text = self._unwrap(text)
+            if text[:1] == ">" or (self.indent and text.startswith(self.indent)):
+                text = self._unwrap(text)  # the level of a console that printed a quoted or indented line
         if self.stamps in ("printk", "raw"):
             return None, text
         m = STAMP_RE[self.stamps].match(text)
