@@ -500,3 +500,27 @@ def test_the_runner_runs_every_benchmark_even_one_that_reads_stdin(tmp_path):
         "@@@ END b rc=0 @@@",
         "@@@ END c rc=0 @@@",
     ]
+
+
+def test_the_setup_puts_hello_where_lat_proc_execs_it():
+    """lat_proc exec (and shell) run lmbench's hello from a fixed path (lat_proc.c's
+    PROG); without it there every round times a fork and a failed exec.  The path is
+    read from the real lmbench 3.0-a9 source."""
+    import re
+    import tarfile
+
+    from bringup.model import benchset
+
+    tgz = paths.ROOT.parent / "shared" / "sources" / "lmbench-3.0-a9.tar.gz"
+    if not tgz.exists():
+        pytest.skip(f"{tgz} not here (../shared/sources)")
+    with tarfile.open(tgz) as t:
+        member = next(m for m in t.getmembers() if m.name.endswith("/src/lat_proc.c"))
+        f = t.extractfile(member)
+        assert f is not None
+        src = f.read().decode()
+    progs = re.findall(r'#define\s+PROG\s+"([^"]+)"', src)
+    assert "/tmp/hello" in progs  # the dynamic build's; "/tmp/hello-s" is the STATIC one
+    bset = benchset.load_set()
+    assert any("lat_proc" in b.cmd and "exec" in b.cmd for b in bset.bench)
+    assert "cp ./hello /tmp/hello" in bset.setup and "hello" in benchset.programs(bset)
