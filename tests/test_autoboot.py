@@ -31,7 +31,9 @@ def boot(tmp_path, fake_build, fb, **uboot):
     rec, recdir, initrd = fake_build
     fb.tftp_dir = tmp_path / "tftp"
     try:
-        return bs.boot_once(board, "6.12", rec, recdir, initrd, tmp_path / "run", fb, load_rules(), path="u-boot")
+        return bs.boot_once(
+            board, "6.12", rec, recdir, initrd, tmp_path / "run", fb, load_rules(), bs.BootOptions(path="u-boot")
+        )
     finally:
         fb.stop()
 
@@ -97,7 +99,15 @@ def test_a_bench_board_that_prints_at_power_on_is_heard_and_stopped(tmp_path, fa
     run_dir = tmp_path / "run"
     try:
         r = bs.boot_once(
-            board, "k", rec, recdir, initrd, run_dir, targets.for_board(board, run_dir), load_rules(), path="u-boot"
+            board,
+            "k",
+            rec,
+            recdir,
+            initrd,
+            run_dir,
+            targets.for_board(board, run_dir),
+            load_rules(),
+            bs.BootOptions(path="u-boot"),
         )
     finally:
         fb.stop()

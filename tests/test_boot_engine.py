@@ -49,7 +49,15 @@ def boot(arm, fake_build, tmp_path, target, path="u-boot", factor=1.0):
     if target.tftp_dir is None:
         target.tftp_dir = tmp_path / "run" / "tftp"
     return bs.boot_once(
-        arm, "6.12", rec, recdir, initrd, tmp_path / "run", target, load_rules(), path=path, timeout_factor=factor
+        arm,
+        "6.12",
+        rec,
+        recdir,
+        initrd,
+        tmp_path / "run",
+        target,
+        load_rules(),
+        bs.BootOptions(path=path, timeout_factor=factor),
     )
 
 
@@ -290,7 +298,7 @@ def test_real_board_path_power_commands_and_host_tftp(tmp_path, fake_build):
     run_dir = tmp_path / "run"
     target = targets.for_board(board, run_dir)
     try:
-        r = bs.boot_once(board, "k", rec, recdir, initrd, run_dir, target, load_rules(), path="u-boot")
+        r = bs.boot_once(board, "k", rec, recdir, initrd, run_dir, target, load_rules(), bs.BootOptions(path="u-boot"))
     finally:
         fb.stop()
     assert r["status"] == "ok", r["error"]
@@ -370,7 +378,15 @@ defconfig = "xconfig"
     run_dir = tmp_path / "run"
     with pytest.raises(BringupError, match=r"board dead-board: power.on command false failed \(exit 1\)"):
         bs.boot_once(
-            board, "k", rec, recdir, initrd, run_dir, targets.for_board(board, run_dir), load_rules(), path="u-boot"
+            board,
+            "k",
+            rec,
+            recdir,
+            initrd,
+            run_dir,
+            targets.for_board(board, run_dir),
+            load_rules(),
+            bs.BootOptions(path="u-boot"),
         )
     fb.stop()
     saved = json.loads((tmp_path / "run" / "boot.json").read_text())
@@ -477,7 +493,9 @@ def test_the_fake_serial_line_loses_what_nobody_listens_to():
 
 def session(arm, fake_build, tmp_path, target, path="direct", **kw):
     rec, recdir, initrd = fake_build
-    return bs.BootSession(arm, "6.12", rec, recdir, initrd, tmp_path / "run", target, load_rules(), path=path, **kw)
+    return bs.BootSession(
+        arm, "6.12", rec, recdir, initrd, tmp_path / "run", target, load_rules(), bs.BootOptions(path=path, **kw)
+    )
 
 
 def test_session_opens_the_console_before_power_on(arm, fake_build, tmp_path):

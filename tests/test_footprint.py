@@ -321,7 +321,7 @@ def test_drift_in_one_kernel_s_early_footprint_rounds_is_not_claimed(canned_gues
     guard was off: --until-ci goes on past the drifted rounds (their interval excludes 0
     but 3 rounds cannot test it), and the summary, reading the records, claims nothing."""
     from bringup import records
-    from bringup.report import findings
+    from bringup.report import findings, summary
 
     g = canned_guest
     base = [100.2, 99.8, 100.1, 99.9, 100.0, 100.3, 99.7, 100.1, 99.9, 100.2, 99.8, 100.0]
@@ -336,8 +336,8 @@ def test_drift_in_one_kernel_s_early_footprint_rounds_is_not_claimed(canned_gues
     fa, fb = (records.read(d / k / "footprint.json", records.Footprint) for k in ("5.10", "6.12"))
     la, lb = (records.read(d / k / "lmbench.json", records.Lmbench) for k in ("5.10", "6.12"))
     assert fb.stopped is not None and fb.stopped.endswith("within ±5 % after 7 rounds") and lb.runs == 7
-    family = [f for f in findings.footprint_findings(fa, fb, "6.12") if f["kind"] == "tested"]
-    family += [f for f in findings.lmbench_metric_findings(la, lb, "6.12") if f["kind"] == "tested"]
+    family = [f for f in summary.footprint_findings(fa, fb, "6.12") if f["kind"] == "tested"]
+    family += [f for f in summary.lmbench_metric_findings(la, lb, "6.12") if f["kind"] == "tested"]
     findings.resolve(family)
     pipe_f = next(f for f in family if f["key"] == "lmbench:Pipe latency")
     assert pipe_f["paired"] and pipe_f["delta_pct"] is not None
@@ -350,7 +350,7 @@ def test_on_the_instruction_clock_one_round_is_a_measurement_decided_against_the
     difference stated when it is at least 3 x the A/A floor and 1 %, else about the same."""
     from bringup import records
     from bringup.model.board import load_board
-    from bringup.report import findings
+    from bringup.report import findings, summary
 
     g = canned_guest
     g.board = load_board("qemu-arm")
@@ -365,12 +365,12 @@ def test_on_the_instruction_clock_one_round_is_a_measurement_decided_against_the
         assert (rec.clock.kind, rec.clock.shift, rec.clock.ns_per_instruction) == ("instructions", 3, 8)
     assert lb.runs == 1 and len(g.boots) == 2
     # nothing typed: the ramdisk holds the steps and the kernel argument starts them
-    assert g.typed == [False, False] and all(kw["extra_args"] == footprint.AUTORUN for kw in g.sessions)
+    assert g.typed == [False, False] and all(kw["options"].extra_args == footprint.AUTORUN for kw in g.sessions)
     steps = [e for e in g.built[-1]["extra"] if e.path == "etc/bringup/steps.list"]
     assert steps and g.built[-1]["extra_key"]["autorun"] is True
-    sizes = [f for f in findings.footprint_findings(fa, fb, "6.12") if f["kind"] == "size"]  # any clock
-    fs = findings.lmbench_metric_findings(la, lb, "6.12") + [
-        f for f in findings.footprint_findings(fa, fb, "6.12") if f["kind"] != "size"
+    sizes = [f for f in summary.footprint_findings(fa, fb, "6.12") if f["kind"] == "size"]  # any clock
+    fs = summary.lmbench_metric_findings(la, lb, "6.12") + [
+        f for f in summary.footprint_findings(fa, fb, "6.12") if f["kind"] != "size"
     ]
     assert sizes and {f["kind"] for f in fs} == {"deterministic"} and len(fs) == 3
     for f in fs:

@@ -142,7 +142,15 @@ def boot(fake_build, tmp_path, fb):
     rec, recdir, initrd = fake_build
     fb.tftp_dir = tmp_path / "tftp"
     return bs.boot_once(
-        load_board("qemu-arm"), "6.12", rec, recdir, initrd, tmp_path / "run", fb, load_rules(), path="u-boot"
+        load_board("qemu-arm"),
+        "6.12",
+        rec,
+        recdir,
+        initrd,
+        tmp_path / "run",
+        fb,
+        load_rules(),
+        bs.BootOptions(path="u-boot"),
     )
 
 

@@ -130,7 +130,8 @@ def two_places(tmp_path, monkeypatch):
     running: list[str] = []
     overlap = threading.Event()
 
-    def boot_once(board, kid, rec_b, recdir, initrd, run_dir, target, rules, run_index, cancel=None, **kw):
+    def boot_once(board, kid, rec_b, recdir, initrd, run_dir, target, rules, options):
+        run_index = options.run_index
         place = target
         if place.fail_on_round == run_index:
             raise BringupError(f"labgrid place {place.name}: no NetworkSerialPort among its resources (none)")
@@ -362,7 +363,8 @@ def test_ctrl_c_stops_every_place_and_releases_them(two_places, monkeypatch, ctr
     seen_cancel: list[bool] = []
     both_booting = threading.Barrier(3)  # the two workers' first boots and the Ctrl-C thread
 
-    def slow_boot(board, kid, rec_b, recdir, initrd, run_dir, target, rules, run_index, cancel=None, **kw):
+    def slow_boot(board, kid, rec_b, recdir, initrd, run_dir, target, rules, options):
+        run_index, cancel = options.run_index, options.cancel
         assert cancel is not None  # several places: each boot can be stopped
         log.append(("boot", target.name, run_index, kid))
         both_booting.wait(20)

@@ -154,7 +154,8 @@ def canned_boots(tmp_path, monkeypatch):
     times: dict[str, list[float]] = {}
     calls: list[tuple[str, int]] = []
 
-    def boot_once(board, kid, rec_b, recdir, initrd, run_dir, target, rules, run_index, **kw):
+    def boot_once(board, kid, rec_b, recdir, initrd, run_dir, target, rules, options):
+        run_index = options.run_index
         calls.append((kid, run_index))
         t = times[kid][run_index - 1]
         ms = {
@@ -213,7 +214,8 @@ def test_boot_timing_reads_each_console_log_once_after_its_boot(tmp_path, monkey
     for k in board.kernels:
         records.write(logs / "qemu-arm" / k.id / "build.json", build(k.id))
 
-    def boot_once(board, kid, rec_b, recdir, initrd, run_dir, target, rules, run_index, **kw):
+    def boot_once(board, kid, rec_b, recdir, initrd, run_dir, target, rules, options):
+        run_index = options.run_index
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "console.log").write_text("[    0.000000] Linux version 6.12\nlogin:\n")
         ms = {

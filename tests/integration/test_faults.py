@@ -358,24 +358,35 @@ def copy_of_logs(good):
 
 
 def test_an_unreadable_kernel_directory_is_named_not_dropped(good, copy_of_logs):
-    """EACCES: a kernel directory the user cannot read is said as unreadable (one line
-    naming the file and the cause), not taken as a kernel that was never measured."""
+    """EACCES: a kernel directory the user cannot read refuses the report in one line naming
+    it and the cause (exit non-zero), not taken as a kernel that was never measured; the
+    last report stays byte for byte."""
     d = copy_of_logs
     as_nobody = os.geteuid() == 0
     if as_nobody:
         subprocess.run(["chown", "-R", "65534:65534", str(d)], check=True)
-    (d / BOARD / "5.10").chmod(0)
     pre = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if as_nobody else []
-    p = subprocess.run(
-        [*pre, sys.executable, "-m", "bringup", "report", "--board", BOARD],
-        env=dict(good["env"], BRINGUP_LOGS=str(d), HOME=str(d)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    said = [x for x in p.stderr.splitlines() if x.startswith("report: left out ") and "/5.10/" in x]
-    assert said and all("cannot be read: Permission denied" in x for x in said), p.stderr[-3000:]
-    assert "Traceback" not in p.stderr
+
+    def report():
+        return subprocess.run(
+            [*pre, sys.executable, "-m", "bringup", "report", "--board", BOARD],
+            env=dict(good["env"], BRINGUP_LOGS=str(d), HOME=str(d)),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    first = report()
+    assert first.returncode == 0, first.stderr[-3000:]
+    out = d / BOARD / "report"
+    before = {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    (d / BOARD / "5.10").chmod(0)
+    p = report()
+    assert p.returncode == 2, p.stderr[-3000:]
+    line = one_line(p.stderr)
+    assert f"{d / BOARD / '5.10'}: cannot be read: Permission denied" in line, line
+    assert "Traceback" not in p.stderr and "left out" not in p.stderr
+    assert {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == before
 
 
 def test_a_corrupt_record_is_left_out_in_one_line_and_the_set_check_names_it(good, copy_of_logs):

@@ -128,7 +128,7 @@ def cmd_build_report(a) -> int:
     from bringup.report import buildtable as buildreport
 
     b = load_board(a.board)
-    recs, missing, left_out = buildreport.load_records(b, paths.logs_dir())
+    recs, missing, left_out = buildreport.load_records(b, paths.logs_dir(), say=_say)
     if a.format != "text":
         for why in left_out:
             _say(f"bringup: left out {why}")
@@ -400,7 +400,9 @@ def cmd_compare(a) -> int:
         from bringup.report import bootcompare
 
         how = bootcompare
-    c = how.compare(how.resolve(a.a, logs), how.resolve(a.b, logs))
+    sides = how.resolve(a.a, logs), how.resolve(a.b, logs)
+    how.check_sets(*sides, say=_say)  # refused when a record is not as its set wrote it
+    c = how.compare(*sides)
     sys.stdout.write(how.render(c, a.top))
     for path, text in ((a.csv, how.to_csv(c) if a.csv else ""), (a.json, how.to_json(c) if a.json else "")):
         if path:

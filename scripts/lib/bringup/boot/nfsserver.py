@@ -124,24 +124,7 @@ class GaneshaServer:
         )
 
     def start(self) -> None:
-        exe = shutil.which(self.binary)
-        if exe is None:
-            raise BringupError(
-                f"NFS server: {self.binary} not found: install Debian packages nfs-ganesha "
-                f"and nfs-ganesha-vfs (make deps does)"
-            )
-        if not self.export.is_dir():
-            raise BringupError(f"NFS server: export directory {self.export} does not exist")
-        for port in (self.port, self.mnt_port):
-            with socket.socket() as s:
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                try:
-                    s.bind((self.bind, port))
-                except OSError as e:
-                    raise BringupError(
-                        f"NFS server: cannot listen on {self.bind}:{port}: {e.strerror} "
-                        f"(board file nfs.bind / nfs.port)"
-                    ) from e
+        exe = self._check()
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "v4recov").mkdir(exist_ok=True)
         conf = self.workdir / "ganesha.conf"
@@ -163,6 +146,34 @@ class GaneshaServer:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent
             )
+        self._wait(t)
+
+    def _check(self) -> str:
+        """The server's executable, once its export directory and ports are known to be usable."""
+        exe = shutil.which(self.binary)
+        if exe is None:
+            raise BringupError(
+                f"NFS server: {self.binary} not found: install Debian packages nfs-ganesha "
+                f"and nfs-ganesha-vfs (make deps does)"
+            )
+        if not self.export.is_dir():
+            raise BringupError(f"NFS server: export directory {self.export} does not exist")
+        for port in (self.port, self.mnt_port):
+            with socket.socket() as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    s.bind((self.bind, port))
+                except OSError as e:
+                    raise BringupError(
+                        f"NFS server: cannot listen on {self.bind}:{port}: {e.strerror} "
+                        f"(board file nfs.bind / nfs.port)"
+                    ) from e
+        return exe
+
+    def _wait(self, t: float) -> None:
+        """Until the server, started at t, says it is initialized and takes a connection;
+        it exiting or the start timeout fails, in one line."""
+        assert self.proc is not None
         deadline = t + self.start_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -1,7 +1,7 @@
 """One boot of one kernel on one target, from power-on to a shell: BootSession.
 
     session = BootSession(board, kernel_id, build_rec, recdir, initrd, run_dir, target, rules,
-                          path="u-boot", root="ramdisk")
+                          BootOptions(path="u-boot", root="ramdisk"))
     with session:                    # boots: returns once the end milestone is seen
         sh = session.shell()         # logged in; sh.run("free") ...
     session.record                   # what boot.json holds
@@ -36,8 +36,10 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
 from bringup import records
 from bringup.boot import nfsroot, uboot
@@ -52,8 +54,18 @@ from bringup.model.clocks import clock_of
 from bringup.parse import milestones as ms
 from bringup.util import clock
 
+P = ParamSpec("P")
+
 PATHS = ("direct", "u-boot")
 ROOTS = ("ramdisk", "nfs")
+
+
+def check_path_root(path: str, root: str) -> None:
+    """A boot path and a root bringup knows, or one line naming the one it does not."""
+    if root not in ROOTS:
+        raise BringupError(f"root {root!r}: use 'ramdisk' or 'nfs'")
+    if path not in PATHS:
+        raise BringupError(f"boot path {path!r}: use 'direct' or 'u-boot'")
 
 
 def kernel_cmdline(board: Board, kernel_cmdline: str = "", extra: str = "") -> str:
@@ -113,6 +125,29 @@ def make_uinitrd(board: Board, initrd: Path, out: Path) -> Path:
     return out
 
 
+@dataclass(frozen=True)
+class BootOptions:
+    """How one boot goes, besides what it boots (board, kernel, build, ramdisk), where it
+    writes (run_dir) and the target it drives: BootSession's and boot_once's options.
+
+    path: "direct" (the target loads the kernel) or "u-boot"; root: "ramdisk" or "nfs";
+    timeout_factor: every timeout is multiplied by it; run_index: the round (the seed of
+    the guest's random numbers on the instruction clock); extra_args: added to the command
+    line (a boot profile's arguments for this kernel, the footprint's AUTORUN); cancel:
+    once set, the boot stops as interrupted (a worker of several places whose study is
+    being stopped: Ctrl-C reaches the main thread only)."""
+
+    path: str = "direct"
+    root: str = "ramdisk"
+    timeout_factor: float = 1.0
+    run_index: int = 0
+    extra_args: str = ""
+    cancel: threading.Event | None = None
+
+
+DEFAULTS = BootOptions()
+
+
 class BootSession:
     """One boot; see the module's docstring.  The constructor checks and resolves
     (boot files, NFS port, command line) and raises before anything is recorded;
@@ -128,63 +163,63 @@ class BootSession:
         run_dir: Path,
         target: Target,
         rules: ms.Rules,
-        *,
-        path: str = "direct",
-        root: str = "ramdisk",
-        timeout_factor: float = 1.0,
-        run_index: int = 0,
-        extra_args: str = "",
-        cancel: threading.Event | None = None,
+        options: BootOptions = DEFAULTS,
     ):
-        """extra_args: added to the command line (a boot profile's arguments for this kernel);
-        cancel: once set, the boot stops as interrupted (a worker of several places whose
-        study is being stopped: Ctrl-C reaches the main thread only)."""
-        if path not in PATHS:
-            raise BringupError(f"boot path {path!r}: use 'direct' or 'u-boot'")
-        if root not in ROOTS:
-            raise BringupError(f"root {root!r}: use 'ramdisk' or 'nfs'")
+        """options: how the boot goes (BootOptions); the rest: what it boots, where it
+        writes, and the target it drives."""
+        path, root = options.path, options.root
+        check_path_root(path, root)
         check_boot_path(board, path)  # 'direct' needs a target that loads the kernel itself
         self.board, self.kernel_id, self.target, self.rules = board, kernel_id, target, rules
-        self.initrd, self.run_dir = Path(initrd), Path(run_dir)
-        self.path, self.root, self.factor = path, root, timeout_factor
+        self.initrd, self.run_dir, self.options = Path(initrd), Path(run_dir), options
+        self.path, self.root, self.factor, self.cancel = path, root, options.timeout_factor, options.cancel
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.files = boot_files(board, build_rec, recdir, path)
         self.nfs: nfsroot.NfsRoot | None = None
         if root == "nfs":
             self.nfs = nfsroot.NfsRoot(board, kernel_id, self.initrd, self.run_dir, target.nfs_address())
-        kernel = board.kernel(kernel_id)
-        ramdisk_args = ""
-        if self.nfs is None:  # the ramdisk in the form the kernel takes it (2.4: an ext2 image in /dev/ram0)
-            self.initrd, ramdisk_args = ramdisk_for(kernel.era, self.initrd), kernel.era.ramdisk_cmdline
-        extra = " ".join(s for s in (ramdisk_args, self.nfs.cmdline if self.nfs else "", extra_args) if s)
-        self.cmdline = kernel_cmdline(board, kernel.cmdline, extra)
+        self.cmdline = self._cmdline(options.extra_args)
         if path == "u-boot":
             uboot.quote(self.cmdline)  # a command line U-Boot cannot take fails here, before power-on
-        self.seed = max(1, run_index)
+        self.seed = max(1, options.run_index)
         self.scan = ms.Scan(rules)
-        self.cancel = cancel
         self.kernel_check = KernelCheck.for_build(build_rec, recdir)  # the booted kernel must be this build
         self._console: Console | None = None
         self._shell: Shell | None = None
         self._stack = contextlib.ExitStack()
         self._ended = False
-        self.record: dict[str, Any] = {
-            "board": board.name,
-            "kernel": kernel_id,
+        self.record: dict[str, Any] = self._first_record(build_rec)
+
+    def _cmdline(self, extra_args: str) -> str:
+        """The kernel's command line: the board's, the kernel's, the root's (a ramdisk in the
+        form the kernel's era takes it, 2.4: an ext2 image in /dev/ram0; or the NFS root's),
+        then extra_args.  A ramdisk boot's initrd becomes the era's form here."""
+        kernel = self.board.kernel(self.kernel_id)
+        ramdisk_args = ""
+        if self.nfs is None:
+            self.initrd, ramdisk_args = ramdisk_for(kernel.era, self.initrd), kernel.era.ramdisk_cmdline
+        extra = " ".join(s for s in (ramdisk_args, self.nfs.cmdline if self.nfs else "", extra_args) if s)
+        return kernel_cmdline(self.board, kernel.cmdline, extra)
+
+    def _first_record(self, build_rec: dict) -> dict[str, Any]:
+        """boot.json as it stands before the boot: a failure until the boot ends well."""
+        return {
+            "board": self.board.name,
+            "kernel": self.kernel_id,
             "run_id": self.run_dir.name,
-            "run_index": run_index,
+            "run_index": self.options.run_index,
             # the round's seed of the guest's random numbers on the instruction clock (BootSpec.seed)
-            "clock": clock_of(board).record(seed=self.seed),
+            "clock": clock_of(self.board).record(seed=self.seed),
             "status": "fail",
             "error": None,
-            "path": path,
+            "path": self.path,
             "started": clock.now(),
             "kernelrelease": build_rec.get("kernelrelease"),
             "build_key": build_rec.get("key"),
-            "root": root,
+            "root": self.root,
             "initrd": str(self.initrd),
             "cmdline": self.cmdline,
-            "t0": target.describe()["t0"],
+            "t0": self.target.describe()["t0"],
             "log": "console.log",
             "raw": "console.raw",
         }
@@ -324,44 +359,23 @@ def ramdisk_for(era, initrd: Path) -> Path:
     return image
 
 
-def boot_once(
-    board: Board,
-    kernel_id: str,
-    build_rec: dict,
-    recdir: Path,
-    initrd: Path,
-    run_dir: Path,
-    target: Target,
-    rules: ms.Rules,
-    *,
-    path: str = "direct",
-    root: str = "ramdisk",
-    timeout_factor: float = 1.0,
-    run_index: int = 0,
-    extra_args: str = "",
-    cancel: threading.Event | None = None,
-) -> dict:
-    """One boot to its end milestone and no further; its record.  A failed boot is
-    recorded and returned; set-up faults (BringupError) and interrupts are raised."""
-    session = BootSession(
-        board,
-        kernel_id,
-        build_rec,
-        recdir,
-        initrd,
-        run_dir,
-        target,
-        rules,
-        path=path,
-        root=root,
-        timeout_factor=timeout_factor,
-        run_index=run_index,
-        extra_args=extra_args,
-        cancel=cancel,
-    )
-    with contextlib.suppress(BootFailed), session:
-        pass
-    return session.record
+def _once(session: Callable[P, BootSession]) -> Callable[P, dict]:
+    """boot_once(): a BootSession's boot to its end milestone and no further, taking the
+    session's own arguments."""
+
+    def boot_once(*args: P.args, **kwargs: P.kwargs) -> dict:
+        """One boot to its end milestone and no further (BootSession's arguments); its
+        record.  A failed boot is recorded and returned; set-up faults (BringupError) and
+        interrupts are raised."""
+        s = session(*args, **kwargs)
+        with contextlib.suppress(BootFailed), s:
+            pass
+        return s.record
+
+    return boot_once
+
+
+boot_once = _once(BootSession)
 
 
 def _watch(

@@ -235,20 +235,6 @@ def _run(
             raise BuildFailed(f"build cost of {board.name}/{run.kernel}: the .config differs between rounds")
         return res
 
-    def headline(kept: list[rounds.Done[dict[str, Any]]]) -> stats.Headline:
-        cpu: dict[str, dict[int, float]] = {}
-        for d in kept:
-            cpu.setdefault(d.kernel, {})[d.round] = d.result["cpu"]
-        return {"cpu": cpu}
-
-    def on_done(d: rounds.Done[dict[str, Any]]) -> None:
-        r = d.result
-        host = f"; host disturbed: {d.host['disturbed']}" if d.host and d.host.get("disturbed") else ""
-        d.run.say(
-            f"  round {d.round} {d.kernel}: {r['cpu']:.1f} s CPU (user {r['user']:.1f} s, sys {r['sys']:.1f} s), "
-            f"{r['real']:.1f} s wall{host}"
-        )
-
     # one measurement of a board at a time, across checkouts (two would disturb each other)
     with lock.exclusive(scratch_root / "measure.lock", f"build cost of {board.name}", say):
         for left in scratch_root.iterdir():  # scratch directories of a run that was killed
@@ -261,42 +247,12 @@ def _run(
             places=[rounds.Plain(_no_target)],
             jobs=parallel,
             guard=guard,
-            headline=headline,
-            on_done=on_done,
+            headline=_headline,
+            on_done=_say_round,
             label="  build-cost rounds",
             say=say,
         )
-    kernels = {}
-    for p in plans:
-        runs = [
-            {
-                "round": d.round,
-                "attempt": d.attempt,
-                "redone": d.redone,
-                **{k: v for k, v in d.result.items() if k not in ("config_sha256", "targets")},
-                "host": d.host,
-            }
-            for d in out.runs
-            if d.kernel == p.kernel.id
-        ]
-        study = p.study
-        kernels[p.kernel.id] = {
-            "build_key": p.key,
-            "version": p.src.version,
-            "config_sha256": configs[p.kernel.id],
-            "config_matches_study": _matches_study(logs, study, configs[p.kernel.id]),
-            "targets": next((d.result["targets"] for d in out.runs if d.kernel == p.kernel.id), []),
-            "runs": runs,
-            "study_build": None
-            if study is None
-            else {
-                "real": study.time.real,
-                "user": study.time.user,
-                "sys": study.time.sys,
-                "jobs": study.jobs,
-                "ccache_hit_rate": study.ccache.hit_rate if study.ccache else None,
-            },
-        }
+    kernels = {p.kernel.id: _kernel_entry(logs, p, out, configs[p.kernel.id]) for p in plans}
     data = {
         "board": board.name,
         "created": created,
@@ -314,6 +270,57 @@ def _run(
         "kernels": kernels,
     }
     return records.validate(data, BuildCost, str(record_path(logs, board)))
+
+
+def _headline(kept: list[rounds.Done[dict[str, Any]]]) -> stats.Headline:
+    """The values --until-ci judges: each kernel's CPU time by round."""
+    cpu: dict[str, dict[int, float]] = {}
+    for d in kept:
+        cpu.setdefault(d.kernel, {})[d.round] = d.result["cpu"]
+    return {"cpu": cpu}
+
+
+def _say_round(d: rounds.Done[dict[str, Any]]) -> None:
+    """A build's line as it ends."""
+    r = d.result
+    host = f"; host disturbed: {d.host['disturbed']}" if d.host and d.host.get("disturbed") else ""
+    d.run.say(
+        f"  round {d.round} {d.kernel}: {r['cpu']:.1f} s CPU (user {r['user']:.1f} s, sys {r['sys']:.1f} s), "
+        f"{r['real']:.1f} s wall{host}"
+    )
+
+
+def _kernel_entry(logs, p: Plan, out: rounds.Outcome[dict[str, Any]], config: str) -> dict[str, Any]:
+    """One kernel's part of the record: its builds (every attempt) and the study's build beside them."""
+    runs = [
+        {
+            "round": d.round,
+            "attempt": d.attempt,
+            "redone": d.redone,
+            **{k: v for k, v in d.result.items() if k not in ("config_sha256", "targets")},
+            "host": d.host,
+        }
+        for d in out.runs
+        if d.kernel == p.kernel.id
+    ]
+    study = p.study
+    return {
+        "build_key": p.key,
+        "version": p.src.version,
+        "config_sha256": config,
+        "config_matches_study": _matches_study(logs, study, config),
+        "targets": next((d.result["targets"] for d in out.runs if d.kernel == p.kernel.id), []),
+        "runs": runs,
+        "study_build": None
+        if study is None
+        else {
+            "real": study.time.real,
+            "user": study.time.user,
+            "sys": study.time.sys,
+            "jobs": study.jobs,
+            "ccache_hit_rate": study.ccache.hit_rate if study.ccache else None,
+        },
+    }
 
 
 def config_sha256(text: str) -> str:

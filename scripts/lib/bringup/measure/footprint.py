@@ -9,24 +9,34 @@ logs/<board>/<kernel>/footprint.json and lmbench.json.  The kernel's
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
-import threading
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import pexpect
 
 from bringup import records, stats, targets
 from bringup.boot import rounds
-from bringup.boot.session import BootSession
+from bringup.boot.session import DEFAULTS, BootOptions, BootSession
 from bringup.boot.shell import expect
 from bringup.boot.target import Place, TargetFactory
 from bringup.builder import lmbench as lmbench_build
 from bringup.builder import rootfs
 from bringup.errors import BootFailed, BringupError
+from bringup.measure.footprintrecords import (
+    Payload,
+    build_records,
+    cannot_run,
+    failure_record,
+    headline,
+    kernel_records,
+    merge_runs,
+)
+from bringup.measure.footprinttable import render_footprint, render_lmbench
+from bringup.measure.guestfiles import autorun_steps, bench_files, deb_entries
 from bringup.model import benchset
 from bringup.model.benchset import BenchSet, load_set
 from bringup.model.board import Board
@@ -35,19 +45,21 @@ from bringup.model.clocks import clock_of
 from bringup.model.milestones import load_rules
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
-from bringup.util import clock, cpio, debs, environment, lock, paths, space
+from bringup.util import clock, cpio, lock, paths, space
 from bringup.util.aptprivate import PrivateApt
 from bringup.util.progress import Progress
 
-SKIP_PREFIXES = (
-    "usr/share/doc",
-    "usr/share/man",
-    "usr/share/locale",
-    "usr/share/lintian",
-    "usr/share/info",
-    "usr/include",
-    "usr/share/bug",
-)
+__all__ = [  # besides its own: the names of its parts, as the footprint's (workloads, the command line)
+    "autorun_steps",
+    "bench_files",
+    "build_records",
+    "cannot_run",
+    "deb_entries",
+    "footprint",
+    "merge_runs",
+    "render_footprint",
+    "render_lmbench",
+]
 
 
 def mem_eat_binary(board: Board, cache: Path) -> Path:
@@ -64,31 +76,6 @@ def mem_eat_binary(board: Board, cache: Path) -> Path:
     p = subprocess.run([cc, "-static", "-O2", "-o", str(out), str(src)], capture_output=True, text=True)
     if p.returncode != 0:
         raise BringupError(f"building mem_eat with {cc} failed: {p.stderr.strip()[-300:]}")
-    return out
-
-
-def deb_entries(deb: Path, remap=None) -> list[cpio.Entry]:
-    """A .deb's files as cpio entries (docs and headers left out)."""
-    out, data = [], {}
-    for member in debs.members(deb):
-        m, name = member.info, member.name
-        if not name or name.startswith(SKIP_PREFIXES):
-            continue
-        if remap:
-            name = remap(name)
-            if name is None:
-                continue
-        if m.isdir():
-            out.append(cpio.directory(name, m.mode & 0o7777))
-        elif m.issym():
-            out.append(cpio.symlink(name, m.linkname))
-        elif m.isfile():
-            data[name] = member.read()
-            out.append(cpio.file(name, data[name], m.mode & 0o7777))
-        elif m.islnk():
-            target = debs.path_in_deb(m.linkname)
-            if target in data:
-                out.append(cpio.file(name, data[target], m.mode & 0o7777))
     return out
 
 
@@ -139,27 +126,6 @@ def lmbench_entries(arch: str, cache: Path, say=print) -> tuple[list[cpio.Entry]
     }
 
 
-def bench_files(bset: BenchSet, mode: str, instruction_clock: bool = False) -> list[cpio.Entry]:
-    """The runner's benchmark list and environment; on the instruction clock the quick set
-    exports instruction_clock_env after quick_env (a longer interval: docs/clock.md)."""
-    q = bset.quick_flags if mode == "quick" else ""
-    lines = []
-    for b in bset.bench:
-        if mode == "quick" and not b.quick:
-            continue
-        lines.append(f"{b.name}\t{b.cmd.replace('{q}', q)}")
-    env = ["LMBENCH_BIN=/usr/lib/lmbench/bin", f"BENCH_SETUP='{bset.setup}'"]
-    if mode == "quick" and bset.quick_env:
-        env.append(f"export {bset.quick_env}")
-    if mode == "quick" and instruction_clock and bset.instruction_clock_env:
-        env.append(f"export {bset.instruction_clock_env}")
-    return [
-        cpio.directory("etc/bringup"),
-        cpio.file("etc/bringup/bench.list", ("\n".join(lines) + "\n").encode()),
-        cpio.file("etc/bringup/bench.env", ("\n".join(env) + "\n").encode()),
-    ]
-
-
 def run_benchmarks(
     exp, bset: BenchSet, mode: str, factor: float, say=print, only: list | None = None, cancel=None
 ) -> str:
@@ -204,16 +170,6 @@ def follow_benchmarks(
 
 AUTORUN = "bringup.autorun"
 STEP_TIMEOUTS = {"free": 20, "meminfo": 20, "mem_eat": 300}
-
-
-def autorun_steps(lmbench: bool) -> list[cpio.Entry]:
-    """The ramdisk's steps.list: free, /proc/meminfo, mem_eat, and the lmbench pass."""
-    steps = [("free", "free"), ("meminfo", "cat /proc/meminfo"), ("mem_eat", "mem_eat 1024")]
-    steps += [("lmbench", "bringup-bench")] if lmbench else []
-    return [
-        cpio.directory("etc/bringup"),
-        cpio.file("etc/bringup/steps.list", "".join(f"{n}\t{c}\n" for n, c in steps).encode()),
-    ]
 
 
 def _step(exp, name: str, timeout: float, cancel) -> tuple[str, int]:
@@ -389,24 +345,61 @@ def footprint(
     rounds.check(where, jobs, guard)  # --jobs that cannot work: refused here
     kernels = [k.id for k in board.kernels if not only or k.id in only]
     builds = build_records(board, kernels, logs)
-    bdir = Path(logs) / board.name
-    with lock.board(bdir, "footprint", say=say):  # one measurement of a board at a time
-        return _footprint_locked(
-            board, logs, cache, kernels, builds, mode, timeout_factor, lmbench_source, rule, guard, where, jobs, say
-        )
+    ask = Ask(board, Path(logs), cache, builds, mode, timeout_factor, lmbench_source, rule, guard, where, jobs, say)
+    with lock.board(ask.bdir, "footprint", say=say):  # one measurement of a board at a time
+        return _footprint_locked(ask)
 
 
-def _footprint_locked(
-    board, logs, cache, kernels, builds, mode, timeout_factor, lmbench_source, rule, guard, where, jobs, say
-) -> dict:
-    bdir = Path(logs) / board.name
-    records.sets.tidy(bdir, say)
-    space.check(bdir, FOOTPRINT_BYTES * len(kernels), "footprint")
+@dataclass
+class Ask:
+    """One footprint invocation, checked: what its ramdisk, rounds and records share."""
+
+    board: Board
+    logs: Path
+    cache: Path
+    builds: dict  # each kernel's build record (build_records)
+    mode: str  # lmbench: quick, full or none
+    timeout_factor: float
+    lmbench_source: dict | None
+    rule: stats.UntilCI
+    guard: bool
+    places: Sequence[Place]
+    jobs: int
+    say: Callable[[str], Any]
+
+    @property
+    def kernels(self) -> list[str]:
+        return list(self.builds)
+
+    @property
+    def bdir(self) -> Path:
+        return self.logs / self.board.name
+
+
+def _footprint_locked(ask: Ask) -> dict:
+    records.sets.tidy(ask.bdir, ask.say)
+    space.check(ask.bdir, FOOTPRINT_BYTES * len(ask.kernels), "footprint")
+    payload = _ramdisk(ask)
+    step = Step(
+        ask.board,
+        ask.logs,
+        ask.builds,
+        ask.bdir / "rootfs" / payload.rootfs.file,
+        ask.timeout_factor,
+        "footprint-runs",
+        cmdline=AUTORUN if payload.autorun else "",
+    )
+    return _write(ask, _rounds(step, ask, payload), payload)
+
+
+def _ramdisk(ask: Ask) -> Payload:
+    """The footprint's ramdisk: mem_eat, lmbench (lmbench_payload) and, on the instruction
+    clock, the steps the ramdisk runs by itself (AUTORUN: nothing is typed)."""
+    board, logs, cache, mode, say = ask.board, ask.logs, ask.cache, ask.mode, ask.say
     extra = [cpio.file("usr/bin/mem_eat", mem_eat_binary(board, cache).read_bytes(), 0o755)]
     bset = load_set()
-    entries, lm_info, lm_missing = lmbench_payload(board, bset, mode, lmbench_source, cache, say)
+    entries, lm_info, lm_missing = lmbench_payload(board, bset, mode, ask.lmbench_source, cache, say)
     extra += entries
-    # on the instruction clock the ramdisk runs the steps itself, nothing is typed (AUTORUN)
     auto = clock_of(board).deterministic
     if auto:
         extra += autorun_steps(mode != "none" and lm_missing is None)
@@ -419,32 +412,29 @@ def _footprint_locked(
         extra_key={"mem_eat": True, **lm_info, "mode": mode, "autorun": auto},
         say=say,
     )
-    step = Step(
-        board,
-        logs,
-        builds,
-        Path(logs) / board.name / "rootfs" / rd.file,
-        timeout_factor,
-        "footprint-runs",
-        cmdline=AUTORUN if auto else "",
-    )
-    done = run_rounds(step, kernels, bset, mode, lm_missing, rule, guard, say, places=where, jobs=jobs)
+    return Payload(rd, bset, lm_info, lm_missing, auto)
+
+
+def _write(ask: Ask, done: dict, payload: Payload) -> dict:
+    """Every kernel's two records (kernel_records) in one result set, or its failure record
+    beside its earlier ones; a kernel left out fails the step once the others are written."""
+    board, bdir, builds, say = ask.board, ask.bdir, ask.builds, ask.say
     results = {}
     failed: dict[str, dict] = {}
     with records.ResultSet(bdir, "footprint") as rset:  # every kernel's two records land at once, or none
-        for kid in kernels:
+        for kid, rounds_of in done.items():
             recdir = bdir / kid
-            bad = next((r for r in done[kid]["rounds"] if "failed" in r), None)
+            bad = next((r for r in rounds_of["rounds"] if "failed" in r), None)
             if bad is None:
                 try:
-                    fp, lm = _records(board, kid, builds[kid], recdir, done[kid], rd, bset, mode, lm_info, lm_missing)
+                    fp, lm = kernel_records(board, kid, builds[kid], recdir, rounds_of, payload, ask.mode)
                 except BootFailed as e:
-                    bad = {"failed": str(e), "run_dir": done[kid]["rounds"][0]["run_dir"]}
+                    bad = {"failed": str(e), "run_dir": rounds_of["rounds"][0]["run_dir"]}
             if bad is not None:  # its earlier records stay; the failure record goes beside them
                 failed[kid] = bad
-                rset.write(recdir / FAILED, _failure(board, kid, bad, recdir), records.Failure)
+                rset.write(recdir / FAILED, failure_record(board, kid, bad, recdir), records.Failure)
                 continue
-            fp["stopped"] = rule.stopped
+            fp["stopped"] = ask.rule.stopped
             rset.write(recdir / "footprint.json", fp, records.Footprint)
             rset.write(recdir / "lmbench.json", lm, records.Lmbench)
             rset.remove(recdir / FAILED)  # a stale failure record of an earlier run
@@ -466,38 +456,14 @@ FAILED = records.failed_name("footprint")
 FOOTPRINT_BYTES = 16 * 1024 * 1024  # what a kernel's footprint run writes, about: console logs, lmbench output
 
 
-def _failure(board: Board, kid: str, bad: dict, recdir: Path) -> dict:
-    """The failure record of a kernel the step left out."""
-    keep = recdir / "footprint.json"
-    return {
-        "step": "footprint",
-        "board": board.name,
-        "kernel": kid,
-        "created": clock.now(),
-        "error": records.plain_text(bad["failed"], 2000),
-        "run": str(Path(bad["run_dir"]).relative_to(recdir)) if bad.get("run_dir") else None,
-        "kept": "footprint.json" if keep.exists() else None,
-    }
-
-
-def run_rounds(
-    step: Step,
-    kernels: list[str],
-    bset: BenchSet,
-    mode: str,
-    lm_missing: str | None,
-    rule: stats.UntilCI,
-    guard: bool,
-    say=print,
-    places: Sequence[Place] | None = None,
-    jobs: int = 1,
-) -> dict[str, dict]:
-    """The footprint's rounds on the round engine (Step.rounds), until `rule` says stop
+def _rounds(step: Step, ask: Ask, payload: Payload) -> dict[str, dict]:
+    """The footprint's rounds on the round engine (Step.rounds), until the rule says stop
     (rule.stopped says why); each boots every kernel once and measures free,
     /proc/meminfo, mem_eat and one lmbench pass, parsed once as the boot ends.  The
     unit of replication is the boot.  A round on a disturbed host (util/hostload.py)
     is done again.  Per kernel: its rounds (round, host, run_dir, after: the guest's
     outputs, eat: mem_eat parsed, lmbench: the pass parsed) and how many were done again."""
+    rule, kernels, bset, mode, lm_missing = ask.rule, ask.kernels, payload.bset, ask.mode, payload.lm_missing
     of = f"{rule.limit}" if rule.pct is None else f"at most {rule.limit}"
 
     def boot(run: rounds.Run) -> dict:
@@ -516,74 +482,37 @@ def run_rounds(
             "lmbench": parsed[0],
         }
 
-    return step.rounds(kernels, rule, boot, places, jobs, guard, lambda kept: headline(kept, kernels), "footprint", say)
-
-
-def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dict[str, dict[int, float]]]:
-    """The headline values of the footprint for --until-ci, as metric -> kernel ->
-    round -> value: what the management summary tests, i.e. the memory available to
-    malloc() (mem_eat's total, kB) and every lmbench metric (one pass per round), from
-    the values each boot parsed.  Kernel Code + Data and total "free" are not among
-    them: the summary states them as sizes, untested."""
-    out: dict[str, dict[str, dict[int, float]]] = {}
-    for d in kept:
-        eat, passed = d.result["eat"], d.result["lmbench"]
-        if eat:
-            out.setdefault("memory available to malloc()", {k: {} for k in kernels})[d.kernel][d.round] = eat["kb"]
-        for b in (passed or {}).values():
-            for m in b["metrics"]:
-                out.setdefault(f"lmbench {m['name']}", {k: {} for k in kernels})[d.kernel][d.round] = m["value"]
-    return out
-
-
-def build_records(board: Board, kernels: list[str], logs: Path) -> dict:
-    """The build record of each kernel; a kernel not built is one line saying what to run."""
-    builds = {}
-    for kid in kernels:
-        f = Path(logs) / board.name / kid / "build.json"
-        if not f.exists():
-            raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
-        builds[kid] = records.read_json(f, "bringup.build")
-    return builds
+    return step.rounds(
+        kernels, rule, boot, ask.places, ask.jobs, ask.guard, lambda kept: headline(kept, kernels), "footprint", ask.say
+    )
 
 
 def measure_session(
-    board,
-    kid,
-    build,
-    recdir,
-    initrd,
-    run_dir,
+    board: Board,
+    kid: str,
+    build: dict,
+    recdir: Path,
+    initrd: Path,
+    run_dir: Path,
     rules,
-    timeout_factor,
-    say,
+    timeout_factor: float = 1.0,
+    say=print,
+    *,
     target_for: TargetFactory | None = None,
     disk: Path | None = None,
-    cancel: threading.Event | None = None,
-    extra_args: str = "",
-    run_index: int = 0,
+    options: BootOptions = DEFAULTS,
 ) -> BootSession:
     """A boot of a measurement ramdisk (footprint, workloads): QEMU boots the kernel
     directly; a real board loads the kernel we built through its bootloader, never
     whatever is in its flash.  target_for: a held place's targets (default: a fresh
     target of the board).  disk: an image QEMU attaches (the disk workloads'; a real
-    board's disk is its own partition).  cancel: once set (another worker failed,
-    Ctrl-C), the boot stops as interrupted."""
-    return BootSession(
-        board,
-        kid,
-        build,
-        recdir,
-        initrd,
-        run_dir,
-        target_for(run_dir) if target_for is not None else targets.for_board(board, run_dir, say=say, disk=disk),
-        rules,
-        path=measure_path(board),
-        timeout_factor=timeout_factor,
-        cancel=cancel,
-        extra_args=extra_args,
-        run_index=run_index,  # the round: its seed on the instruction clock
-    )
+    board's disk is its own partition).  options: the run's (its round: the seed on the
+    instruction clock; cancel: once set, another worker failed or Ctrl-C, the boot stops
+    as interrupted; the command line's extra arguments); the path and the timeout
+    factor are the measurement's."""
+    target = target_for(run_dir) if target_for is not None else targets.for_board(board, run_dir, say=say, disk=disk)
+    options = replace(options, path=measure_path(board), timeout_factor=timeout_factor)
+    return BootSession(board, kid, build, recdir, initrd, run_dir, target, rules, options=options)
 
 
 @dataclass
@@ -626,9 +555,7 @@ class Step:
             run.say,
             target_for=None if disk else run.target_for,
             disk=disk,
-            cancel=run.cancel,
-            extra_args=self.cmdline,
-            run_index=run.round,
+            options=BootOptions(run_index=run.round, extra_args=self.cmdline, cancel=run.cancel),
         )
 
     def failed(self, run: rounds.Run, what: str, e: BootFailed, run_dir: Path) -> BootFailed:
@@ -674,210 +601,3 @@ def _one_boot(step: Step, run: rounds.Run, run_dir: Path, bset, mode, lm_missing
         raise step.failed(run, "footprint", e, run_dir) from None
     (run_dir / "steps.txt").write_text("\n".join(f"=== {k}\n{v}" for k, v in after.items() if k != "console_text"))
     return after
-
-
-LOADER_FAILED = re.compile(
-    r"error while loading shared libraries: [^\r\n]*|cannot execute binary file[^\r\n]*|"
-    r"FATAL: kernel too old|Illegal instruction"
-)
-
-
-def cannot_run(texts: list[str], parsed: list[dict] | None = None) -> str | None:
-    """Why the lmbench binaries could not run at all in this boot (every benchmark exited
-    126/127 or the loader refused them, with no number), or None.  parsed: the texts
-    already parsed (lp.parse_runner), so they are not parsed again."""
-    results = parsed if parsed is not None else [lp.parse_runner(x) for x in texts]
-    if not results or any(m for r in results for b in r.values() for m in b["metrics"]):
-        return None
-    if not any(r for r in results):
-        return None
-    m = next((LOADER_FAILED.search(x) for x in texts if LOADER_FAILED.search(x)), None)
-    if m is None and not all(b.get("rc") in (126, 127) for r in results for b in r.values()):
-        return None
-    why = m.group(0).strip() if m else "every benchmark exited 126/127"
-    return f"the lmbench binaries cannot run on this kernel ({why}); build lmbench static with LMBENCH_SRC="
-
-
-def _records(board, kid, build, recdir, done, rd, bset, mode, lm_info, lm_missing) -> tuple[dict, dict]:
-    """footprint.json and lmbench.json of one kernel from its rounds."""
-    import statistics
-
-    rs = done["rounds"]
-    first = rs[0]
-    mem_line = meminfo.parse_memory_line(first["after"]["console_text"])
-    frees = [meminfo.parse_free(r["after"]["free"]) for r in rs]
-    eats = [r["eat"] for r in rs]  # parsed as each boot ended
-    for r, eat in zip(rs, eats, strict=True):
-        if eat is None:
-            raise BootFailed(f"{board.name}/{kid}: mem_eat printed no total (see {paths.rel(r['run_dir'])})")
-    malloc = [e["kb"] for e in eats if e]
-    free_totals = [f["total_kb"] for f in frees if f]
-    rel = [r["run_dir"].relative_to(recdir).as_posix() for r in rs]
-    fp = {
-        "board": board.name,
-        "kernel": kid,
-        "kernelrelease": build["kernelrelease"],
-        "build_key": build.get("key"),
-        "created": clock.now(),
-        "run": rel[0],
-        "memory_mb": board.memory_mb,
-        "memory_line": mem_line,
-        "free": frees[0],
-        "meminfo": meminfo.parse_meminfo(first["after"]["meminfo"]),
-        "mem_eat": eats[0],
-        "kernel_code_data_kb": mem_line["kernel_code_data_kb"] if mem_line else None,
-        "total_free_kb": frees[0]["total_kb"] if frees[0] else None,
-        "malloc_kb": int(statistics.median(malloc)),
-        "rootfs": rd.ref().model_dump(),
-        "rounds": [r["round"] for r in rs],
-        "malloc_kb_values": malloc,
-        "total_free_kb_values": free_totals,
-        "runs": rel,
-        "host": [r["host"] for r in rs if r["host"]],
-        "disturbed": done["disturbed"],
-        "clock": clock_of(board).record(),
-        "environment": environment.of_board(board),
-    }
-    lm = {
-        "board": board.name,
-        "kernel": kid,
-        "created": clock.now(),
-        "build_key": build.get("key"),
-        "mode": mode,
-        "source": lm_info,
-        "run": rel[0],
-        "clock": clock_of(board).record(),
-        "environment": environment.of_board(board),
-    }
-    if lm_missing or mode == "none":
-        lm.update(measured=False, reason=lm_missing or "not requested", runs=0, retried=[], benchmarks={})
-        return fp, lm
-    texts = [r["after"]["lmbench"][0] for r in rs]
-    passes = [r["lmbench"] or {} for r in rs]  # parsed as each boot ended
-    cannot = cannot_run(texts, passes)
-    if cannot:  # e.g. Debian's dynamic binaries on a 2.6.32 kernel: not measured, and why
-        (first["run_dir"] / "lmbench.txt").write_text("\n".join(texts))
-        lm.update(measured=False, reason=cannot, runs=0, retried=[], benchmarks={})
-        return fp, lm
-    raw = "".join(
-        f"=== lmbench run {i + 1} (round {r['round']})\n{x}\n" for i, (r, x) in enumerate(zip(rs, texts, strict=True))
-    )
-    (first["run_dir"] / "lmbench.txt").write_text(raw)
-    blocks = lp.block_lines(raw)  # where each benchmark's blocks begin: the report links there
-    parsed = merge_runs(passes, [r["round"] for r in rs])
-    groups = {b.name: b.group for b in bset.bench}
-    for name, v in parsed.items():
-        v["group"] = groups.get(name, "")
-        v["raw_lines"] = blocks.get(name, [])
-        v.pop("text", None)
-    retried = sorted({n for r in rs for n in r["after"].get("lmbench_retried", [])})
-    lm.update(measured=True, reason=None, runs=len(rs), benchmarks=parsed, retried=retried)
-    return fp, lm
-
-
-def merge_runs(runs: list[dict], labels: list[int] | None = None) -> dict:
-    """Benchmarks of several runner passes in one: each metric keeps every
-    run's value in "values" (for the report's significance test), the round of
-    each value in "rounds" (when labels are given), and their median in "value"."""
-    import statistics
-
-    if len(runs) == 1 and labels is None:
-        return runs[0]
-    out: dict = {}
-    for i, r in enumerate(runs):
-        for name, b in r.items():
-            if name not in out:
-                out[name] = {**b, "metrics": []}
-            seen = {m["name"]: m for m in out[name]["metrics"]}
-            for m in b["metrics"]:
-                if m["name"] not in seen:
-                    mm = {**m, "values": []}
-                    if labels is not None:
-                        mm["rounds"] = []
-                    out[name]["metrics"].append(mm)
-                    seen[m["name"]] = mm
-                seen[m["name"]]["values"].append(m["value"])
-                if labels is not None:
-                    seen[m["name"]]["rounds"].append(labels[i])
-            if b.get("rc"):
-                out[name]["rc"] = b["rc"]
-    for b in out.values():
-        for m in b["metrics"]:
-            m["value"] = statistics.median(m["values"])
-    return out
-
-
-def render_footprint(board: str, results: dict) -> str:
-    kern = list(results)
-    rows = [
-        ("Kernel Code + Data", "kernel_code_data_kb"),
-        ('total "free"', "total_free_kb"),
-        ("Available for malloc()", "malloc_kb"),
-    ]
-    out = [
-        f"Footprint for {board} (ramdisk root, {results[kern[0]][0]['memory_mb']} MB RAM)",
-        "",
-        "| | " + " | ".join(kern) + " | " + " | ".join(f"Delta {k}" for k in kern[1:]) + " |",
-        "|---" * (1 + 2 * len(kern) - 1) + "|",
-    ]
-    for label, key in rows:
-        vals = [results[k][0][key] for k in kern]
-        cells = [f"{v} kB" if v is not None else "-" for v in vals]
-        deltas = []
-        for v in vals[1:]:
-            if v is None or not vals[0]:
-                deltas.append("n/a")
-            else:
-                d = v - vals[0]
-                deltas.append(
-                    f"{'+' if d >= 0 else '-'} {abs(d) / vals[0] * 100:.0f} % = {'+' if d >= 0 else '-'} {abs(d)} kB"
-                )
-        out.append(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(deltas) + " |")
-    return "\n".join(out) + "\n"
-
-
-def render_lmbench(results: dict) -> str:
-    kern = list(results)
-    lms = {k: results[k][1] for k in kern}
-    missing = [k for k in kern if not lms[k]["measured"]]
-    out = []
-    for k in missing:
-        out.append(f"lmbench {k}: not measured ({lms[k]['reason']})")
-    measured = [k for k in kern if lms[k]["measured"]]
-    if not measured:
-        return "\n".join(out) + "\n"
-    table: dict[str, dict[str, dict]] = {}
-    for k in measured:
-        for b in lms[k]["benchmarks"].values():
-            for m in b["metrics"]:
-                table.setdefault(b["group"], {}).setdefault(m["name"], {"unit": m["unit"], "better": m["better"]})[
-                    k
-                ] = m["value"]
-    for group, metrics in table.items():
-        out += [
-            "",
-            f"{group}:",
-            "| metric | unit | better | "
-            + " | ".join(measured)
-            + " | "
-            + " | ".join(f"Delta {k}" for k in measured[1:])
-            + " |",
-            "|---" * (3 + 2 * len(measured) - 1) + "|",
-        ]
-        for name, v in metrics.items():
-            vals = [v.get(k) for k in measured]
-            deltas = []
-            for x in vals[1:]:
-                if x is None or not vals[0]:
-                    deltas.append("n/a")
-                else:
-                    d = (x - vals[0]) / vals[0] * 100
-                    deltas.append(f"{'+' if d >= 0 else '-'} {abs(d):.0f} %")
-            out.append(
-                f"| {name} | {v['unit']} | {v['better']} | "
-                + " | ".join("-" if x is None else f"{x:g}" for x in vals)
-                + " | "
-                + " | ".join(deltas)
-                + " |"
-            )
-    return "\n".join(out) + "\n"

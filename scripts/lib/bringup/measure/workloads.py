@@ -28,7 +28,9 @@ from bringup import records, stats, targets
 from bringup.boot import rounds
 from bringup.builder import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
-from bringup.measure.footprint import Step, build_records, deb_entries
+from bringup.measure.footprint import Step
+from bringup.measure.footprintrecords import build_records
+from bringup.measure.guestfiles import deb_entries
 from bringup.model import workload as wm
 from bringup.model.board import Board
 from bringup.model.clocks import clock_of

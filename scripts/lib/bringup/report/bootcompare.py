@@ -23,7 +23,8 @@ from typing import Any
 from bringup import records, stats
 from bringup.errors import BringupError
 from bringup.records import BootTiming
-from bringup.report import bootexplain
+from bringup.report import bootexplain, setcheck
+from bringup.report.reading import present
 
 ALPHA = stats.ALPHA  # the one definition is stats.py's
 
@@ -33,7 +34,7 @@ def resolve(ref: str, logs: Path) -> tuple[Path, str]:
     path, sep, kid = ref.rpartition(":")
     if sep and path.endswith(".json"):
         f = Path(path)
-        if not f.is_file():
+        if not present(f) or not f.is_file():
             raise BringupError(f"compare --boot: {path}: no such file")
         return f, kid
     board, sep, kid = ref.partition("/")
@@ -43,9 +44,17 @@ def resolve(ref: str, logs: Path) -> tuple[Path, str]:
         )
     for name in (records.boot_timing_name(profile="initcalls"), records.boot_timing_name()):
         f = Path(logs) / board / name
-        if f.is_file() and kid in records.read(f, BootTiming).kernels:
+        if present(f) and f.is_file() and kid in records.read(f, BootTiming).kernels:
             return f, kid
     raise BringupError(f"compare --boot: {ref}: no boot-timing record under {Path(logs) / board} has kernel {kid!r}")
+
+
+def check_sets(a_ref: tuple[Path, str], b_ref: tuple[Path, str], say) -> None:
+    """The two sides checked (their records read and have the kernel; each record is the file
+    its set wrote), then the sets read said (report/setcheck.py)."""
+    for f, kid in (a_ref, b_ref):
+        _side(f, kid)
+    setcheck.check("compare --boot", [a_ref[0], b_ref[0]], say)
 
 
 def _side(f: Path, kid: str) -> tuple[BootTiming, Any]:

@@ -14,6 +14,8 @@ from bringup.errors import BringupError
 from bringup.model.board import Board
 from bringup.records import Build, BuildCost
 from bringup.report import buildcost as costreport
+from bringup.report import setcheck
+from bringup.report.reading import optional, present
 from bringup.report.tables import fmt_delta, pct
 
 # (label, unit, the record field it shows, function record -> value)
@@ -80,12 +82,8 @@ def _median(v: list[float]) -> float | None:
 
 def load_cost(board: Board, logs: Path, recs: list[Build]) -> BuildCost | None:
     """build-cost.json when it measured these builds (the same build keys), else None."""
-    f = Path(logs) / board.name / "build-cost.json"
-    if not f.exists():
-        return None
-    try:
-        cost = records.read(f, BuildCost)
-    except BringupError:
+    cost = optional(Path(logs) / board.name / "build-cost.json", BuildCost)
+    if cost is None:
         return None
     keys = {r.kernel: r.key for r in recs}
     if any(k in keys and kc.build_key != keys[k] for k, kc in cost.kernels.items()):
@@ -93,12 +91,17 @@ def load_cost(board: Board, logs: Path, recs: list[Build]) -> BuildCost | None:
     return cost
 
 
-def load_records(board: Board, logs: Path) -> tuple[list[Build], list[str], list[str]]:
-    """The board's build records, the kernels without one, and one line per record left out."""
+def load_records(board: Board, logs: Path, say=None) -> tuple[list[Build], list[str], list[str]]:
+    """The board's build records, the kernels without one, and one line per record left out.
+    With say (build-report): the records checked against their sets first (report/setcheck.py)."""
+    if say is not None:
+        bdir = Path(logs) / board.name
+        files = [bdir / k.id / "build.json" for k in board.kernels] + [bdir / "build-cost.json"]
+        setcheck.check("build-report", [f for f in files if present(f)], say)
     recs, missing, left_out = [], [], []
     for k in board.kernels:
         f = Path(logs) / board.name / k.id / "build.json"
-        if not f.exists():
+        if not present(f):  # absent; a directory that cannot be read is Unreadable, not absent
             missing.append(k.id)
             continue
         try:

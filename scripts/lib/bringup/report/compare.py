@@ -18,21 +18,29 @@ from bringup.errors import BringupError
 from bringup.parse import sizediff
 from bringup.records import Build
 from bringup.report import buildtable as buildreport
+from bringup.report import setcheck
+from bringup.report.reading import present
 from bringup.report.tables import fmt_delta
 
 
 def resolve(ref: str, logs: Path) -> Path:
+    """A build record named by its path, its directory or <board>/<kernel> under logs; a path
+    that cannot be read is said so (Unreadable), never taken for an absent one."""
     p = Path(ref)
-    if p.is_file():
-        return p
-    if p.is_dir() and (p / "build.json").is_file():
-        return p / "build.json"
-    q = Path(logs) / ref / "build.json"
-    if q.is_file():
-        return q
+    for f in (p, p / "build.json", Path(logs) / ref / "build.json"):
+        if present(f) and f.is_file():
+            return f
     raise BringupError(
         f"compare: {ref!r} is neither a build.json, a directory holding one, nor <board>/<kernel> under {logs}"
     )
+
+
+def check_sets(a_file: Path, b_file: Path, say) -> None:
+    """The two records checked (they read; each is the file its set wrote), then the sets read
+    said (report/setcheck.py)."""
+    for f in (a_file, b_file):
+        records.read(f, Build)
+    setcheck.check("compare", [a_file, b_file], say)
 
 
 def compare(a_file: Path, b_file: Path) -> dict:
@@ -49,7 +57,7 @@ def _artifact(f: Path, r: Build, name: str, left_out: list[str]) -> Path | None:
     except BringupError as e:
         left_out.append(str(e))
         return None
-    if not p.is_file():
+    if not present(p) or not p.is_file():  # absent; one that cannot be read is Unreadable
         left_out.append(f"{f}: field 'artifacts.{name}': {rel!r}: no such file")
         return None
     return p

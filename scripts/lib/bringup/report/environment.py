@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from bringup.records import Build
+from bringup import records
+from bringup.records import BootTiming, Build
 from bringup.records.base import Environment, Record
+from bringup.report.model import Inputs
 
 NOT_RECORDED = "not recorded"
 
@@ -67,3 +69,25 @@ def section(build: dict[str, Build], named: list[tuple[str, Record]]) -> dict[st
             for k, r in build.items()
         ],
     }
+
+
+def for_report(inputs: Inputs, live_nfs: BootTiming | None) -> dict[str, Any]:
+    """The section for the records the report shows, the imported kernels among the versions."""
+    named: list[tuple[str, Any]] = [
+        (name, r)
+        for name, r in ((records.boot_timing_name(), inputs.live_boot), (records.boot_timing_name("nfs"), live_nfs))
+        if r is not None
+    ]
+    for name, recs in (("footprint.json", inputs.footprint), ("lmbench.json", inputs.lmbench)):
+        named += [(f"{k}/{name}", r) for k, r in recs.items()]
+    named += [(f"{k}/workloads.json", r) for k, r in inputs.workloads.items()]
+    env = section(inputs.build, named)
+    for k, entries in inputs.imported.items():  # their release and where they came from
+        fp, boot = inputs.footprint.get(k), inputs.boot
+        release = (fp.kernelrelease if fp else None) or (
+            boot.kernels[k].kernelrelease if boot and k in boot.kernels else None
+        )
+        env["kernels"].append(
+            {"kernel": k, "release": release or "unknown", "source": "; ".join(e["mark"] for e in entries), "fixes": []}
+        )
+    return env

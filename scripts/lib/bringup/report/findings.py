@@ -36,12 +36,8 @@ significant (bool or None when not tested), and the numbers behind it.
 
 from __future__ import annotations
 
-from bringup import records, stats
+from bringup import stats
 from bringup.model.clocks import FLOOR_MULTIPLE
-from bringup.records import BootTiming, Build, BuildCost, Footprint, Lmbench
-from bringup.records.boot import MilestoneStats
-from bringup.records.measure import Metric
-from bringup.report import workloads
 from bringup.report.tables import pct
 
 ALPHA = stats.ALPHA  # the one definition is stats.py's
@@ -62,27 +58,15 @@ def mag(d: float) -> str:
     return f"{abs(d):.1f} %" if abs(d) < 10 else f"{abs(d):.0f} %"
 
 
-def _run_values(st: MilestoneStats | None) -> list | None:
-    """Per-run values of a milestone; a single run's median when older records kept none."""
-    if st is None:
-        return None
-    if st.values:
-        return st.values
-    return [st.host.median] if st.host is not None and st.host.n == 1 else None
+def _values(kind: str, what: str, a: float | None, b: float | None, unit: str) -> dict:
+    """A finding of two values and their delta (its significance, verdict and detail follow)."""
+    return {"kind": kind, "what": what, "significant": None, "delta_pct": pct(a, b), "a": a, "b": b, "unit": unit}
 
 
 def size_finding(what: str, a: float, b: float, unit: str, link: str = "") -> dict:
-    d = pct(a, b)
-    f = {
-        "kind": "size",
-        "what": what,
-        "significant": None if d is None else abs(d) >= SIZE_PCT,
-        "delta_pct": d,
-        "a": a,
-        "b": b,
-        "unit": unit,
-        "link": link,
-    }
+    f = _values("size", what, a, b, unit)
+    d = f["delta_pct"]
+    f.update(significant=None if d is None else abs(d) >= SIZE_PCT, link=link)
     if d is None:
         f["verdict"] = "not comparable"
     elif abs(d) < SIZE_PCT:
@@ -113,61 +97,24 @@ def tested_finding(
 ) -> dict:
     """A tested comparison; its verdict waits for the family's correction (resolve()).
     On the instruction clock: a deterministic comparison, decided against the A/A floor (decide())."""
-    import statistics
-
     if clock == "instructions":
         return deterministic_finding(what, a_vals, b_vals, unit, better, slower, faster, link, key or what)
+    a_clean, b_clean, ma, mb = _medians(a_vals, b_vals)
+    words = (unit, better, slower, faster, link)
     if clock == "mixed":  # one kernel on the instruction clock, the other on the host's: never compared
-        return untested_finding(
-            what,
-            statistics.median(a_clean) if (a_clean := [v for v in a_vals if v is not None]) else None,
-            statistics.median(b_clean) if (b_clean := [v for v in b_vals if v is not None]) else None,
-            unit,
-            better,
-            slower,
-            faster,
-            link,
-            runs="measured on different clocks",
-            why="not comparable (docs/clock.md)",
-        )
+        why = "not comparable (docs/clock.md)"
+        return untested_finding(what, ma, mb, *words, runs="measured on different clocks", why=why)
     pairs = _pairs(a_vals, a_rounds, b_vals, b_rounds)
-    a_clean = [v for v in a_vals if v is not None]
-    b_clean = [v for v in b_vals if v is not None]
-    ma = statistics.median(a_clean) if a_clean else None
-    mb = statistics.median(b_clean) if b_clean else None
-    d = pct(ma, mb)
     paired = pairs is not None and len(pairs[0]) >= 2
-    n = (
-        f"n={len(pairs[0])} rounds"
-        if paired and pairs
-        else f"n={len(a_clean)}"
-        if len(a_clean) == len(b_clean)
-        else f"n={len(a_clean)}/{len(b_clean)}"
-    )
+    n = _n_text(pairs if paired else None, a_clean, b_clean)
     if len(a_clean) < 2 or len(b_clean) < 2:
-        return untested_finding(
-            what,
-            ma,
-            mb,
-            unit,
-            better,
-            slower,
-            faster,
-            link,
-            runs="one run each" if len(a_clean) == len(b_clean) == 1 else n,
-        )
+        return untested_finding(what, ma, mb, *words, runs="one run each" if len(a_clean) == len(b_clean) == 1 else n)
     c = stats.compare(pairs[0], pairs[1], paired=True) if paired and pairs else stats.compare(a_clean, b_clean, False)
     assert c is not None  # two values or more on each side
-    f = {
+    return {
         "kind": "tested",
         "key": key or what,
-        "what": what,
-        "delta_pct": d,
-        "a": ma,
-        "b": mb,
-        "unit": unit,
-        "better": better,
-        "words": (slower, faster),
+        **_compared(what, ma, mb, unit, better, (slower, faster)),
         "p": c["p"],
         "q": None,
         "test": f"{c['test']} ({c['method']})",
@@ -181,7 +128,32 @@ def tested_finding(
         "link": link,
         "significant": None,
     }
-    return f
+
+
+def _compared(what: str, ma: float | None, mb: float | None, unit: str, better: str, words: tuple) -> dict:
+    """What a compared finding says of its two medians: the delta, the unit, which way is better."""
+    return {"what": what, "delta_pct": pct(ma, mb), "a": ma, "b": mb, "unit": unit, "better": better, "words": words}
+
+
+def _medians(a_vals: list, b_vals: list) -> tuple[list, list, float | None, float | None]:
+    """Both kernels' values without the missing ones, and their medians (None: no value)."""
+    import statistics
+
+    a_clean = [v for v in a_vals if v is not None]
+    b_clean = [v for v in b_vals if v is not None]
+    return (
+        a_clean,
+        b_clean,
+        statistics.median(a_clean) if a_clean else None,
+        statistics.median(b_clean) if b_clean else None,
+    )
+
+
+def _n_text(pairs: tuple[list, list] | None, a_clean: list, b_clean: list) -> str:
+    """How many values the test has: rounds when paired, else each side's count."""
+    if pairs:
+        return f"n={len(pairs[0])} rounds"
+    return f"n={len(a_clean)}" if len(a_clean) == len(b_clean) else f"n={len(a_clean)}/{len(b_clean)}"
 
 
 def _pairs(a_vals, a_rounds, b_vals, b_rounds) -> tuple[list, list] | None:
@@ -210,22 +182,11 @@ def _spread(vals: list[float]) -> float:
 
 def deterministic_finding(what, a_vals, b_vals, unit, better, slower, faster, link, key) -> dict:
     """A difference measured on the instruction clock; decide() states it or not."""
-    import statistics
-
-    a_clean = [v for v in a_vals if v is not None]
-    b_clean = [v for v in b_vals if v is not None]
-    ma = statistics.median(a_clean) if a_clean else None
-    mb = statistics.median(b_clean) if b_clean else None
+    a_clean, b_clean, ma, mb = _medians(a_vals, b_vals)
     return {
         "kind": "deterministic",
         "key": key,
-        "what": what,
-        "delta_pct": pct(ma, mb),
-        "a": ma,
-        "b": mb,
-        "unit": unit,
-        "better": better,
-        "words": (slower, faster),
+        **_compared(what, ma, mb, unit, better, (slower, faster)),
         "n": [len(a_clean), len(b_clean)],
         "own_spread_pct": max(_spread(a_clean), _spread(b_clean)),
         "link": link,
@@ -315,17 +276,8 @@ def _verdict(f: dict, family: int) -> None:
 def untested_finding(
     what, a, b, unit, better, slower="slower", faster="faster", link="", runs="one run each", why="not tested"
 ):
-    d = pct(a, b)
-    f = {
-        "kind": "untested",
-        "what": what,
-        "significant": None,
-        "delta_pct": d,
-        "a": a,
-        "b": b,
-        "unit": unit,
-        "link": link,
-    }
+    f = {**_values("untested", what, a, b, unit), "link": link}
+    d = f["delta_pct"]
     if d is None:
         f["verdict"] = "not comparable"
     else:
@@ -343,395 +295,17 @@ def _num(x) -> str:
     return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
 
 
-def summarize(model: dict) -> list[dict]:
-    """Findings for each kernel after the first, against the first: a list of
-    {'kernel', 'against', 'sections': [(title, [finding, ...])], 'family', 'host'}.
-    The tested findings of one kernel form one family (Benjamini-Hochberg)."""
-    out: list[dict] = []
-    kern = model["kernels"]
-    if not kern:
-        return out
-    base = kern[0]
-    imported = model.get("imported") or {}
-    for k in kern[1:]:
-        if k in imported or base in imported:
-            out.append(
-                {"kernel": k, "against": base, "sections": imported_sections(model, base, k), "family": 0, "tested": {}}
-            )
-            continue
-        sections: list[tuple[str, list[dict]]] = []
-        b = model["build"]
-        era = era_findings(b, [base, k])
-        if era:
-            sections.append(("Kernels", era))
-        if b.get(base) and b.get(k):
-            sections.append(("Build", build_findings(b[base], b[k], k, model.get("build_cost"))))
-        nfs = model.get("boot_nfs") or {}
-        for title, boot, mil, fname in (
-            ("Boot", model.get("boot"), model.get("boot_milestones", []), records.boot_timing_name()),
-            ("Boot, root over NFS", nfs.get("summary"), nfs.get("milestones", []), records.boot_timing_name("nfs")),
-        ):
-            fs = boot_findings(boot, mil, base, k, fname) if boot else []
-            if fs:
-                sections.append((title, fs))
-        fp = model["footprint"]
-        if fp.get(base) and fp.get(k):
-            sections.append(("Footprint", footprint_findings(fp[base], fp[k], k)))
-        lm = model["lmbench"]
-        metrics: list[dict] = []
-        if base in lm and k in lm and lm[base].measured and lm[k].measured:
-            metrics = lmbench_metric_findings(lm[base], lm[k], k)
-        wmetrics = workloads.kernel_findings(model, base, k)
-        family = [f for _, fs in sections for f in fs if f["kind"] == "tested"]
-        family += [f for f in metrics if f["kind"] == "tested"]
-        family += [f for f in wmetrics if f["kind"] == "tested"]
-        resolve(family)
-        decided = decide_all(model, [f for _, fs in sections for f in fs] + metrics + wmetrics)
-        if metrics:
-            sections.append(("lmbench", lmbench_groups(metrics, k)))
-        sections += workloads.sections(wmetrics, k)
-        host = host_findings(model, [base, k])
-        if host:
-            sections.append(("Host", host))
-        out.append(
-            {
-                "kernel": k,
-                "against": base,
-                "sections": sections,
-                "family": len(family),
-                "tested": {f["key"]: {"p": f["p"], "q": f["q"], "significant": f["significant"]} for f in family},
-                "deterministic": {
-                    f["key"]: {
-                        "delta_pct": f["delta_pct"],
-                        "a": f["a"],
-                        "b": f["b"],
-                        "own_spread_pct": f["own_spread_pct"],
-                        "significant": f["significant"],
-                    }
-                    for f in decided
-                },
-            }
-        )
-    return out
-
-
-def era_findings(builds: dict[str, Build], kernels: list[str]) -> list[dict]:
-    """A note for every era fix that changes the running kernel (not only its build):
-    the numbers of that kernel are not those of the release as it was shipped; and for
-    every fix that builds a kernel outside what its authors supported (2.4 with gcc 12)."""
-    out = []
-    for k in kernels:
-        r = builds.get(k)
-        for fix in r.fixes if r else []:
-            if fix.overrides:
-                out.append(
-                    {
-                        "kind": "era",
-                        "significant": None,
-                        "delta_pct": None,
-                        "claim": f"{k} is built outside what its authors supported ({fix.name}; marked † in every "
-                        f"table): {fix.overrides} (docs/eras.md)",
-                        "link": "",
-                    }
-                )
-            if fix.changes:
-                out.append(
-                    {
-                        "kind": "era",
-                        "significant": None,
-                        "delta_pct": None,
-                        "claim": f"{k} carries an era fix that changes the running kernel, {fix.name}: {fix.changes}"
-                        " (docs/eras.md)",
-                        "link": "",
-                    }
-                )
-    return out
-
-
 IMPORTED = "imported, not tested"
 
 
 def imported_finding(what: str, a: float | None, b: float | None, unit: str, link: str = "") -> dict:
     """Values of an imported kernel beside another's: the numbers and their difference,
     never a verdict (one log or one result set, from another machine and another time)."""
-    d = pct(a, b)
-    f = {"kind": "imported", "what": what, "significant": None, "delta_pct": d, "a": a, "b": b, "unit": unit}
-    f["link"] = link
+    f = {**_values("imported", what, a, b, unit), "link": link}
+    d = f["delta_pct"]
     f["verdict"] = "not comparable" if d is None else f"{_num(a)} → {_num(b)} {unit}, {signed(d)}"
     f["detail"] = IMPORTED
     return _claim(f)
-
-
-def imported_sections(model: dict, base: str, k: str) -> list[tuple[str, list[dict]]]:
-    """The summary of a kernel when it or the base is imported: where the imported
-    records came from, then values side by side; no test, no claim of a difference."""
-    imported = model.get("imported") or {}
-    sections: list[tuple[str, list[dict]]] = []
-    marks = [
-        {"kind": "imported", "significant": None, "delta_pct": None, "claim": f"{kk}: {e['mark']}", "link": e["copy"]}
-        for kk in (base, k)
-        for e in imported.get(kk, [])
-    ]
-    sections.append(("Imported", marks))
-    boot = model.get("boot")
-    if boot and base in boot.kernels and k in boot.kernels:
-        ka, kb = boot.kernels[base], boot.kernels[k]
-        fs = []
-        for m in model.get("boot_milestones", []):
-            sa, sb = ka.milestones.get(m["name"]), kb.milestones.get(m["name"])
-            if m["summary"] and sa and sb and sa.host and sb.host:
-                fs.append(imported_finding(f"boot to {m['label']}", sa.host.median, sb.host.median, "s"))
-        if ka.reference != kb.reference:
-            fs = [
-                {
-                    "kind": "imported",
-                    "significant": None,
-                    "delta_pct": None,
-                    "link": "",
-                    "claim": f"boot times not compared: {base}'s are from {ka.reference or 'nothing'}, "
-                    f"{k}'s from {kb.reference or 'nothing (the log has no times)'} ({IMPORTED})",
-                }
-            ]
-        if fs:
-            sections.append(("Boot", fs))
-    fa, fb = model["footprint"].get(base), model["footprint"].get(k)
-    if fa and fb:
-        link = f"../{k}/footprint.json"
-        fs = [
-            imported_finding(what, getattr(fa, key), getattr(fb, key), "kB", link)
-            for what, key in (
-                ("kernel code + data", "kernel_code_data_kb"),
-                ('total "free" memory', "total_free_kb"),
-                ("memory available to malloc()", "malloc_kb"),
-            )
-            if getattr(fa, key) is not None and getattr(fb, key) is not None
-        ]
-        if fs:
-            sections.append(("Footprint", fs))
-    la, lb = model["lmbench"].get(base), model["lmbench"].get(k)
-    if la and lb and la.measured and lb.measured:
-        fs = []
-        for group, pairs in _metric_pairs(la, lb).items():
-            ds = [d for ma, mb in pairs if (d := pct(ma.value, mb.value)) is not None]
-            if ds:
-                span = signed(ds[0]) if len(ds) == 1 else f"{signed(min(ds))} … {signed(max(ds))}"
-                fs.append(
-                    {
-                        "kind": "imported",
-                        "significant": None,
-                        "delta_pct": None,
-                        "link": f"../{k}/lmbench.json",
-                        "claim": f"{group}: {len(ds)} metric(s) side by side, {span} ({IMPORTED})",
-                    }
-                )
-        if not fs:
-            fs.append(
-                {
-                    "kind": "imported",
-                    "significant": None,
-                    "delta_pct": None,
-                    "link": "",
-                    "claim": f"no lmbench metric in common ({IMPORTED})",
-                }
-            )
-        sections.append(("lmbench", fs))
-    return sections
-
-
-def host_findings(model: dict, kernels: list[str]) -> list[dict]:
-    """A warning when the host-load guard saw a disturbed host during the runs."""
-    notes = []
-    boot = model.get("boot")
-    if boot:
-        redone = sum(len(boot.kernels[k].disturbed) for k in kernels if k in boot.kernels)
-        if redone:
-            notes.append(f"{redone} boot run(s) were done again because the host was busy")
-    for k in kernels:
-        f = model["footprint"].get(k)
-        if f is None:
-            continue
-        if f.disturbed:
-            notes.append(f"{k}: {f.disturbed} footprint round(s) done again because the host was busy")
-        kept = [h.disturbed for h in f.host if h.disturbed]
-        if kept:
-            notes.append(f"{k}: {len(kept)} footprint round(s) kept on a busy host ({kept[0]})")
-    if not notes:
-        return []
-    return [
-        {
-            "kind": "host",
-            "significant": None,
-            "delta_pct": None,
-            "claim": "the host was not quiet: " + "; ".join(notes) + " (docs/boot-timing.md: the host-load guard)",
-            "link": "",
-        }
-    ]
-
-
-def cost_findings(cost: BuildCost | None, base: str, k: str) -> list[dict]:
-    """The cold build cost (build-cost.json): CPU and wall time of the rounds of cold builds,
-    paired by round, tested in the kernel's family like the boot times."""
-    if cost is None or base not in cost.kernels or k not in cost.kernels:
-        return []
-    out = []
-    for metric, what, unit in (
-        ("cpu", "build CPU time, cold (no ccache)", "CPU s"),
-        ("real", "build wall time, cold", "s"),
-    ):
-        a = [(r.round, getattr(r, metric)) for r in cost.kernels[base].runs if not r.redone]
-        b = [(r.round, getattr(r, metric)) for r in cost.kernels[k].runs if not r.redone]
-        out.append(
-            tested_finding(
-                what,
-                [v for _, v in a],
-                [v for _, v in b],
-                unit,
-                "lower",
-                link="../build-cost.json",
-                a_rounds=[r for r, _ in a],
-                b_rounds=[r for r, _ in b],
-                key=f"build-cost.json:{metric}",
-            )
-        )
-    return out
-
-
-def build_findings(ra: Build, rb: Build, k: str, cost: BuildCost | None = None) -> list[dict]:
-    ha, hb = (r.ccache.hit_rate if r.ccache else None for r in (ra, rb))
-    if max(ha or 0, hb or 0) > CCACHE_COLD or abs((ha or 0) - (hb or 0)) > CCACHE_GAP:
-        why = (
-            f"not comparable: ccache hits {(ha or 0) * 100:.0f} % vs {(hb or 0) * 100:.0f} %; "
-            f"rebuild both cold (BRINGUP_CCACHE=0 make build-all FORCE=1) to compare"
-        )
-    else:
-        why = "not tested"
-    link = f"../{k}/build.json"
-    cold = cost_findings(cost, ra.kernel, k)
-    if cold:
-        why = (
-            f"not comparable: ccache hits {(ha or 0) * 100:.0f} % vs {(hb or 0) * 100:.0f} %; "
-            "the cold builds above compare"
-        )
-    what = "build time (the study's build, through ccache)" if cold else "build time"
-    return [
-        *cold,
-        untested_finding(what, ra.time.real, rb.time.real, "s real", "lower", link=link, why=why),
-        size_finding(
-            f"compressed image ({rb.sizes.compressed_image.file})",
-            ra.sizes.compressed_image.bytes / 1024,
-            rb.sizes.compressed_image.bytes / 1024,
-            "kB",
-            link,
-        ),
-        size_finding(
-            "uncompressed kernel (vmlinux text+data+bss)",
-            ra.sizes.berkeley.dec / 1024,
-            rb.sizes.berkeley.dec / 1024,
-            "kB",
-            link,
-        ),
-    ]
-
-
-def boot_findings(boot: BootTiming, milestones: list[dict], base: str, k: str, fname: str) -> list[dict]:
-    if base not in boot.kernels or k not in boot.kernels:
-        return []
-    fs = []
-    for m in milestones:
-        sa, sb = boot.kernels[base].milestones.get(m["name"]), boot.kernels[k].milestones.get(m["name"])
-        va, vb = _run_values(sa), _run_values(sb)
-        if va and vb and m["summary"]:
-            fs.append(
-                tested_finding(
-                    f"boot to {m['label']}",
-                    va,
-                    vb,
-                    "s",
-                    "lower",
-                    link=f"../{fname}",
-                    a_rounds=sa.rounds if sa else None,
-                    b_rounds=sb.rounds if sb else None,
-                    key=f"{fname}:{m['name']}",
-                    clock=boot.clock.kind,
-                )
-            )
-    return fs
-
-
-def footprint_findings(fa: Footprint, fb: Footprint, k: str) -> list[dict]:
-    link = f"../{k}/footprint.json"
-    fs = []
-    if fa.kernel_code_data_kb is not None and fb.kernel_code_data_kb is not None:
-        fs.append(size_finding("kernel code + data", fa.kernel_code_data_kb, fb.kernel_code_data_kb, "kB", link))
-    if fa.total_free_kb is not None and fb.total_free_kb is not None:
-        fs.append(size_finding('total "free" memory', fa.total_free_kb, fb.total_free_kb, "kB", link))
-    fs.append(
-        tested_finding(
-            "memory available to malloc()",
-            fa.malloc_kb_values or [fa.malloc_kb],
-            fb.malloc_kb_values or [fb.malloc_kb],
-            "kB",
-            "higher",
-            slower="less",
-            faster="more",
-            link=link,
-            a_rounds=fa.rounds or None,
-            b_rounds=fb.rounds or None,
-            key="footprint:malloc_kb",
-            clock=same_clock(fa.clock.kind, fb.clock.kind),
-        )
-    )
-    return fs
-
-
-def _metric_pairs(a: Lmbench, b: Lmbench) -> dict[str, list[tuple[Metric, Metric]]]:
-    """The metrics both kernels have, by lmbench group: (a's, b's)."""
-    groups: dict[str, list[tuple[Metric, Metric]]] = {}
-    for bname, bench in b.benchmarks.items():
-        other = a.benchmarks.get(bname)
-        if not other:
-            continue
-        ma = {m.name: m for m in other.metrics}
-        for m in bench.metrics:
-            if m.name in ma:
-                groups.setdefault(bench.group or "other", []).append((ma[m.name], m))
-    return groups
-
-
-def _metric_finding(ma: Metric, mb: Metric, k: str, group: str, clock: str = "host") -> dict:
-    word = ("slower", "faster") if mb.unit != "MB/s" and mb.better == "lower" else ("lower", "higher")
-    va, vb = ma.values or [ma.value], mb.values or [mb.value]
-    link = f"../{k}/lmbench.json"
-    if clock != "host" or (len(va) >= 2 and len(vb) >= 2):
-        f = tested_finding(
-            mb.name,
-            va,
-            vb,
-            mb.unit,
-            mb.better,
-            *word,
-            link=link,
-            a_rounds=ma.rounds,
-            b_rounds=mb.rounds,
-            key=f"lmbench:{mb.name}",
-            clock=clock,
-        )
-    else:
-        f = untested_finding(mb.name, ma.value, mb.value, mb.unit, mb.better, *word, link=link)
-    f["group"] = group
-    return f
-
-
-def lmbench_metric_findings(a: Lmbench, b: Lmbench, k: str) -> list[dict]:
-    """Every metric both kernels have, as a finding (tested when each has >= 2 rounds; deterministic
-    when both were measured on the instruction clock)."""
-    clock = same_clock(a.clock.kind, b.clock.kind)
-    return [
-        f
-        for group, pairs in _metric_pairs(a, b).items()
-        for f in (_metric_finding(ma, mb, k, group, clock) for ma, mb in pairs)
-        if f["delta_pct"] is not None
-    ]
 
 
 def lmbench_groups(metrics: list[dict], k: str, record: str = "lmbench.json") -> list[dict]:

@@ -13,6 +13,7 @@ from bringup import records
 from bringup.errors import BringupError
 from bringup.records import Build, SizeDiff
 from bringup.report import compare
+from bringup.report.reading import optional
 from bringup.util import clock
 
 DIRECTORY = "size-diffs"
@@ -28,11 +29,8 @@ def path(bdir: Path, a: Build, b: Build) -> Path | None:
 def stored(f: Path) -> dict | None:
     """The diffs of a stored record, as compare.artifact_diffs() returns them; None when
     there is none or it does not read (then it is made again and replaced)."""
-    if not f.is_file():
-        return None
-    try:
-        rec = records.read(f, SizeDiff)
-    except BringupError:
+    rec = optional(f, SizeDiff)
+    if rec is None:
         return None
     out: dict = {"left_out": []}
     if rec.symbols is not None:

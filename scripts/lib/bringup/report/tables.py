@@ -19,3 +19,14 @@ def fmt_delta(d: float | None, minus: str = "-") -> str:
     if d is None:
         return "n/a"
     return f"{'+' if d >= 0 else minus} {abs(d):.0f} %"
+
+
+def delta(a: float | None, b: float | None) -> float | None:
+    """pct(a, b) to one decimal, as the tables keep it."""
+    d = pct(a, b)
+    return None if d is None else round(d, 1)
+
+
+def line_link(target: str, line: int | None) -> str:
+    """A link to a file, at its line when the record says which."""
+    return f"{target}#L{line}" if line else target

@@ -9,6 +9,7 @@ import math
 from bringup import stats
 from bringup.records import Workloads
 from bringup.records.workloads import WorkloadFile, WorkloadMetric
+from bringup.report.model import WorkloadSection
 from bringup.report.tables import pct
 
 KEY = "workload:{w}:{m}"  # the key of a tested metric in the family (findings.summarize)
@@ -186,3 +187,10 @@ def left_out(recs: dict[str, Workloads], wt: dict) -> list[dict]:
             why = f"runs only when named (default_set = false): WORKLOADS={name} or WORKLOADS=all"
             out.append({"name": name, "why": why})
     return out
+
+
+def section(wl: dict[str, Workloads], kernels: list[str]) -> WorkloadSection:
+    """The report's Workloads section: the tables, the shipped workloads no record holds, the chart's values."""
+    wt = tables(wl, kernels)
+    wt["left_out"] = left_out(wl, wt)
+    return WorkloadSection(workload_tables=wt, workload_relative=relative(wt))

@@ -1,8 +1,9 @@
 """What a board outside QEMU (a serial bench board, a labgrid place) boots over: the
 network U-Boot configures from the board's [tftp] table, the NFS server's address as
 the board sees it, and where in a TFTP directory a kernel's boot files go.  One
-helper that targets/serial.py and targets/labgrid.py compose (QEMU's network is its
-own, user-mode)."""
+helper that targets/serial.py and targets/labgrid.py compose: BenchBoard gives their
+network() and nfs_address(), prefix() and tftp_staging() their staging (QEMU's
+network is its own, user-mode)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,17 @@ def nfs_address(board: Board) -> str:
             f"instead (the NFS server's address as the board sees it)"
         )
     return address
+
+
+class BenchBoard:
+    """The Target protocol's network() and nfs_address() for a board outside QEMU, from
+    its board file: what SerialTarget and LabgridTarget share (their `board`); their
+    staging() puts the boot files under prefix() (tftp_staging)."""
+
+    board: Board
+
+    def network(self) -> Network:
+        return network(self.board)
+
+    def nfs_address(self) -> str:
+        return nfs_address(self.board)

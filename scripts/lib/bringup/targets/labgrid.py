@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bringup.boot.target import BootSpec, Network, Staging, Target
+from bringup.boot.target import BootSpec, Staging, Target
 from bringup.errors import BringupError
 from bringup.model.board import Board
 from bringup.parse import labgrid as lgparse
@@ -94,7 +94,7 @@ def coordinator_address(board: Board) -> str:
     return addr
 
 
-class LabgridTarget:
+class LabgridTarget(bench.BenchBoard):
     """A labgrid place: see the module's docstring."""
 
     def __init__(
@@ -274,12 +274,6 @@ class LabgridTarget:
                 f"{self.board.file.name}: nowhere to put the boot files"
             )
         return bench.tftp_staging(t.dir, prefix)
-
-    def network(self) -> Network:
-        return bench.network(self.board)
-
-    def nfs_address(self) -> str:
-        return bench.nfs_address(self.board)
 
     # -- the boot -------------------------------------------------------------------
     def prepare(self, boot: BootSpec) -> None:

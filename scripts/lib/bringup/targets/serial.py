@@ -17,14 +17,14 @@ import sys
 import time
 from typing import Any
 
-from bringup.boot.target import BootSpec, Network, Staging, Target
+from bringup.boot.target import BootSpec, Staging, Target
 from bringup.errors import BootFailed, BringupError
 from bringup.model.board import Board
 from bringup.model.specs import PowerSpec
 from bringup.targets import bench
 
 
-class SerialTarget:
+class SerialTarget(bench.BenchBoard):
     """A real board: console on a pyserial URL, power from board commands or the operator."""
 
     def __init__(self, board: Board, operator_timeout: float = 120.0, say=print, off_settle: float = 1.0):
@@ -48,12 +48,6 @@ class SerialTarget:
             )
         # the bench's TFTP server serves it
         return bench.tftp_staging(self.board.tftp.dir, bench.prefix(self.board, kernel_id))
-
-    def network(self) -> Network:
-        return bench.network(self.board)
-
-    def nfs_address(self) -> str:
-        return bench.nfs_address(self.board)
 
     # -- power ----------------------------------------------------------------
     def _run(self, which: str) -> bool:

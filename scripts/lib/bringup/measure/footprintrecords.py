@@ -1,0 +1,218 @@
+"""The footprint's records (measure/footprint.py): the build records it reads
+(build_records), the headline values of its rounds (headline), each kernel's
+footprint.json and lmbench.json from its rounds (kernel_records), the failure record
+of a kernel the step left out (failure_record), several lmbench passes in one
+(merge_runs), and why lmbench's binaries could not run at all (cannot_run)."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from bringup import records
+from bringup.boot import rounds
+from bringup.errors import BootFailed, BringupError
+from bringup.model.benchset import BenchSet
+from bringup.model.board import Board
+from bringup.model.clocks import clock_of
+from bringup.parse import lmbench as lp
+from bringup.parse import meminfo
+from bringup.util import clock, environment, paths
+
+
+@dataclass
+class Payload:
+    """The footprint's ramdisk and what went into it: the lmbench set, where lmbench came
+    from (lm_info) or why it cannot be measured (lm_missing), and whether the ramdisk runs
+    the steps by itself (autorun: the instruction clock)."""
+
+    rootfs: records.Rootfs
+    bset: BenchSet
+    lm_info: dict
+    lm_missing: str | None
+    autorun: bool
+
+
+def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dict[str, dict[int, float]]]:
+    """The headline values of the footprint for --until-ci, as metric -> kernel ->
+    round -> value: what the management summary tests, i.e. the memory available to
+    malloc() (mem_eat's total, kB) and every lmbench metric (one pass per round), from
+    the values each boot parsed.  Kernel Code + Data and total "free" are not among
+    them: the summary states them as sizes, untested."""
+    out: dict[str, dict[str, dict[int, float]]] = {}
+    for d in kept:
+        eat, passed = d.result["eat"], d.result["lmbench"]
+        if eat:
+            out.setdefault("memory available to malloc()", {k: {} for k in kernels})[d.kernel][d.round] = eat["kb"]
+        for b in (passed or {}).values():
+            for m in b["metrics"]:
+                out.setdefault(f"lmbench {m['name']}", {k: {} for k in kernels})[d.kernel][d.round] = m["value"]
+    return out
+
+
+def build_records(board: Board, kernels: list[str], logs: Path) -> dict:
+    """The build record of each kernel; a kernel not built is one line saying what to run."""
+    builds = {}
+    for kid in kernels:
+        f = Path(logs) / board.name / kid / "build.json"
+        if not f.exists():
+            raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
+        builds[kid] = records.read_json(f, "bringup.build")
+    return builds
+
+
+def failure_record(board: Board, kid: str, bad: dict, recdir: Path) -> dict:
+    """The failure record of a kernel the step left out."""
+    keep = recdir / "footprint.json"
+    return {
+        "step": "footprint",
+        "board": board.name,
+        "kernel": kid,
+        "created": clock.now(),
+        "error": records.plain_text(bad["failed"], 2000),
+        "run": str(Path(bad["run_dir"]).relative_to(recdir)) if bad.get("run_dir") else None,
+        "kept": "footprint.json" if keep.exists() else None,
+    }
+
+
+LOADER_FAILED = re.compile(
+    r"error while loading shared libraries: [^\r\n]*|cannot execute binary file[^\r\n]*|"
+    r"FATAL: kernel too old|Illegal instruction"
+)
+
+
+def cannot_run(texts: list[str], parsed: list[dict] | None = None) -> str | None:
+    """Why the lmbench binaries could not run at all in this boot (every benchmark exited
+    126/127 or the loader refused them, with no number), or None.  parsed: the texts
+    already parsed (lp.parse_runner), so they are not parsed again."""
+    results = parsed if parsed is not None else [lp.parse_runner(x) for x in texts]
+    if not results or any(m for r in results for b in r.values() for m in b["metrics"]):
+        return None
+    if not any(r for r in results):
+        return None
+    m = next((LOADER_FAILED.search(x) for x in texts if LOADER_FAILED.search(x)), None)
+    if m is None and not all(b.get("rc") in (126, 127) for r in results for b in r.values()):
+        return None
+    why = m.group(0).strip() if m else "every benchmark exited 126/127"
+    return f"the lmbench binaries cannot run on this kernel ({why}); build lmbench static with LMBENCH_SRC="
+
+
+def kernel_records(
+    board: Board, kid: str, build: dict, recdir: Path, done: dict, payload, mode: str
+) -> tuple[dict, dict]:
+    """footprint.json and lmbench.json of one kernel from its rounds (done: footprint._rounds'
+    of the kernel); payload: the ramdisk and its lmbench (footprint.Payload)."""
+    rs = done["rounds"]
+    fp = _footprint_record(board, kid, build, recdir, done, payload.rootfs)
+    lm = {
+        "board": board.name,
+        "kernel": kid,
+        "created": clock.now(),
+        "build_key": build.get("key"),
+        "mode": mode,
+        "source": payload.lm_info,
+        "run": fp["run"],
+        "clock": clock_of(board).record(),
+        "environment": environment.of_board(board),
+    }
+    if payload.lm_missing or mode == "none":
+        lm.update(measured=False, reason=payload.lm_missing or "not requested", runs=0, retried=[], benchmarks={})
+        return fp, lm
+    lm.update(_lmbench_passes(rs, payload.bset))
+    return fp, lm
+
+
+def _footprint_record(board: Board, kid: str, build: dict, recdir: Path, done: dict, rd: records.Rootfs) -> dict:
+    """footprint.json of one kernel: its first round's outputs, and every round's values."""
+    rs = done["rounds"]
+    first = rs[0]
+    mem_line = meminfo.parse_memory_line(first["after"]["console_text"])
+    frees = [meminfo.parse_free(r["after"]["free"]) for r in rs]
+    eats = [r["eat"] for r in rs]  # parsed as each boot ended
+    for r, eat in zip(rs, eats, strict=True):
+        if eat is None:
+            raise BootFailed(f"{board.name}/{kid}: mem_eat printed no total (see {paths.rel(r['run_dir'])})")
+    malloc = [e["kb"] for e in eats if e]
+    rel = [r["run_dir"].relative_to(recdir).as_posix() for r in rs]
+    return {
+        "board": board.name,
+        "kernel": kid,
+        "kernelrelease": build["kernelrelease"],
+        "build_key": build.get("key"),
+        "created": clock.now(),
+        "run": rel[0],
+        "memory_mb": board.memory_mb,
+        "memory_line": mem_line,
+        "free": frees[0],
+        "meminfo": meminfo.parse_meminfo(first["after"]["meminfo"]),
+        "mem_eat": eats[0],
+        "kernel_code_data_kb": mem_line["kernel_code_data_kb"] if mem_line else None,
+        "total_free_kb": frees[0]["total_kb"] if frees[0] else None,
+        "malloc_kb": int(statistics.median(malloc)),
+        "rootfs": rd.ref().model_dump(),
+        "rounds": [r["round"] for r in rs],
+        "malloc_kb_values": malloc,
+        "total_free_kb_values": [f["total_kb"] for f in frees if f],
+        "runs": rel,
+        "host": [r["host"] for r in rs if r["host"]],
+        "disturbed": done["disturbed"],
+        "clock": clock_of(board).record(),
+        "environment": environment.of_board(board),
+    }
+
+
+def _lmbench_passes(rs: list[dict], bset: BenchSet) -> dict:
+    """lmbench.json's measurement from the rounds' passes (parsed as each boot ended), their
+    text in the first run's lmbench.txt; not measured when the binaries could not run."""
+    first = rs[0]
+    texts = [r["after"]["lmbench"][0] for r in rs]
+    passes = [r["lmbench"] or {} for r in rs]
+    cannot = cannot_run(texts, passes)
+    if cannot:  # e.g. Debian's dynamic binaries on a 2.6.32 kernel: not measured, and why
+        (first["run_dir"] / "lmbench.txt").write_text("\n".join(texts))
+        return {"measured": False, "reason": cannot, "runs": 0, "retried": [], "benchmarks": {}}
+    raw = "".join(
+        f"=== lmbench run {i + 1} (round {r['round']})\n{x}\n" for i, (r, x) in enumerate(zip(rs, texts, strict=True))
+    )
+    (first["run_dir"] / "lmbench.txt").write_text(raw)
+    blocks = lp.block_lines(raw)  # where each benchmark's blocks begin: the report links there
+    parsed = merge_runs(passes, [r["round"] for r in rs])
+    groups = {b.name: b.group for b in bset.bench}
+    for name, v in parsed.items():
+        v["group"] = groups.get(name, "")
+        v["raw_lines"] = blocks.get(name, [])
+        v.pop("text", None)
+    retried = sorted({n for r in rs for n in r["after"].get("lmbench_retried", [])})
+    return {"measured": True, "reason": None, "runs": len(rs), "benchmarks": parsed, "retried": retried}
+
+
+def merge_runs(runs: list[dict], labels: list[int] | None = None) -> dict:
+    """Benchmarks of several runner passes in one: each metric keeps every
+    run's value in "values" (for the report's significance test), the round of
+    each value in "rounds" (when labels are given), and their median in "value"."""
+    if len(runs) == 1 and labels is None:
+        return runs[0]
+    out: dict = {}
+    for i, r in enumerate(runs):
+        for name, b in r.items():
+            if name not in out:
+                out[name] = {**b, "metrics": []}
+            seen = {m["name"]: m for m in out[name]["metrics"]}
+            for m in b["metrics"]:
+                if m["name"] not in seen:
+                    mm = {**m, "values": []}
+                    if labels is not None:
+                        mm["rounds"] = []
+                    out[name]["metrics"].append(mm)
+                    seen[m["name"]] = mm
+                seen[m["name"]]["values"].append(m["value"])
+                if labels is not None:
+                    seen[m["name"]]["rounds"].append(labels[i])
+            if b.get("rc"):
+                out[name]["rc"] = b["rc"]
+    for b in out.values():
+        for m in b["metrics"]:
+            m["value"] = statistics.median(m["values"])
+    return out

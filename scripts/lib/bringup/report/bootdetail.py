@@ -1,0 +1,135 @@
+"""The boot sections' details: "Boot time explained" from the initcalls profile's
+record (report/bootexplain.py), the console's cost before user space (timing runs
+against quiet runs) and the deferred probes each kernel's good runs printed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bringup import records, stats
+from bringup.model.board import Board
+from bringup.records import BootTiming
+from bringup.report import bootexplain
+from bringup.report.inputs import Gathered
+
+
+def details(board: Board, g: Gathered, rules) -> dict[str, Any]:
+    """The BootSection's boot_explained, console_cost and deferred."""
+    bdir, boot, kernels = g.bdir, g.inputs.boot, g.kernels
+    icname = records.boot_timing_name(profile="initcalls")
+    ic = g.reader.read(bdir / icname, BootTiming)
+    labels = {m.name: m.label for m in rules.milestones}
+    explained = _boot_explained(ic, kernels, icname, labels) if ic else None
+    quiet = g.reader.read(bdir / records.boot_timing_name(profile="quiet"), BootTiming)
+    return {
+        "boot_explained": explained,
+        "console_cost": _console_cost(board, boot, quiet, kernels, rules),
+        "deferred": _deferred({"timing": boot, "initcalls": ic}, kernels),
+    }
+
+
+def _boot_explained(ic: BootTiming, kernels: list[str], fname: str, labels: dict, top: int = 10) -> dict | None:
+    """The "Boot time explained" section from the initcalls profile's record
+    (report/bootexplain.py): per kernel its initcalls, against the first kernel the
+    initcalls that grew, shrank, appeared or vanished."""
+    blocks = {}
+    for k in kernels:
+        block = ic.kernels[k].initcalls if k in ic.kernels else None
+        if block is not None and block.runs:
+            blocks[k] = block.model_dump()
+    if not blocks:
+        return None
+    ks = list(blocks)
+    views = {k: bootexplain.kernel_view(blocks[k], top) for k in ks}
+    for v in views.values():
+        v["end_label"] = labels.get(v["end_milestone"] or "", v["end_milestone"])
+    timeline = {
+        k: [
+            {
+                "key": bootexplain.key(c),
+                "level": c["level"],
+                "start_s": bootexplain.median_of(c["start_s"]),
+                "us": bootexplain.median_of([float(x) for x in c["us"] if x is not None]),
+            }
+            for c in blocks[k]["calls"]
+        ]
+        for k in ks
+    }
+    pairs = []
+    for k in ks[1:]:
+        att = bootexplain.attribute(blocks[ks[0]], blocks[k], ks[0], k)
+        if att is not None:
+            label = labels.get(att["end_milestone"] or "")
+            pairs.append(
+                {
+                    **att,
+                    "end_label": label or att["end_milestone"],
+                    "top": bootexplain.top_changes(att, top),
+                    "claim": bootexplain.claim(att, label),
+                }
+            )
+    return {
+        "file": fname,
+        "cmdline_args": dict(ic.cmdline_args),
+        "kernels": views,
+        "pairs": pairs,
+        "timeline": timeline,
+        "levels": list(bootexplain.LEVEL_ORDER) + ["unknown"],
+    }
+
+
+def _deferred(recs: dict[str, BootTiming | None], kernels: list[str]) -> dict | None:
+    """The deferred probes each kernel's good runs printed, per profile record that
+    keeps them (boot-timing /6); None when no record does (older records)."""
+    rows, seen = [], []
+    for profile, rec in recs.items():
+        for k in kernels:
+            t = rec.kernels.get(k) if rec else None
+            if t is None or t.deferred is None:
+                continue
+            seen.append({"kernel": k, "profile": profile, "runs": t.ok})
+            rows += [{"kernel": k, "profile": profile, "of": t.ok, **d.model_dump()} for d in t.deferred]
+    return {"rows": rows, "seen": seen} if seen else None
+
+
+def _console_cost(
+    board: Board, boot: BootTiming | None, quiet: BootTiming | None, kernels: list[str], rules
+) -> dict | None:
+    """Console output before user space per kernel (the timing profile's runs), its cost
+    at the console's baud rate, and the end milestone's time in quiet runs against the
+    timing runs when both records exist (Mann-Whitney U, uncorrected: shown, never claimed)."""
+    end = next((m for m in rules.milestones if m.end), None)
+    rows = []
+    for k in kernels:
+        t = boot.kernels.get(k) if boot else None
+        q = quiet.kernels.get(k) if quiet else None
+        c = t.console if t else None
+        if c is None and q is None:
+            continue
+        row: dict[str, Any] = {
+            "kernel": k,
+            "bytes": c.bytes.median if c else None,
+            "kernel_bytes": c.kernel_bytes.median if c and c.kernel_bytes else None,
+            "baud": c.baud if c else None,
+            "cost_s": c.cost_s if c else None,
+            "timing_s": None,
+            "quiet_s": None,
+            "p": None,
+        }
+        if end is not None and t and q and end.name in t.milestones and end.name in q.milestones:
+            a, b = t.milestones[end.name], q.milestones[end.name]
+            assert boot is not None and quiet is not None
+            ha, hb = boot.times(a), quiet.times(b)
+            row["timing_s"] = ha.median if ha else None
+            row["quiet_s"] = hb.median if hb else None
+            test = stats.mann_whitney(a.values or [], b.values or [])
+            row["p"] = test["p"] if test else None
+        rows.append(row)
+    if not rows:
+        return None
+    return {
+        "rows": rows,
+        "end": end.label if end else None,
+        "qemu": board.qemu is not None,
+        "until": next((m.label for m in rules.milestones if m.after_initcalls), None),
+    }
