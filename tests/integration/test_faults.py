@@ -135,11 +135,16 @@ def children(pid: int) -> list[int]:
     return out
 
 
-def qemu_of(pid: int):
+def qemu_of(pid: int, kernel: str | None = None):
+    """pid's QEMU child; with kernel, the one booting that kernel (on the instruction clock
+    a board boots two kernels at once: JOBS)."""
+
     def check():
         for c in children(pid):
             with contextlib.suppress(OSError):
-                if "qemu-system" in Path(f"/proc/{c}/comm").read_text():
+                if "qemu-system" not in Path(f"/proc/{c}/comm").read_text():
+                    continue
+                if kernel is None or f"/{BOARD}/{kernel}/" in Path(f"/proc/{c}/cmdline").read_text():
                     return c
         return None
 
@@ -196,7 +201,7 @@ def test_qemu_killed_during_a_kernel_leaves_it_out_and_the_step_goes_on(good):
     old = run_dirs(bdir, "5.10")
     p = start(good, "footprint-report", "--board", BOARD, *SMALL)
     wait_for("5.10's mem_eat", console_has(bdir, "5.10", old, "@@@ STEP BEGIN mem_eat"))
-    os.kill(wait_for("QEMU", qemu_of(p.pid)), signal.SIGKILL)
+    os.kill(wait_for("5.10's QEMU", qemu_of(p.pid, "5.10")), signal.SIGKILL)
     out, err = p.communicate(timeout=600)
     assert p.returncode == 4, err[-3000:]
     last = one_line(err)
@@ -235,7 +240,7 @@ def test_two_runs_at_once_then_qemu_stopped_and_ctrl_c(good, tmp_path):
         c = start(good, "footprint-report", "--board", BOARD, "--kernel", "6.12", *SMALL, stderr=f)
     wait_for("the third run waiting", lambda: f"waiting for pid {a.pid}, footprint, since " in _read(c_err))
     wait_for("6.12 booting", console_has(bdir, "6.12", old, "Linux version"))
-    q = wait_for("QEMU", qemu_of(a.pid))
+    q = wait_for("6.12's QEMU", qemu_of(a.pid, "6.12"))
     os.kill(q, signal.SIGSTOP)
     wait_for("QEMU stopped", lambda: _state(q) == "T", timeout=10)
     a.send_signal(signal.SIGINT)
@@ -262,7 +267,7 @@ def test_a_hung_qemu_in_the_workloads_leaves_its_kernel_out_and_the_next_is_meas
     p = start(good, "workloads", "--board", BOARD, *fast, "--timeout-factor", "0.2")
     old: set[Path] = set()
     typed = wait_for("5.10's first workload step", console_has(bdir, "5.10", old, "/usr/bin/xz", "workload-runs"))
-    q = wait_for("QEMU", qemu_of(p.pid))
+    q = wait_for("5.10's QEMU", qemu_of(p.pid, "5.10"))
     os.kill(q, signal.SIGSTOP)
     out, err = p.communicate(timeout=600)
     assert p.returncode == 4, err[-3000:]
