@@ -7,6 +7,7 @@ import pytest
 
 import recordfactory as rf
 from bringup import aa, records
+from bringup.builder import rootfs
 from bringup.errors import BringupError
 from bringup.model.board import load_board
 
@@ -24,7 +25,7 @@ def canned_aa(tmp_path, monkeypatch):
         (src / rel).write_bytes(b"image " + rel.encode())
     seen: dict = {}
     rd = types.SimpleNamespace(file="initramfs.cpio.gz", ref=lambda: None)
-    monkeypatch.setattr(aa.rootfs, "build", lambda *a, **kw: rd)
+    monkeypatch.setattr(rootfs, "build", lambda *a, **kw: rd)
 
     def boot_timing(board, logs, initrd, target_for, **kw):
         seen.update(kw, board=board.name, kernels=[k.id for k in board.kernels])
@@ -41,7 +42,9 @@ def test_aa_boots_with_the_root_it_is_given(canned_aa, root):
     stale = logs / "qemu-arm-aa" / "boot-timing.json"  # an earlier check's ramdisk timing
     stale.parent.mkdir(parents=True)
     stale.write_text("{}")
-    result = aa.run(board, "6.12", logs, cache, runs=3, lmbench="none", lmbench_runs=2, root=root, say=lambda m: None)
+    result = aa.run(
+        board, "6.12", logs, cache, aa.Plan(runs=3, lmbench="none", lmbench_runs=2, root=root), say=lambda m: None
+    )
     assert seen["root"] == root and seen["runs"] == 3 and seen["board"] == "qemu-arm-aa"
     assert seen["kernels"] == ["a", "b"] and seen["footprint"]["lmbench_runs"] == 2
     assert not stale.exists(), "a boot timing left from an earlier check would be judged again"
@@ -54,5 +57,5 @@ def test_aa_boots_with_the_root_it_is_given(canned_aa, root):
 def test_aa_refuses_a_root_it_cannot_boot_before_any_work(canned_aa):
     board, logs, cache, seen = canned_aa
     with pytest.raises(BringupError, match="root 'usb': use 'ramdisk' or 'nfs'"):
-        aa.run(board, "6.12", logs, cache, root="usb", say=lambda m: None)
+        aa.run(board, "6.12", logs, cache, aa.Plan(root="usb"), say=lambda m: None)
     assert seen == {} and not (logs / "qemu-arm-aa").exists()

@@ -90,8 +90,9 @@ def test_uboot_path_end_to_end_with_timestamps(arm, fake_build, tmp_path):
     assert hosts == sorted(hosts)
     # the fake sleeps 0.30 s between "Run /init" and the marker: the stamps must show it
     iv = {(i["from"], i["to"]): i["host_s"] for i in r["intervals"]}
-    assert iv[("run_init", "userspace")] == pytest.approx(0.30, abs=0.08)
-    assert iv[("console_enabled", "freeing_init")] == pytest.approx(0.20, abs=0.08)
+    # (a busy host only adds to a sleep: the bounds above are loose, those below are not)
+    assert 0.30 - 0.08 <= iv[("run_init", "userspace")] <= 0.30 + 0.5
+    assert 0.20 - 0.08 <= iv[("console_enabled", "freeing_init")] <= 0.20 + 0.5
     log = (tmp_path / "run" / "console.log").read_text()
     assert "] [    0.300000] Freeing unused kernel image" in log
     assert (tmp_path / "run" / "console.raw").read_bytes().count(b"\r\n") > 5
@@ -163,7 +164,8 @@ def test_line_time_is_its_first_byte(tmp_path):
     con.close()
     a, b = con.lines[0], con.lines[1]
     assert a.text == "first half second half" and b.text == "next"
-    assert b.t - a.t == pytest.approx(0.4, abs=0.1), "a line is stamped when its first byte arrives"
+    # stamped at its last byte, both lines would be stamped together (0 s apart); a busy host only adds
+    assert 0.4 - 0.1 <= b.t - a.t <= 0.4 + 0.5, "a line is stamped when its first byte arrives"
     assert (tmp_path / "c.log").read_text().splitlines()[0].endswith("] first half second half")
 
 
@@ -553,7 +555,7 @@ def test_console_rebase_moves_earlier_lines_and_the_log(tmp_path):
     assert con.lines[0].t == pytest.approx(early - 0.1)
     assert con.wait(1, timeout=2)
     con.close()
-    assert con.lines[1].t - con.lines[0].t == pytest.approx(0.3, abs=0.1)
+    assert 0.3 - 0.1 <= con.lines[1].t - con.lines[0].t <= 0.3 + 0.5  # a busy host only adds
     log = (tmp_path / "c.log").read_text().splitlines()
     assert [float(x[1:].split()[0]) for x in log] == pytest.approx([line.t for line in con.lines], abs=2e-6)
 

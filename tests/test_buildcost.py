@@ -317,11 +317,13 @@ def test_the_study_measures_the_build_cost_after_the_builds_unless_told_not_to(t
         monkeypatch.setattr(study, step, lambda *a, **kw: None)
     monkeypatch.setattr(study.report, "write", lambda *a, **kw: calls.append("report"))
     said: list[str] = []
-    study.run(board, tmp_path, tmp_path, say=said.append, workloads=[], jobs=2, build_cost=True, build_cost_runs=4)
+    study.run(
+        board, tmp_path, tmp_path, study.Plan(workloads=[], jobs=2, build_cost=True, build_cost_runs=4), say=said.append
+    )
     assert calls == ["build", ("cost", 4, 2), "report"]
     assert any(s.startswith("  5.10 → 6.12: build +") and "% CPU (95 % interval" in s for s in said)
     calls.clear()
-    study.run(board, tmp_path, tmp_path, say=said.append, workloads=[], build_cost=False)
+    study.run(board, tmp_path, tmp_path, study.Plan(workloads=[], build_cost=False), say=said.append)
     assert calls == ["build", "report"]
 
 

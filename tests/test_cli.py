@@ -2,6 +2,7 @@
 directory and expect the one-line error that names what is missing.  Output
 that cannot be written ends bringup quietly or in one line."""
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -9,6 +10,7 @@ import sys
 import pytest
 
 from bringup import cli
+from bringup.cli import common
 from conftest import run_cli
 
 
@@ -47,8 +49,8 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
 
     seen = {}
 
-    def fake_run(board, logs, cache, **kw):
-        seen.update(kw, board=board.name)
+    def fake_run(board, logs, cache, plan, say):
+        seen.update(dataclasses.asdict(plan), say=say, board=board.name)
         from bringup.errors import BringupError
 
         raise BringupError("stop here")
@@ -93,7 +95,7 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
         "lmbench_source": None,
         "lmbench_runs": 4,
         "root": "nfs",
-        "say": cli._say,
+        "say": common.say,
         "guard": True,  # BRINGUP_HOST_GUARD unset and the host clock: the host-load guard is on
         "places": [],  # no --places: the board file's
         "workloads": [],  # --workloads none: no workloads step
@@ -106,7 +108,7 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
     # BUILD_COST=0 (--build-cost-if=0, as make passes it) leaves it out
     seen.clear()
     assert cli.main(["study", "-b", "qemu-arm", "--build-cost-if=0"]) == 2
-    assert seen["build_cost"] is False and "build_cost_runs" not in seen
+    assert seen["build_cost"] is False and seen["build_cost_runs"] == study.Plan().build_cost_runs
 
 
 CPUS = os.cpu_count() or 1
@@ -145,8 +147,8 @@ def test_the_study_s_rounds_and_guard_follow_the_clock(empty_logs, monkeypatch, 
 
     seen = {}
 
-    def fake_run(board, logs, cache, **kw):
-        seen.update(kw, clock=clock_of(board).kind)
+    def fake_run(board, logs, cache, plan, say):
+        seen.update(dataclasses.asdict(plan), clock=clock_of(board).kind)
         raise BringupError("stop here")
 
     monkeypatch.setattr(study, "run", fake_run)
@@ -328,8 +330,8 @@ def test_aa_passes_its_root_on(empty_logs, monkeypatch, capsys):
 
     seen = {}
 
-    def fake_run(board, kernel, logs, cache, **kw):
-        seen.update(kw, kernel=kernel)
+    def fake_run(board, kernel, logs, cache, plan, say):
+        seen.update(dataclasses.asdict(plan), kernel=kernel)
         raise BringupError("stop here")
 
     monkeypatch.setattr(aa, "run", fake_run)
@@ -366,8 +368,8 @@ def test_aa_boots_each_arm_twice_at_least_on_the_instruction_clock(empty_logs, m
 
     seen = {}
 
-    def fake_run(board, kernel, logs, cache, **kw):
-        seen.update(kw)
+    def fake_run(board, kernel, logs, cache, plan, say):
+        seen.update(dataclasses.asdict(plan))
         raise BringupError("stop here")
 
     monkeypatch.setattr(aa, "run", fake_run)

@@ -76,13 +76,15 @@ def test_a_full_disk_without_a_file_name_in_the_error_still_names_the_file(tmp_p
     code = r"""
 import resource, signal, sys
 from pathlib import Path
+import dataclasses
 from bringup import cli
+from bringup.cli import commands
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
 def boom(a):
     Path(sys.argv[1]).write_text("x" * 100000)
     return 0
-cli.cmd_boards = boom
+commands.COMMANDS["boards"] = dataclasses.replace(commands.COMMANDS["boards"], run=boom)
 sys.exit(cli.main(["boards"]))
 """
     target = tmp_path / "big.txt"

@@ -110,7 +110,7 @@ def test_flags_and_defaults():
 
 
 def test_on_off_values_as_make_passes_them():
-    from bringup.cli import _switches
+    from bringup.cli.program import switches as _switches
 
     assert _switches(["build-all", "--force=1"]) == ["build-all", "--force"]
     assert _switches(["build-all", "--force=0"]) == ["build-all"]

@@ -230,15 +230,15 @@ def test_the_study_runs_the_workloads_step_unless_told_none(tmp_path, board, mon
     monkeypatch.setattr(study.appworkloads, "workloads", lambda *a, **kw: calls.append(("workloads", kw["names"])))
     monkeypatch.setattr(study.report, "write", lambda *a, **kw: calls.append("report"))
     said: list[str] = []
-    study.run(board, tmp_path, tmp_path, say=said.append, workloads=["openssl"])
+    study.run(board, tmp_path, tmp_path, study.Plan(workloads=["openssl"]), say=said.append)
     assert calls == ["build", ("workloads", ["openssl"]), "report"]
     assert "== [4/5] workloads qemu-arm: 3 rounds, quick (no workloads record for 5.10)" in said
     calls.clear()
-    study.run(board, tmp_path, tmp_path, say=said.append, workloads=[])
+    study.run(board, tmp_path, tmp_path, study.Plan(workloads=[]), say=said.append)
     assert calls == ["build", "report"]
     calls.clear()
     with pytest.raises(DataError, match="workload 'nope': no file"):
-        study.run(board, tmp_path, tmp_path, say=said.append, workloads=["nope"])
+        study.run(board, tmp_path, tmp_path, study.Plan(workloads=["nope"]), say=said.append)
     assert calls == []
 
 
@@ -255,17 +255,17 @@ def test_a_bad_profile_lmbench_set_or_mode_is_refused_before_anything_is_built(t
     calls: list = []
     monkeypatch.setattr(study.build, "build_all", lambda *a, **kw: calls.append("build"))
     with pytest.raises(BringupError, match="lmbench mode 'fast': use quick, full or none"):
-        study.run(board, tmp_path, tmp_path, say=lambda s: None, workloads=[], lmbench="fast")
+        study.run(board, tmp_path, tmp_path, study.Plan(workloads=[], lmbench="fast"), say=lambda s: None)
     configs = tmp_path / "configs"
     shutil.copytree(paths.CONFIGS, configs)
     monkeypatch.setattr(paths, "CONFIGS", configs)
     (configs / "lmbench.toml").write_text("[[bench]]\nname = 5\n")
     with pytest.raises(DataError, match=r"lmbench\.toml: field '"):
-        study.run(board, tmp_path, tmp_path, say=lambda s: None, workloads=[])
+        study.run(board, tmp_path, tmp_path, study.Plan(workloads=[]), say=lambda s: None)
     shutil.copy(paths.ROOT / "configs" / "lmbench.toml", configs / "lmbench.toml")
     (configs / "profiles" / "initcalls.toml").write_text('description = "x"\nstudy_runs = -1\n')
     with pytest.raises(DataError, match=r"initcalls\.toml: field 'study_runs'"):
-        study.run(board, tmp_path, tmp_path, say=lambda s: None, workloads=[])
+        study.run(board, tmp_path, tmp_path, study.Plan(workloads=[]), say=lambda s: None)
     assert calls == []
 
 
@@ -292,7 +292,7 @@ def test_the_study_ends_with_its_time_line(tmp_path, board, monkeypatch):
     monkeypatch.setattr(study, "footprint_fresh", lambda *a, **kw: None)
     monkeypatch.setattr(study.report, "write", lambda *a, **kw: "the report")
     said: list[str] = []
-    assert study.run(board, tmp_path, tmp_path, say=said.append, workloads=[]) == "the report"
+    assert study.run(board, tmp_path, tmp_path, study.Plan(workloads=[]), say=said.append) == "the report"
     assert re.fullmatch(
         r"Time: build-all 0m0\ds, boot-timing up to date, initcalls up to date, footprint-report up to date, "
         r"report 0m0\ds; total 0m0\ds",
@@ -361,5 +361,95 @@ def test_the_study_says_which_clock_measures(tmp_path, board, monkeypatch):
         (board, "host clock"),
     ]:
         said: list[str] = []
-        study.run(b, tmp_path, tmp_path, say=said.append, workloads=[])
+        study.run(b, tmp_path, tmp_path, study.Plan(workloads=[]), say=said.append)
         assert said[0] == f"== qemu-arm: measured on the {words}"
+
+
+# --- one measurement of a board at a time: the study holds the board for all its steps ---
+
+# a study whose steps are stand-ins: the build says so, boot timing takes the board's lock again
+# as the real step does (it must not wait for its own study), and before the footprint step the
+# study stops until told to go on (a line on its standard input)
+HOLDING_STUDY = """
+import sys
+from pathlib import Path
+from bringup import study
+from bringup.model.board import load_board
+from bringup.model.clocks import with_clock
+from bringup.util import lock
+
+logs = Path(sys.argv[1])
+def step(line):
+    print(line, flush=True)
+def boots(board, logs, cache, boots, say):
+    with lock.board(Path(logs) / board.name, "boot-timing", wait=False):
+        step("booted")
+    return {"kernels": {}}
+def between(*a, **kw):
+    step("between boot-timing and footprint")
+    sys.stdin.readline()
+    return None
+study.build.build_all = lambda *a, **kw: step("built")
+study.boot_fresh = lambda *a, **kw: "asked"
+study.boot_on_ramdisk = boots
+study.footprint_fresh = between
+study.report.write = lambda *a, **kw: step("report")
+study.run(with_clock(load_board("qemu-arm"), "host"), logs, logs, study.Plan(workloads=[]), say=lambda m: None)
+"""
+
+WAITER = """
+import sys
+from bringup.util import lock
+with lock.board(sys.argv[1], "boot-timing", say=lambda m: print(m, flush=True)):
+    print("measuring", flush=True)
+"""
+
+
+def test_a_study_holds_its_board_from_the_first_step_to_the_report(tmp_path, monkeypatch):
+    """make all BOARD=x and a make boot-timing BOARD=x started while it runs: the second waits
+    for the whole study (not only for the step under way), or refuses with --no-wait (exit 75)
+    in one line naming the study's pid and that it is a study."""
+    import subprocess
+    import sys
+
+    from conftest import run_cli
+
+    logs = tmp_path / "logs"
+    for k in ("5.10", "6.12"):  # boot-timing gets as far as the board's lock
+        records.write(logs / "qemu-arm" / k / "build.json", rf.build(k))
+    first = subprocess.Popen(
+        [sys.executable, "-c", HOLDING_STUDY, str(logs)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    waiter = None
+    try:
+        lines = [first.stdout.readline().strip()]
+        while lines[-1] not in ("between boot-timing and footprint", ""):
+            lines.append(first.stdout.readline().strip())
+        # each boot-timing step (timing, the initcalls profile) took the study's lock again without waiting
+        assert lines == ["built", "booted", "booted", "between boot-timing and footprint"]
+        p = run_cli(
+            "--no-wait", "boot-timing", "-b", "qemu-arm", "--clock", "host", env_extra={"BRINGUP_LOGS": str(logs)}
+        )
+        assert p.returncode == 75, p.stderr
+        assert p.stderr.count("\n") == 1
+        assert p.stderr.startswith(
+            f"bringup: error: boot-timing: board qemu-arm is being measured by pid {first.pid}, study, since "
+        )
+        assert p.stderr.rstrip().endswith("not waiting (--no-wait)")
+        waiter = subprocess.Popen(
+            [sys.executable, "-c", WAITER, str(logs / "qemu-arm")], stdout=subprocess.PIPE, text=True
+        )
+        said = waiter.stdout.readline().strip()
+        assert said.startswith(f"waiting for pid {first.pid}, study, since "), said
+        assert waiter.poll() is None, "the second run waits while the study is between two steps"
+        first.stdin.write("go on\n")
+        first.stdin.flush()
+        assert first.stdout.readline().strip() == "report"
+        assert first.wait(30) == 0
+        assert waiter.stdout.readline().strip() == "measuring"  # only now: the study is over
+        assert waiter.wait(30) == 0
+    finally:
+        for proc in (first, waiter):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()

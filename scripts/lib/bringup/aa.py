@@ -30,22 +30,24 @@ import json
 import os
 import shutil
 import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bringup import records, targets
+from bringup import records, study, targets
 from bringup.boot import timing as boottiming
 from bringup.boot.session import ROOTS
-from bringup.builder import rootfs
 from bringup.errors import BringupError
 from bringup.measure import footprint
 from bringup.model.board import Board, Kernel
 from bringup.model.clocks import clock_of, for_root
 from bringup.report import page as report
-from bringup.util import clock
+from bringup.util import clock, lock
 
 ARMS = ("a", "b")
+Say = Callable[[str], None]
 SENSITIVITY_TOLERANCE = 0.10  # the sensitivity check's claimed size must be within 10 % of the known cost
 
 
@@ -87,75 +89,87 @@ def link_build(logs: Path, board: Board, kernel_id: str, aa: Board) -> None:
         records.write(dst / "build.json", rec.model_copy(update={"kernel": arm, "board": aa.name}))
 
 
-def run(
-    board: Board,
-    kernel_id: str,
-    logs: Path,
-    cache: Path,
-    runs: int = 5,
-    lmbench: str = "quick",
-    lmbench_runs: int = 5,
-    path: str | None = None,
-    say=print,
-    guard: bool = True,
-    root: str = "ramdisk",
-    delay_ms: int = 0,
-    jobs: int = 1,
-) -> dict[str, Any]:
-    """The A/A check; root: the boot-timing root (ramdisk, or nfs: boot-timing-nfs.json,
-    and the summary's "Boot, root over NFS" section).  The footprint always boots the
-    ramdisk.  delay_ms > 0: the sensitivity check (module docstring)."""
+@dataclass(frozen=True)
+class Plan:
+    """What an A/A check is asked: boot rounds on a root (ramdisk, or nfs: boot-timing-nfs.json
+    and the summary's "Boot, root over NFS" section), footprint rounds (the footprint always
+    boots the ramdisk) in an lmbench mode, the boot path (None: the board's), the host-load
+    guard, boots at once, and delay_ms > 0: the sensitivity check (module docstring)."""
+
+    runs: int = 5
+    root: str = "ramdisk"
+    path: str | None = None
+    lmbench: str = "quick"
+    lmbench_runs: int = 5
+    guard: bool = True
+    jobs: int = 1
+    delay_ms: int = 0
+
+
+def run(board: Board, kernel_id: str, logs: Path, cache: Path, plan: Plan = Plan(), say: Say = print) -> dict[str, Any]:
+    """The A/A check (or the sensitivity check) of board's kernel kernel_id; its result, also
+    written to logs/<board>-aa/aa.json (-ab/ab.json).  The check's board is held (util/lock.py)
+    from linking the build to writing the result."""
     if not (Path(logs) / board.name / kernel_id / "build.json").exists():
         raise BringupError(
             f"{board.name}/{kernel_id}: no build record (run: make build-all BOARD={board.name} KERNEL={kernel_id})"
         )
-    path = path or board.boot
-    boottiming.plan(board, logs, path, root, [kernel_id])  # root and path refused before anything is linked
-    aa = aa_board(board, kernel_id, delay_ms)
+    path = plan.path or board.boot
+    boottiming.plan(board, logs, path, plan.root, [kernel_id])  # root and path refused before anything is linked
+    aa = aa_board(board, kernel_id, plan.delay_ms)
+    check = "ab" if plan.delay_ms else "aa"
+    plan = replace(plan, path=path)
+    with lock.board(Path(logs) / aa.name, check, say=say):
+        _prepare(board, kernel_id, aa, logs, plan, say)
+        _measure(aa, logs, cache, plan, say)
+        result = _result(board, kernel_id, aa, logs, plan)
+        records.write_text(Path(logs) / aa.name / f"{check}.json", json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def _prepare(board: Board, kernel_id: str, aa: Board, logs: Path, plan: Plan, say: Say) -> None:
+    """The arms get the kernel's build; no boot timing is left from an earlier check."""
     link_build(logs, board, kernel_id, aa)
-    what = f"sensitivity check (arm b +{delay_ms} ms before the userspace marker)" if delay_ms else "A/A check"
+    d = plan.delay_ms
+    what = f"sensitivity check (arm b +{d} ms before the userspace marker)" if d else "A/A check"
     say(f"{what}: {board.name}/{kernel_id} as arms {' and '.join(ARMS)} (board {aa.name}, {clock_of(aa).label})")
-    boottiming.plan(aa, logs, path, root)
+    boottiming.plan(aa, logs, plan.path or aa.boot, plan.root)
     for r in ROOTS:  # only this check's boot timing is judged: none left from an earlier one
         for failed in (False, True):
             (Path(logs) / aa.name / records.boot_timing_name(r, failed=failed)).unlink(missing_ok=True)
-    rd = rootfs.build(aa, logs, cache, say=say)
-    say(f"boot timing: {runs} rounds, root {root}")
-    boot_board = for_root(aa, root, say)  # an NFS root's boots: on the host clock
-    boottiming.boot_timing(
-        boot_board,
-        logs,
-        Path(logs) / aa.name / "rootfs" / rd.file,
-        partial(targets.for_board, boot_board, say=say),
-        runs=runs,
-        path=path,
-        say=say,
-        rootfs_ref=rd.ref(),
-        guard=guard,
-        root=root,
-        jobs=jobs,
+
+
+def _measure(aa: Board, logs: Path, cache: Path, plan: Plan, say: Say) -> None:
+    """Boot timing (on the host clock with an NFS root: model/clocks.py for_root), then the footprint."""
+    say(f"boot timing: {plan.runs} rounds, root {plan.root}")
+    on = for_root(aa, plan.root, say)
+    target_for = partial(targets.for_board, on, say=say)
+    boots = study.Boots(plan.runs, plan.path, plan.root, plan.guard, plan.jobs, target_for=target_for)
+    study.boot_on_ramdisk(on, logs, cache, boots, say)
+    say(f"footprint: {plan.lmbench_runs} rounds, lmbench {plan.lmbench}")
+    footprint.footprint(
+        aa, logs, cache, mode=plan.lmbench, lmbench_runs=plan.lmbench_runs, say=say, guard=plan.guard, jobs=plan.jobs
     )
-    say(f"footprint: {lmbench_runs} rounds, lmbench {lmbench}")
-    footprint.footprint(aa, logs, cache, mode=lmbench, lmbench_runs=lmbench_runs, say=say, guard=guard, jobs=jobs)
-    model = report.collect(aa, logs, own_floors=False)  # judged against the shipped floors, never its own
+
+
+def _result(board: Board, kernel_id: str, aa: Board, logs: Path, plan: Plan) -> dict[str, Any]:
+    """What the summary claims of the two arms, judged against the shipped floors (never its own)."""
+    model = report.collect(aa, logs, own_floors=False)
     result = judge(model)
     result.update(
         board=board.name,
         kernel=kernel_id,
         created=clock.now(),
-        runs=runs,
-        root=root,
-        lmbench=lmbench,
-        lmbench_runs=lmbench_runs,
+        runs=plan.runs,
+        root=plan.root,
+        lmbench=plan.lmbench,
+        lmbench_runs=plan.lmbench_runs,
         clock=clock_of(aa).record(),
-        spread={} if delay_ms else spreads(aa, logs, root),  # an A/B's spread is its known cost
-        arm_difference={} if delay_ms else arm_differences(aa, logs, root),
+        spread={} if plan.delay_ms else spreads(aa, logs, plan.root),  # an A/B's spread is its known cost
+        arm_difference={} if plan.delay_ms else arm_differences(aa, logs, plan.root),
     )
-    if delay_ms:
-        result["sensitivity"] = sensitivity(model, delay_ms)
-    records.write_text(
-        Path(logs) / aa.name / ("ab.json" if delay_ms else "aa.json"), json.dumps(result, indent=2) + "\n"
-    )
+    if plan.delay_ms:
+        result["sensitivity"] = sensitivity(model, plan.delay_ms)
     return result
 
 

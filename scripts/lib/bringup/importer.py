@@ -31,7 +31,7 @@ from bringup.errors import BringupError
 from bringup.model.base import CONTROL, regular_file
 from bringup.model.board import Board
 from bringup.model.milestones import load_rules
-from bringup.model.values import BOARD_FILE_SUFFIXES
+from bringup.model.values import BOARD_FILE_SUFFIXES, RESERVED_IDS
 from bringup.parse import bootlog as bootlog_parser
 from bringup.parse import lmbench as lmbench_parser
 from bringup.parse import meminfo
@@ -41,7 +41,6 @@ from bringup.records.imported import Imported
 from bringup.util import clock, paths
 
 KERNEL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
-RESERVED = {"rootfs", "report"}  # directories of logs/<board>/ that are not kernels
 RUN_DIRS = {"bootlog": "imported-bootlog", "lmbench": "imported-lmbench"}
 COPIES = {"bootlog": "console.log", "lmbench": "lmbench.txt"}  # the names a live run's links use
 RUN_ID = "imported"
@@ -60,7 +59,7 @@ def check_kernel_id(board: Board, kernel: str, replace: bool = False) -> None:
             f"--kernel {kernel!r}: not a kernel id (1-64 letters, digits, '.', '_', '+', '-'; "
             "no path separators, spaces or shell characters)"
         )
-    if kernel in RESERVED:
+    if kernel in RESERVED_IDS:
         raise BringupError(f"--kernel {kernel!r}: logs/{board.name}/{kernel}/ is not a kernel's directory")
     if kernel.endswith(BOARD_FILE_SUFFIXES):
         raise BringupError(

@@ -19,12 +19,15 @@ Every decision reads records only; a record that does not read is redone.
   the same mode, with at least as many rounds, on the same ramdisk, and holds
   every workload asked for (with the packages its file names now; after editing
   a workload's steps, FORCE=1); skipped altogether with WORKLOADS=none;
-- build cost (build_cost=True; make all's default, BUILD_COST=0 leaves it out): the
+- build cost (Plan.build_cost; make all's default, BUILD_COST=0 leaves it out): the
   cold cost of each kernel's build (measure/buildcost.py), up to date while
   build-cost.json (or the cache's copy) measured the same build keys with the same
   -j and at least as many rounds;
 - report: always rewritten (it takes a few seconds).
-force=True runs every step.
+Plan.force runs every step.
+
+The study holds the board's lock (util/lock.py) from its first step to the report:
+no other measurement of the board runs in between (docs/records.md).
 
 At the end a line says where the time went, step by step (wall time; "up to date"
 for a step skipped), so a study's cost is read off its own output.
@@ -36,11 +39,14 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from bringup import records, targets
+from bringup import records, stats, targets
 from bringup.boot import timing as boottiming
+from bringup.boot.target import TargetFactory
 from bringup.builder import kernel as build
 from bringup.builder import lmbench as lmbench_build
 from bringup.builder import rootfs
@@ -57,11 +63,12 @@ from bringup.model.workload import load_all as load_workloads
 from bringup.records import BootTiming, Build, Footprint, Lmbench, Rootfs, RootfsRef, Workloads
 from bringup.report import buildcost as costreport
 from bringup.report import page as report
-from bringup.util import paths
+from bringup.util import lock, paths
 from bringup.util.progress import fmt_duration
 from bringup.util.switches import env_switch
 
 R = TypeVar("R", bound=records.Record)
+Say = Callable[[str], None]
 
 
 class StepClock:
@@ -250,175 +257,266 @@ def workloads_fresh(board: Board, logs: Path, names: list[str] | None, mode: str
     return None
 
 
-def run(
-    board: Board,
-    logs: Path,
-    cache: Path,
-    runs: int = 5,
-    path: str | None = None,
-    lmbench: str = "quick",
-    jobs: int | None = None,
-    force: bool = False,
-    lmbench_source: dict | None = None,
-    lmbench_runs: int = 1,
-    root: str = "ramdisk",
-    say=print,
-    guard: bool = True,
-    places: list[str] | None = None,
-    workloads: list[str] | None = None,
-    workload_runs: int = 3,
-    workload_mode: Mode = "quick",
-    boot_jobs: int = 1,
-    build_cost: bool = False,
-    build_cost_runs: int = buildcost.DEFAULT_ROUNDS,
-) -> report.Report:
-    """places: the labgrid places to use instead of the board file's (PLACES=a,b).
+@dataclass(frozen=True)
+class Plan:
+    """What a study is asked to do: the command line's options (`bringup study --help`).
+    path None: the board's boot path.  jobs: the builds' make -j (None: one per CPU);
+    boot_jobs: the measuring steps' boots at once.  places: the labgrid places to use
+    instead of the board file's (PLACES=a,b).  workloads: the application workloads to
+    run (None: the default set of configs/workloads/; []: none, the step is left out).
     build_cost: also measure the cold build cost (build_cost_runs rounds; the command
-    line's default, `make all BUILD_COST=0` leaves it out).
-    workloads: the application workloads to run (None: all of configs/workloads/;
-    []: none, the step is left out)."""
-    path = path or board.boot
-    check_boot_path(board, path)  # before any work
-    check_root(board, root)
-    where = targets.places(board, places, say=say)  # PLACES on a board not in a lab: refused here
-    if workloads != []:
-        load_workloads(workloads or None)  # a bad or unknown workload file: refused here, before any work
-    if lmbench not in ("quick", "full", "none"):
-        raise BringupError(f"lmbench mode {lmbench!r}: use quick, full or none")
-    if lmbench != "none":
-        load_set()  # a bad configs/lmbench.toml: refused here, not after the builds
-    profiles = study_profiles()  # a bad boot profile (configs/profiles/): refused here, not after the builds
-    steps = 4 if workloads == [] else 5
-    clock = StepClock()
-    say(f"== {board.name}: measured on the {clock_of(board).label}")
-    say(f"== [1/{steps}] build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
-    with clock.step("build-all"):
-        build.build_all(board, logs, cache, force=force, jobs=jobs, say=say)
-    if build_cost:
-        say(f"== [1/{steps}] build cost {board.name}: cold builds without ccache, {build_cost_runs} rounds")
-        # builds run on the host whatever the board's clock: the host-load guard as BRINGUP_HOST_GUARD says
-        _build_cost(board, logs, cache, clock, build_cost_runs, jobs, env_switch("BRINGUP_HOST_GUARD"), force, say)
+    line's default, `make all BUILD_COST=0` leaves it out)."""
 
-    # an NFS root's boots are measured on the host clock (model/clocks.py for_root), one at a time, guarded
-    whole = board
-    board = for_root(whole, root, say)
-    boot_guard, boot_jobs_now = (guard, boot_jobs) if board is whole else (env_switch("BRINGUP_HOST_GUARD"), 1)
-    boot_where = where if board is whole else targets.places(board, places, say=say)
-    why = "FORCE" if force else boot_fresh(board, logs, cache, runs, path, root, say)
-    if why is None:
-        say(f"== [2/{steps}] boot-timing ({root} root): up to date, skipped")
-        clock.skipped("boot-timing")
-    else:
-        say(f"== [2/{steps}] boot-timing {board.name}: {runs} runs per kernel, {path}, {root} root ({why})")
-        with clock.step("boot-timing"):
-            _boot_timing(board, logs, cache, boot_where, runs, path, root, say, boot_guard, jobs=boot_jobs_now)
-
-    for prof in profiles:  # e.g. initcalls: a few boots with initcall_debug, for "Boot time explained"
-        # on the instruction clock one boot is a measurement (docs/clock.md); the host clock takes the profile's rounds
-        n = 1 if clock_of(board).deterministic else prof.spec.study_runs or 1
-        why = "FORCE" if force else boot_fresh(board, logs, cache, n, path, root, say, profile=prof.name)
-        if why is None:
-            say(f"== [2/{steps}] boot-timing, profile {prof.name}: up to date, skipped")
-            clock.skipped(prof.name)
-            continue
-        say(f"== [2/{steps}] boot-timing {board.name}, profile {prof.name}: {n} runs per kernel ({why})")
-        with clock.step(prof.name):
-            _boot_timing(board, logs, cache, boot_where, n, path, root, say, boot_guard, prof, jobs=boot_jobs_now)
-    board = whole
-
-    why = "FORCE" if force else footprint_fresh(board, logs, lmbench, lmbench_runs)
-    if why is None:
-        say(f"== [3/{steps}] footprint-report: up to date{set_read(board, logs, 'footprint')}, skipped")
-        clock.skipped("footprint-report")
-    else:
-        say(f"== [3/{steps}] footprint-report {board.name}: lmbench {lmbench} ({why})")
-        with clock.step("footprint-report"):
-            footprint.footprint(
-                board,
-                logs,
-                cache,
-                mode=lmbench,
-                lmbench_source=lmbench_source,
-                lmbench_runs=lmbench_runs,
-                say=say,
-                guard=guard,
-                places=places,
-                jobs=boot_jobs,
-            )
-
-    if workloads != []:
-        names = workloads or None
-        why = "FORCE" if force else workloads_fresh(board, logs, names, workload_mode, workload_runs)
-        if why is None:
-            say(f"== [4/{steps}] workloads: up to date{set_read(board, logs, 'workloads')}, skipped")
-            clock.skipped("workloads")
-        else:
-            say(f"== [4/{steps}] workloads {board.name}: {workload_runs} rounds, {workload_mode} ({why})")
-            with clock.step("workloads"):
-                appworkloads.workloads(
-                    board,
-                    logs,
-                    cache,
-                    names=names,
-                    mode=workload_mode,
-                    runs=workload_runs,
-                    guard=guard,
-                    say=say,
-                    jobs=boot_jobs,
-                )
-
-    say(f"== [{steps}/{steps}] report {board.name}")
-    with clock.step("report"):
-        rep = report.write(board, logs, say=say)
-    say(clock.line())
-    return rep
+    runs: int = 5
+    path: str | None = None
+    root: str = "ramdisk"
+    lmbench: str = "quick"
+    lmbench_source: dict | None = None
+    lmbench_runs: int = 1
+    jobs: int | None = None
+    boot_jobs: int = 1
+    force: bool = False
+    guard: bool = True
+    places: list[str] | None = None
+    workloads: list[str] | None = None
+    workload_runs: int = 3
+    workload_mode: Mode = "quick"
+    build_cost: bool = False
+    build_cost_runs: int = buildcost.DEFAULT_ROUNDS
 
 
-def _build_cost(board, logs, cache, clock: StepClock, runs: int, jobs, guard: bool, force: bool, say) -> None:
-    """The study's build-cost step (measure/buildcost.py): measured, or up to date; its summary lines."""
-    with clock.step("build-cost"):
-        cost, _, reused = buildcost.measure(board, logs, cache, runs=runs, jobs=jobs, guard=guard, force=force, say=say)
-    if reused:
-        clock.steps[-1] = ("build-cost", None)
-    for c in costreport.compare(cost):
-        say(f"  {costreport.line(c)}")
+def run(board: Board, logs: Path, cache: Path, plan: Plan = Plan(), say: Say = print) -> report.Report:
+    """The whole study (module docstring).  Every file and value its steps need is checked
+    before the first build; then the board's lock (util/lock.py) is held from the first
+    step to the report, so that no other measurement of the board slips in between (the
+    steps take the same lock again: it is this process's already)."""
+    study = _Study(board, logs, cache, plan, say)
+    with lock.board(Path(logs) / board.name, "study", say=say):
+        return study.run()
 
 
-def _boot_timing(
-    board: Board,
-    logs: Path,
-    cache: Path,
-    where: list[targets.Place],
-    runs: int,
-    path: str,
-    root: str,
-    say: Callable[[str], object],
-    guard: bool,
-    prof: Profile | None = None,
-    jobs: int = 1,
-) -> None:
-    """One boot-timing step of the study (prof: a boot profile such as initcalls), failing
-    with the record of the failed runs named."""
+@dataclass(frozen=True)
+class Boots:
+    """What one boot-timing step is asked (boot/timing.py boot_timing): rounds, boot path,
+    root, the host-load guard, boots at once, where the boots go (labgrid places, or a
+    target factory), the boot profile (None: timing), and the command's own choices."""
+
+    runs: int
+    path: str | None
+    root: str = "ramdisk"
+    guard: bool = True
+    jobs: int = 1
+    places: list[targets.Place] | None = None
+    target_for: TargetFactory | None = None
+    profile: Profile | None = None
+    only: list[str] | None = None
+    until_ci: float | None = None
+    max_rounds: int = stats.UNTIL_CI_MAX_ROUNDS
+    timeout_factor: float = 1.0
+
+
+def boot_on_ramdisk(board: Board, logs: Path, cache: Path, boots: Boots, say: Say) -> dict:
+    """Boot timing on the board's ramdisk (built first, or reused when up to date); the summary."""
     rd = rootfs.build(board, logs, cache, say=say)
-    summary = boottiming.boot_timing(
+    return boottiming.boot_timing(
         board,
         logs,
         Path(logs) / board.name / "rootfs" / rd.file,
-        None,
-        places=where,
-        runs=runs,
-        path=path,
-        root=root,
+        boots.target_for,
+        runs=boots.runs,
+        path=boots.path,
+        only=boots.only,
+        until_ci=boots.until_ci,
+        max_rounds=boots.max_rounds,
+        timeout_factor=boots.timeout_factor,
+        root=boots.root,
         say=say,
         rootfs_ref=rd.ref(),
-        guard=guard,
-        profile=prof,
-        jobs=jobs,
+        guard=boots.guard,
+        profile=boots.profile,
+        places=boots.places,
+        jobs=boots.jobs,
     )
-    failed = sum(k["failed"] for k in summary["kernels"].values())
-    if failed and prof is None:
-        written = Path(logs) / board.name / records.boot_timing_name(root, failed=True)
-        raise BootFailed(f"{failed} boot run(s) failed; see {paths.rel(written)}")
-    if failed and prof is not None:
-        written = Path(logs) / board.name / records.boot_timing_name(root, failed=True, profile=prof.name)
-        raise BootFailed(f"{failed} boot run(s) of profile {prof.name} failed; see {paths.rel(written)}")
+
+
+@dataclass(frozen=True)
+class _Step:
+    """A step that is skipped when its records are up to date: its number, its name on the time
+    line, its words when skipped and when run, the set a skip trusts, how to tell and how to run it."""
+
+    number: int
+    name: str
+    skipped: str
+    doing: str
+    stale: Callable[[], str | None]
+    work: Callable[[], object]
+    set: str | None = None
+
+
+class _Study:
+    """A study under way: the board, its directories and plan, the step count and the time line.
+    Made only when the plan is good: what the steps will need is refused here, before any work."""
+
+    def __init__(self, board: Board, logs: Path, cache: Path, plan: Plan, say: Say) -> None:
+        self.board, self.logs, self.cache, self.plan, self.say = board, logs, cache, plan, say
+        self.path = plan.path or board.boot
+        check_boot_path(board, self.path)
+        check_root(board, plan.root)
+        self.where = targets.places(board, plan.places, say=say)  # PLACES on a board not in a lab
+        if plan.workloads != []:
+            load_workloads(plan.workloads or None)  # a bad or unknown workload file
+        if plan.lmbench not in ("quick", "full", "none"):
+            raise BringupError(f"lmbench mode {plan.lmbench!r}: use quick, full or none")
+        if plan.lmbench != "none":
+            load_set()  # a bad configs/lmbench.toml: refused here, not after the builds
+        self.profiles = study_profiles()  # a bad boot profile (configs/profiles/): refused here too
+        self.steps = 4 if plan.workloads == [] else 5
+        self.clock = StepClock()
+
+    def run(self) -> report.Report:
+        self.say(f"== {self.board.name}: measured on the {clock_of(self.board).label}")
+        self.build()
+        if self.plan.build_cost:
+            self.build_cost()
+        self.boot_timing()
+        self.maybe(self.footprint())
+        if self.plan.workloads != []:
+            self.maybe(self.workloads())
+        self.say(f"== [{self.steps}/{self.steps}] report {self.board.name}")
+        with self.clock.step("report"):
+            rep = report.write(self.board, self.logs, say=self.say)
+        self.say(self.clock.line())
+        return rep
+
+    def maybe(self, step: _Step) -> None:
+        """The step, or its line that it is up to date (naming the set it trusts)."""
+        why = "FORCE" if self.plan.force else step.stale()
+        if why is None:
+            read = set_read(self.board, self.logs, step.set) if step.set else ""
+            self.say(f"== [{step.number}/{self.steps}] {step.skipped}: up to date{read}, skipped")
+            self.clock.skipped(step.name)
+            return
+        self.say(f"== [{step.number}/{self.steps}] {step.doing} ({why})")
+        with self.clock.step(step.name):
+            step.work()
+
+    def build(self) -> None:
+        board = self.board
+        self.say(f"== [1/{self.steps}] build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
+        with self.clock.step("build-all"):
+            build.build_all(board, self.logs, self.cache, force=self.plan.force, jobs=self.plan.jobs, say=self.say)
+
+    def build_cost(self) -> None:
+        """The cold build cost (measure/buildcost.py): measured, or up to date; its summary lines.
+        Builds run on the host whatever the board's clock: the host-load guard as BRINGUP_HOST_GUARD says."""
+        plan, runs = self.plan, self.plan.build_cost_runs
+        self.say(f"== [1/{self.steps}] build cost {self.board.name}: cold builds without ccache, {runs} rounds")
+        guard = env_switch("BRINGUP_HOST_GUARD")
+        with self.clock.step("build-cost"):
+            cost, _, reused = buildcost.measure(
+                self.board,
+                self.logs,
+                self.cache,
+                runs=runs,
+                jobs=plan.jobs,
+                guard=guard,
+                force=plan.force,
+                say=self.say,
+            )
+        if reused:
+            self.clock.steps[-1] = ("build-cost", None)
+        for c in costreport.compare(cost):
+            self.say(f"  {costreport.line(c)}")
+
+    def boot_timing(self) -> None:
+        """Boot timing, then each boot profile the study runs (e.g. initcalls: a few boots with
+        initcall_debug, for "Boot time explained").  An NFS root's boots are measured on the host
+        clock (model/clocks.py for_root), one at a time, guarded."""
+        plan, root, path = self.plan, self.plan.root, self.path
+        board = for_root(self.board, root, self.say)
+        boots = Boots(plan.runs, path, root, plan.guard, plan.boot_jobs, self.where)
+        if board is not self.board:
+            where = targets.places(board, plan.places, say=self.say)
+            boots = replace(boots, guard=env_switch("BRINGUP_HOST_GUARD"), jobs=1, places=where)
+        self.maybe(
+            _Step(
+                2,
+                "boot-timing",
+                f"boot-timing ({root} root)",
+                f"boot-timing {board.name}: {plan.runs} runs per kernel, {path}, {root} root",
+                lambda: boot_fresh(board, self.logs, self.cache, plan.runs, path, root, self.say),
+                lambda: self.boot(board, boots),
+            )
+        )
+        for prof in self.profiles:
+            # on the instruction clock one boot is a measurement (docs/clock.md); the host clock takes its rounds
+            n = 1 if clock_of(board).deterministic else prof.spec.study_runs or 1
+            self.maybe(
+                _Step(
+                    2,
+                    prof.name,
+                    f"boot-timing, profile {prof.name}",
+                    f"boot-timing {board.name}, profile {prof.name}: {n} runs per kernel",
+                    partial(boot_fresh, board, self.logs, self.cache, n, path, root, self.say, profile=prof.name),
+                    partial(self.boot, board, replace(boots, runs=n, profile=prof)),
+                )
+            )
+
+    def boot(self, board: Board, boots: Boots) -> None:
+        """One boot-timing step, failing with the record of the failed runs named."""
+        summary = boot_on_ramdisk(board, self.logs, self.cache, boots, self.say)
+        failed = sum(k["failed"] for k in summary["kernels"].values())
+        if not failed:
+            return
+        prof = boots.profile
+        name = records.boot_timing_name(boots.root, failed=True, profile=prof.name if prof else "timing")
+        written = paths.rel(Path(self.logs) / board.name / name)
+        if prof is None:
+            raise BootFailed(f"{failed} boot run(s) failed; see {written}")
+        raise BootFailed(f"{failed} boot run(s) of profile {prof.name} failed; see {written}")
+
+    def footprint(self) -> _Step:
+        board, plan = self.board, self.plan
+        return _Step(
+            3,
+            "footprint-report",
+            "footprint-report",
+            f"footprint-report {board.name}: lmbench {plan.lmbench}",
+            lambda: footprint_fresh(board, self.logs, plan.lmbench, plan.lmbench_runs),
+            lambda: footprint.footprint(
+                board,
+                self.logs,
+                self.cache,
+                mode=plan.lmbench,
+                lmbench_source=plan.lmbench_source,
+                lmbench_runs=plan.lmbench_runs,
+                say=self.say,
+                guard=plan.guard,
+                places=plan.places,
+                jobs=plan.boot_jobs,
+            ),
+            set="footprint",
+        )
+
+    def workloads(self) -> _Step:
+        board, plan = self.board, self.plan
+        names = plan.workloads or None
+        return _Step(
+            4,
+            "workloads",
+            "workloads",
+            f"workloads {board.name}: {plan.workload_runs} rounds, {plan.workload_mode}",
+            lambda: workloads_fresh(board, self.logs, names, plan.workload_mode, plan.workload_runs),
+            lambda: appworkloads.workloads(
+                board,
+                self.logs,
+                self.cache,
+                names=names,
+                mode=plan.workload_mode,
+                runs=plan.workload_runs,
+                guard=plan.guard,
+                say=self.say,
+                jobs=plan.boot_jobs,
+            ),
+            set="workloads",
+        )

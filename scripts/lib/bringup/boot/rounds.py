@@ -155,7 +155,7 @@ def check(places: Sequence[Place], jobs: int, guard: bool) -> None:
     run on its places in parallel; and jobs > 1 with the host-load guard, which judges
     one run at a time (parallel runs would disturb each other, so every run would be
     done again).  Callers that take the guard from BRINGUP_HOST_GUARD turn it off for
-    jobs > 1 unless it was asked for (cli.py)."""
+    jobs > 1 unless it was asked for (cli/)."""
     if jobs < 1:
         raise BringupError(f"--jobs {jobs}: give 1 or more")
     if jobs > 1 and (len(places) > 1 or any(p.name is not None for p in places)):
