@@ -265,18 +265,35 @@ def test_bad_toml_is_one_line(tmp_path):
 
 
 class FakeShell:
-    """Answers each step like the guest: a canned output, then the elapsed marker."""
+    """Answers each step like the guest: a canned output, then the elapsed marker.
+    dies_at: the step whose command kills the target (the console closes, as when QEMU
+    dies); hangs_at: the step after which the target prints nothing (a stopped QEMU)."""
 
-    def __init__(self, outputs: dict[str, tuple[str, int] | Exception]):
+    def __init__(self, outputs: dict[str, tuple[str, int] | Exception], dies_at=None, hangs_at=None):
         self.outputs = outputs
         self.commands: list[str] = []
         self.exp = self
+        self.dies_at, self.hangs_at = dies_at, hangs_at
+        self.state = "up"
 
-    def sendcontrol(self, c):
-        self.commands.append(f"^{c}")
+    def isalive(self):
+        return self.state != "dead"
+
+    def send(self, s):
+        self.commands.append("^c" if s == "\x03" else s)
 
     def run(self, cmd, timeout=60, name=None):
+        from bringup.errors import BootFailed
+
         self.commands.append(cmd)
+        if self.dies_at is not None and self.dies_at in cmd:
+            self.state = "dead"
+        elif self.hangs_at is not None and self.hangs_at in cmd:
+            self.state = "hung"
+        if self.state == "dead":
+            raise BootFailed(f"step '{name or cmd}': console closed: QEMU exited (killed by signal 9)")
+        if self.state == "hung":
+            raise BootFailed(f"step '{name or cmd}' did not finish within {timeout:.0f}s")
         for key, out in self.outputs.items():
             if key in cmd:
                 if isinstance(out, Exception):
@@ -1042,3 +1059,93 @@ def test_workloads_run_on_the_round_engine_with_until_ci_and_two_local_workers(t
     # the other worker's round under way when the rule was met is finished and counts
     assert rec.runs in (3, 4) and rec.workloads["openssl"].metrics[0].rounds == list(range(1, rec.runs + 1))
     assert (rec.runs == 4) == stopped.endswith("(1 more round under way on other workers finished and counted)")
+
+
+# --- a failed boot: the kernel is left out, the others are measured ---------------------
+
+
+def test_a_console_that_goes_away_or_stays_silent_fails_the_boot():
+    """QEMU dying in a step, or a target that prints nothing more (a stopped QEMU): the boot
+    fails with the step and the cause; a step that only timed out leaves its workload not
+    measured and the next one runs (test above)."""
+    from bringup.errors import BootFailed
+
+    wls = wm.load_all(["openssl", "sysbench"])
+    dead = FakeShell({}, dies_at="openssl speed")
+    with pytest.raises(BootFailed) as e:
+        mw.run_in_boot(dead, wls, "quick", {}, say=lambda *_: None)
+    assert str(e.value) == "step 'workload openssl, step speed': console closed: QEMU exited (killed by signal 9)"
+    assert "^c" not in dead.commands  # nothing typed into a closed console
+    hung = FakeShell({}, hangs_at="openssl speed")
+    with pytest.raises(BootFailed) as e:
+        mw.run_in_boot(hung, wls, "quick", {}, say=lambda *_: None)
+    assert str(e.value) == (
+        "step 'workload openssl, step speed' did not finish within 120s, and the console did not answer "
+        "after it (step 'shell after an interrupted step' did not finish within 30s)"
+    )
+    assert hung.commands[-2] == "^c" and not any("sysbench" in c for c in hung.commands)
+
+
+def _workloads_on_fake_guests(tmp_path, monkeypatch, dies: set[str]):
+    """workloads() on qemu-arm (2 kernels, 1 round) with guests that answer openssl, and
+    whose console closes in the middle of the step for the kernels in `dies`."""
+    import recordfactory as rf
+    from bringup import records
+    from bringup.model.board import load_board
+
+    board = load_board("qemu-arm")
+    logs = tmp_path / "logs"
+    for k in board.kernels:
+        if not (logs / "qemu-arm" / k.id / "build.json").exists():
+            records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
+    monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {"openssl": "3.0.20-1~deb12u2"}, {}))
+    monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rf.rootfs("workloads", "qemu-arm", mode="quick"))
+
+    class Session(OpensslSession):
+        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
+            super().__init__(board, kid, build, recdir, initrd, run_dir)
+            self.kid = kid
+
+        def shell(self):
+            sh = super().shell()
+            sh.dies_at = "openssl speed" if self.kid in dies else None
+            return sh
+
+    monkeypatch.setattr(footprint, "measure_session", Session)
+    lines: list[str] = []
+
+    def run():
+        return mw.workloads(board, logs, tmp_path / "cache", names=["openssl"], runs=1, guard=False, say=lines.append)
+
+    return logs / "qemu-arm", run, lines
+
+
+def test_a_kernel_whose_boot_fails_is_left_out_with_a_failure_record_and_the_next_is_measured(tmp_path, monkeypatch):
+    from bringup import records
+    from bringup.errors import BootFailed
+
+    bdir, run, _ = _workloads_on_fake_guests(tmp_path, monkeypatch, dies=set())
+    run()  # the earlier good records of both kernels
+    good = {k: (bdir / k / "workloads.json").read_bytes() for k in ("5.10",)}
+    bdir, run, lines = _workloads_on_fake_guests(tmp_path, monkeypatch, dies={"5.10"})
+    with pytest.raises(BootFailed) as e:
+        run()
+    msg = str(e.value)
+    assert msg.startswith("workloads: left out 5.10 (earlier records kept, failure records beside them): 5.10: ")
+    assert "qemu-arm/5.10: workload run failed: step 'workload openssl, step speed': console closed: QEMU " in msg
+    assert "(log: " in msg and "\n" not in msg
+    assert (bdir / "5.10" / "workloads.json").read_bytes() == good["5.10"]  # never replaced
+    fail = records.read(bdir / "5.10" / "workloads-failed.json", records.Failure)
+    assert fail.step == "workloads" and fail.kernel == "5.10" and fail.kept == "workloads.json"
+    assert fail.error in msg and fail.run is not None and fail.run.startswith("workload-runs/")
+    assert any(x.startswith("  workloads set ") and x.endswith(": 6.12") for x in lines)
+    man, problems = records.sets.check(bdir, "workloads")
+    assert problems == [] and man is not None and "5.10/workloads-failed.json" in man.members
+    assert man.members["6.12/workloads.json"].set == man.set != man.members["5.10/workloads.json"].set
+    # the next good run lands 5.10 again and removes its failure record in the same set
+    bdir, run, _ = _workloads_on_fake_guests(tmp_path, monkeypatch, dies=set())
+    run()
+    assert not (bdir / "5.10" / "workloads-failed.json").exists()
+    man, problems = records.sets.check(bdir, "workloads")
+    assert problems == [] and "5.10/workloads-failed.json" in man.removed
+    assert man.members["5.10/workloads.json"].set == man.set

@@ -9,7 +9,15 @@ The full disk is RLIMIT_FSIZE (`ulimit -f`) with SIGXFSZ ignored: a write beyond
 limit fails with EFBIG, as a write to a full disk fails with ENOSPC, through the same
 code, and it needs no root, no loop device and no tmpfs mount.  The permission error
 runs bringup as nobody (setpriv) when the tests run as root, whom permissions do not
-stop.  The network gone is a network namespace without interfaces (unshare -n).
+stop.  The network gone is a network namespace without interfaces (unshare -n).  A hung
+QEMU (stopped, nobody pressing Ctrl-C) waits out a step's timeout, made seconds with
+--timeout-factor.
+
+The fault classes and their cases: SIGINT and SIGSTOP of QEMU with Ctrl-C, and two runs
+at once (test_two_runs_at_once_then_qemu_stopped_and_ctrl_c); SIGKILL of QEMU (footprint:
+test_qemu_killed_during_a_kernel_...); SIGSTOP of QEMU alone (workloads:
+test_a_hung_qemu_in_the_workloads_...); SIGKILL of bringup; ENOSPC (test_a_full_disk_...);
+EACCES (test_an_unreadable_kernel_directory_...); a corrupt record; the network gone.
 """
 
 import contextlib
@@ -101,13 +109,13 @@ def wait_for(what: str, pred, timeout: float = 300.0):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def run_dirs(bdir: Path, kid: str) -> set[Path]:
-    return set((bdir / kid / "footprint-runs").glob("*"))
+def run_dirs(bdir: Path, kid: str, runs: str = "footprint-runs") -> set[Path]:
+    return set((bdir / kid / runs).glob("*"))
 
 
-def console_has(bdir: Path, kid: str, old: set[Path], text: str):
+def console_has(bdir: Path, kid: str, old: set[Path], text: str, runs: str = "footprint-runs"):
     def check():
-        for d in run_dirs(bdir, kid) - old:
+        for d in run_dirs(bdir, kid, runs) - old:
             log = d / "console.log"
             with contextlib.suppress(OSError):
                 if text in log.read_text(errors="replace"):
@@ -127,11 +135,16 @@ def children(pid: int) -> list[int]:
     return out
 
 
-def qemu_of(pid: int):
+def qemu_of(pid: int, kernel: str | None = None):
+    """pid's QEMU child; with kernel, the one booting that kernel (on the instruction clock
+    a board boots two kernels at once: JOBS)."""
+
     def check():
         for c in children(pid):
             with contextlib.suppress(OSError):
-                if "qemu-system" in Path(f"/proc/{c}/comm").read_text():
+                if "qemu-system" not in Path(f"/proc/{c}/comm").read_text():
+                    continue
+                if kernel is None or f"/{BOARD}/{kernel}/" in Path(f"/proc/{c}/cmdline").read_text():
                     return c
         return None
 
@@ -188,7 +201,7 @@ def test_qemu_killed_during_a_kernel_leaves_it_out_and_the_step_goes_on(good):
     old = run_dirs(bdir, "5.10")
     p = start(good, "footprint-report", "--board", BOARD, *SMALL)
     wait_for("5.10's mem_eat", console_has(bdir, "5.10", old, "@@@ STEP BEGIN mem_eat"))
-    os.kill(wait_for("QEMU", qemu_of(p.pid)), signal.SIGKILL)
+    os.kill(wait_for("5.10's QEMU", qemu_of(p.pid, "5.10")), signal.SIGKILL)
     out, err = p.communicate(timeout=600)
     assert p.returncode == 4, err[-3000:]
     last = one_line(err)
@@ -227,7 +240,7 @@ def test_two_runs_at_once_then_qemu_stopped_and_ctrl_c(good, tmp_path):
         c = start(good, "footprint-report", "--board", BOARD, "--kernel", "6.12", *SMALL, stderr=f)
     wait_for("the third run waiting", lambda: f"waiting for pid {a.pid}, footprint, since " in _read(c_err))
     wait_for("6.12 booting", console_has(bdir, "6.12", old, "Linux version"))
-    q = wait_for("QEMU", qemu_of(a.pid))
+    q = wait_for("6.12's QEMU", qemu_of(a.pid, "6.12"))
     os.kill(q, signal.SIGSTOP)
     wait_for("QEMU stopped", lambda: _state(q) == "T", timeout=10)
     a.send_signal(signal.SIGINT)
@@ -240,6 +253,45 @@ def test_two_runs_at_once_then_qemu_stopped_and_ctrl_c(good, tmp_path):
     assert c.returncode == 0, _read(c_err)[-3000:]
     assert_unchanged(before, bdir, but=("6.12/footprint.json", "6.12/lmbench.json", ".sets/footprint.json"))
     no_process_left(logs, a.pid, b.pid, c.pid)
+
+
+def test_a_hung_qemu_in_the_workloads_leaves_its_kernel_out_and_the_next_is_measured(good):
+    """QEMU stopped (SIGSTOP) while 5.10 runs its first workload step, nobody pressing
+    Ctrl-C: after the step's timeout (made short with --timeout-factor) and the shell's
+    check, 5.10 is left out with workloads-failed.json, its QEMU is gone, 6.12 is booted
+    and lands as a set, and the line names the step, the kernel, the cause and the log;
+    the rerun of 5.10 completes and removes the failure record."""
+    logs, bdir = good["logs"], good["logs"] / BOARD
+    before = snapshot(bdir)
+    fast = ["--workloads", "compress", "--runs", "1", "--clock", "instructions", "--jobs", "1"]
+    p = start(good, "workloads", "--board", BOARD, *fast, "--timeout-factor", "0.2")
+    old: set[Path] = set()
+    typed = wait_for("5.10's first workload step", console_has(bdir, "5.10", old, "/usr/bin/xz", "workload-runs"))
+    q = wait_for("5.10's QEMU", qemu_of(p.pid, "5.10"))
+    os.kill(q, signal.SIGSTOP)
+    out, err = p.communicate(timeout=600)
+    assert p.returncode == 4, err[-3000:]
+    last = one_line(err)
+    assert last.startswith("bringup: error: workloads: left out 5.10 (earlier records kept, failure records beside")
+    assert (
+        "qemu-arm/5.10: workload run failed: step 'workload compress, step xz_compress' did not finish within 24s"
+        in last
+    )
+    assert "and the console did not answer after it" in last and f"{typed.name}/console.log" in last, last
+    assert "6.12" not in last.partition("): ")[0]  # only 5.10 was left out
+    failure = json.loads((bdir / "5.10" / "workloads-failed.json").read_text())
+    assert failure["schema"] == "bringup.failure/1" and failure["step"] == "workloads"
+    assert failure["error"] in last and failure["run"] == f"workload-runs/{typed.name}"
+    man = json.loads((bdir / ".sets" / "workloads.json").read_text())
+    assert man["members"]["6.12/workloads.json"]["set"] == man["set"] and "5.10/workloads.json" not in man["members"]
+    assert_unchanged(before, bdir)  # the footprint's and the report's files
+    no_process_left(logs, p.pid, q)
+    r = bringup(good, "--no-wait", "workloads", "--board", BOARD, "--kernel", "5.10", *fast, "--timeout-factor", "0.2")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert not (bdir / "5.10" / "workloads-failed.json").exists(), "the next good run removes the failure record"
+    man = json.loads((bdir / ".sets" / "workloads.json").read_text())
+    assert man["members"]["5.10/workloads.json"]["set"] == man["set"] and "5.10/workloads-failed.json" in man["removed"]
+    assert_unchanged(before, bdir)
 
 
 def _read(p: Path) -> str:

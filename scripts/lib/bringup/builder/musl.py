@@ -28,6 +28,7 @@ from pathlib import Path
 
 from bringup.errors import BringupError
 from bringup.util.aptprivate import PrivateApt
+from bringup.util.lock import exclusive
 
 SUITE = "bookworm"
 RECIPE = 1  # bump when the layout below changes: old toolchains are then made again
@@ -85,9 +86,18 @@ def toolchain(arch: str, gnu_prefix: str, cache: Path, say=print) -> Musl:
     dest = Path(cache) / "userspace" / arch / f"musl-{version.replace(':', '_')}-r{RECIPE}"
     prefix = dest / "bin" / f"{triplet}-"
     found = Musl(prefix=str(prefix), version=version, arch=arch)
-    if (dest / ".complete").exists():
-        return found
-    say(f"  musl {version} for {arch}: unpacking Debian's {pkg} for a static userspace")
+    if not (dest / ".complete").exists():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with exclusive(dest.with_name(dest.name + ".lock"), f"musl {version} for {arch}", say):  # a shared cache
+            if not (dest / ".complete").exists():
+                _unpack(apt, pkg, version, dest, gnu_prefix, triplet, say)
+    return found
+
+
+def _unpack(apt: PrivateApt, pkg: str, version: str, dest: Path, gnu_prefix: str, triplet: str, say) -> None:
+    """toolchain()'s work, under its lock: the prefix made in a directory beside `dest`
+    and renamed into place (.complete written last)."""
+    say(f"  musl {version} for {dest.parent.name}: unpacking Debian's {pkg} for a static userspace")
     deb = apt.download(pkg)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=dest.name + ".part-", dir=dest.parent))
@@ -100,7 +110,6 @@ def toolchain(arch: str, gnu_prefix: str, cache: Path, say=print) -> Musl:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    return found
 
 
 def _make(deb: Path, tmp: Path, dest: Path, gnu_prefix: str, triplet: str) -> None:

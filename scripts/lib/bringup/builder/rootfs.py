@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from bringup.builder import musl
 from bringup.builder.sources import sha256_file
 from bringup.errors import BringupError
 from bringup.model.board import Board
-from bringup.util import cpio, debs, ext2image, paths
+from bringup.util import cpio, debs, ext2image, lock, paths
 from bringup.util.aptprivate import PrivateApt
 
 USERSPACE_SUITE = "bookworm"
@@ -60,15 +61,31 @@ def busybox_for(arch: str, cache: Path, cross_compile: str | None = None, say=pr
         return busybox_from_source(arch, cross_compile, cache, say)
     out = cache / "userspace" / arch / f"busybox-{version.replace(':', '_')}"
     if not out.exists():
-        deb = apt.download(pkg)
-        say(f"  unpacking busybox {version} ({arch})")
-        data = debs.read(deb, "bin/busybox")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(".tmp")
-        tmp.write_bytes(data)
+        with lock.exclusive(_lock_of(out), f"busybox {version} ({arch})", say):  # the cache is shared
+            if not out.exists():
+                deb = apt.download(pkg)
+                say(f"  unpacking busybox {version} ({arch})")
+                _install(debs.read(deb, "bin/busybox"), out)
+    return out, version
+
+
+def _lock_of(out: Path) -> Path:
+    """The lock file of a thing built into the shared cache (util/lock.py: exclusive)."""
+    return out.with_name(out.name + ".lock")
+
+
+def _install(data: bytes, out: Path) -> None:
+    """An executable written beside `out` under a name of its own, then renamed into place."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         tmp.chmod(0o755)
         tmp.rename(out)
-    return out, version
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 # Debian's busybox-static options that need glibc: GNU regex extensions (vi's search,
@@ -86,8 +103,18 @@ def busybox_from_source(arch: str, cross_compile: str, cache: Path, say=print, l
     tree, version = debian_source("busybox", src_root, say)
     tag = "" if libc == "glibc" else f"-{libc}"
     out = cache / "userspace" / arch / f"busybox-{version.replace(':', '_')}{tag}-built"
-    if out.exists():
-        return out, version + " (built from source)"
+    if not out.exists():
+        with lock.exclusive(_lock_of(out), f"busybox {version} for {arch} ({libc})", say):  # the cache is shared
+            if not out.exists():
+                _build_busybox(tree, version, arch, cross_compile, cache, say, libc)
+    return out, version + " (built from source)"
+
+
+def _build_busybox(tree: Path, version: str, arch: str, cross_compile: str, cache: Path, say, libc: str) -> None:
+    """busybox_from_source's build, under its lock: make in a build directory, the binary
+    renamed into place."""
+    tag = "" if libc == "glibc" else f"-{libc}"
+    out = cache / "userspace" / arch / f"busybox-{version.replace(':', '_')}{tag}-built"
     bdir = cache / "userspace" / arch / f"busybox{tag}-build"
     if bdir.exists():
         shutil.rmtree(bdir)
@@ -118,11 +145,7 @@ def busybox_from_source(arch: str, cross_compile: str, cache: Path, say=print, l
             )
             if p.returncode != 0:
                 raise BringupError(f"busybox build for {arch} failed at 'make {target}'; log: {log}")
-    tmp = out.with_suffix(".tmp")
-    shutil.copyfile(bdir / "busybox", tmp)
-    tmp.chmod(0o755)
-    tmp.rename(out)
-    return out, version + " (built from source)"
+    _install((bdir / "busybox").read_bytes(), out)
 
 
 def debian_source(package: str, root: Path, say=print) -> tuple[Path, str]:
@@ -138,8 +161,15 @@ def debian_source(package: str, root: Path, say=print) -> tuple[Path, str]:
         raise BringupError(f"Debian source package {package!r} not found in {USERSPACE_SUITE}")
     version = versions[0]
     tree = root / f"{package}-{version.replace(':', '_')}" / "src"
-    if (tree / ".complete").exists():
-        return tree, version
+    if not (tree / ".complete").exists():
+        with lock.exclusive(_lock_of(tree.parent), f"the Debian source {package} {version}", say):
+            if not (tree / ".complete").exists():
+                _fetch_source(apt, package, version, tree, say)
+    return tree, version
+
+
+def _fetch_source(apt: PrivateApt, package: str, version: str, tree: Path, say) -> None:
+    """debian_source's download and unpacking, under its lock (.complete written last)."""
     dl = tree.parent
     dl.mkdir(parents=True, exist_ok=True)
     say(f"  fetching Debian source {package} {version}")
@@ -161,7 +191,6 @@ def debian_source(package: str, root: Path, say=print) -> tuple[Path, str]:
     if p.returncode != 0:
         raise BringupError(f"dpkg-source -x {dsc[-1].name} failed: {p.stderr.strip()[-300:]}")
     (tree / ".complete").touch()
-    return tree, version
 
 
 def overlay_entries(overlay: Path) -> list[cpio.Entry]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,9 @@ from bringup import records, stats, targets
 from bringup.boot import rounds
 from bringup.builder import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
-from bringup.measure.footprint import Step, build_records, deb_entries
+from bringup.measure.footprint import Step
+from bringup.measure.footprintrecords import build_records
+from bringup.measure.guestfiles import deb_entries
 from bringup.model import workload as wm
 from bringup.model.board import Board
 from bringup.model.clocks import clock_of
@@ -212,15 +215,14 @@ def _closure(apt: PrivateApt, arch: str, wanted: list[tuple[list[str], list[str]
 
 def run_in_boot(sh, wls: dict[str, Workload], mode: Mode, skip: dict[str, str], say=print) -> dict[str, dict]:
     """Every workload's steps in one booted ramdisk: per workload, per step its
-    output, elapsed seconds and exit status; or why the workload did not run."""
+    output, elapsed seconds and exit status; or why the workload did not run.  A step
+    that times out leaves its workload not measured and the others go on; a console
+    that went away (QEMU died) or no longer answers (a hung target) fails the boot
+    (BootFailed naming the step and the cause)."""
     out: dict[str, dict] = {}
-    lost: str | None = None
     for name, wl in wls.items():
         if name in skip:
             out[name] = {"error": skip[name], "steps": {}}
-            continue
-        if lost:
-            out[name] = {"error": lost, "steps": {}}
             continue
         steps: dict[str, dict] = {}
         error = None
@@ -230,7 +232,7 @@ def run_in_boot(sh, wls: dict[str, Workload], mode: Mode, skip: dict[str, str], 
                 text, _ = sh.run(wp.wrap(cmd), timeout=t, name=f"workload {name}, step {step.name}")
             except BootFailed as e:
                 error = str(e)
-                lost = _recover(sh, name)
+                _recover(sh, e)  # the shell answers again, or the boot failed (raised)
                 break
             body, elapsed, rc = wp.split(text)
             steps[step.name] = {"text": body, "elapsed": elapsed, "rc": rc}
@@ -291,15 +293,17 @@ def unmount_disk(sh) -> str:
     return body + ("" if rc == 0 else f"(umount exited {rc})\n")
 
 
-def _recover(sh, name: str) -> str | None:
-    """After a step timed out: interrupt it and check that the shell answers again;
-    the reason the remaining workloads cannot run in this boot when it does not."""
+def _recover(sh, e: BootFailed) -> None:
+    """After a step failed on the console: interrupt it (Ctrl-C) and check that the shell
+    answers again.  When the console went away (QEMU died) or stays silent (a stopped
+    QEMU, a hung kernel), the boot failed: BootFailed with the step's cause."""
+    if not sh.exp.isalive():  # the console closed: nothing to interrupt
+        raise e
     try:
-        sh.exp.sendcontrol("c")
+        sh.exp.send("\x03")
         sh.run("true", timeout=30, name="shell after an interrupted step")
-    except BootFailed:
-        return f"the console did not answer after workload {name} timed out"
-    return None
+    except BootFailed as again:
+        raise BootFailed(f"{e}, and the console did not answer after it ({again})") from None
 
 
 def values_of(wl: Workload, ran: dict, mode: Mode = "quick") -> tuple[dict[str, float], list[str]]:
@@ -357,7 +361,10 @@ def workloads(
     difference is that narrow, at most max_rounds (said on the terminal: the record has
     no `stopped` field yet); a labgrid board's places (places, or the board file's) run
     whole rounds in parallel, each held for the whole step; a board that is not a
-    labgrid board runs up to `jobs` boots at once (without the guard: rounds.check())."""
+    labgrid board runs up to `jobs` boots at once (without the guard: rounds.check()).
+    A kernel whose boot failed (QEMU died or hung, the console went away) is left out:
+    its earlier record stays, `<kernel>/workloads-failed.json` goes beside it, the other
+    kernels are measured, and the step ends with BootFailed naming what was left out."""
     if runs < 1:
         raise BringupError(f"workload runs {runs}: give 1 or more")
     for kid in only or []:
@@ -366,53 +373,132 @@ def workloads(
         raise BringupError(f"workload mode {mode!r}: use quick or full")
     rule = rounds.rule(runs, until_ci, max_rounds)  # refused here, before any work
     wls = load_all(names, directory)
-    disk, no_disk = disk_plan(board, wls)
-    for n, why in no_disk.items():
-        say(f"  workload {n}: {why}: not measured")
-    if disk is not None and targets.disk_image_attachment(board) is not None:
-        diskimage.mke2fs()  # missing e2fsprogs fails here, before anything is built or booted
+    disk, no_disk = _disk_checked(board, wls, say)
     where = targets.places(board, places, say=say)  # PLACES on a board not in a lab: refused here
     rounds.check(where, jobs, guard)  # --jobs that cannot work: refused here
     kernels = [k.id for k in board.kernels if not only or k.id in only]
     builds = build_records(board, kernels, logs)
     entries, versions, missing = payload(board, {n: w for n, w in wls.items() if n not in no_disk}, mode, cache, say)
-    missing = {**no_disk, **missing}
-    bdir = Path(logs) / board.name
-    with lock.board(bdir, "workloads", say=say):  # one measurement of a board at a time
-        records.sets.tidy(bdir, say)
-        space.check(bdir, WORKLOAD_BYTES * len(kernels) * rule.limit, "workloads")
-        rd = rootfs.build(
-            board,
-            logs,
-            cache,
-            extra=entries,
-            name="workloads",
-            extra_key={"libraries": [f"{p}={v}" for p, v in sorted(versions.items())], "mode": mode},
-            say=say,
-        )
-        step = Step(board, logs, builds, Path(logs) / board.name / "rootfs" / rd.file, timeout_factor, "workload-runs")
-        of = f"{rule.limit}" if rule.pct is None else f"at most {rule.limit}"
-
-        def boot(run: rounds.Run) -> dict:
-            run_dir = step.run_dir(run)
-            run.say(f"  round {run.round}/{of} {run.kernel}: booting the workload ramdisk")
-            ran = _one_boot(step, run, run_dir, wls, mode, missing, disk)
-            return {"run_dir": run_dir, "ran": ran, "values": round_values(wls, ran, mode)}
-
+    plan = _Plan(board, Path(logs), cache, kernels, builds, wls, mode, rule, disk, {**no_disk, **missing}, versions)
+    with lock.board(plan.bdir, "workloads", say=say):  # one measurement of a board at a time
+        records.sets.tidy(plan.bdir, say)
+        space.check(plan.bdir, WORKLOAD_BYTES * len(kernels) * rule.limit, "workloads")
+        rd = _ramdisk(plan, entries, say)
+        step = Step(board, logs, builds, plan.bdir / "rootfs" / rd.file, timeout_factor, "workload-runs")
         done = step.rounds(
-            kernels, rule, boot, where, jobs, guard, lambda kept: headline(kept, kernels), "workload", say
+            kernels,
+            rule,
+            _booter(plan, step),
+            where,
+            jobs,
+            guard,
+            lambda kept: headline(kept, kernels),
+            "workload",
+            say,
         )
-        results = {}
-        with records.ResultSet(bdir, "workloads") as rset:  # every kernel's record lands at once, or none
-            for kid in kernels:
-                recdir = Path(logs) / board.name / kid
-                rec = record(board, kid, builds[kid], recdir, done[kid], rd, wls, mode, versions, disk)
-                results[kid] = rset.write(recdir / "workloads.json", rec, records.Workloads)
-        say(f"  workloads set {rset.id}: {', '.join(results)}")
-        return results
+        return _land(plan, done, rd, say)
 
 
 WORKLOAD_BYTES = 4 * 1024 * 1024  # what one boot's run directory holds, about (console log, outputs)
+FAILED = records.failed_name("workloads")
+
+
+@dataclass
+class _Plan:
+    """What a workloads step settled before its boots: the kernels, the workloads and
+    the ones that cannot run (missing: name -> reason), the disk, the packages."""
+
+    board: Board
+    logs: Path
+    cache: Path
+    kernels: list[str]
+    builds: dict
+    wls: dict[str, Workload]
+    mode: Mode
+    rule: stats.UntilCI
+    disk: dict | None
+    missing: dict[str, str]
+    versions: dict[str, str]
+
+    @property
+    def bdir(self) -> Path:
+        return self.logs / self.board.name
+
+
+def _disk_checked(board: Board, wls: dict[str, Workload], say) -> tuple[dict | None, dict[str, str]]:
+    """disk_plan(), the workloads without a disk said, and mke2fs checked when QEMU
+    attaches an image (missing e2fsprogs fails here, before anything is built or booted)."""
+    disk, no_disk = disk_plan(board, wls)
+    for n, why in no_disk.items():
+        say(f"  workload {n}: {why}: not measured")
+    if disk is not None and targets.disk_image_attachment(board) is not None:
+        diskimage.mke2fs()
+    return disk, no_disk
+
+
+def _ramdisk(plan: _Plan, entries: list[cpio.Entry], say) -> records.Rootfs:
+    """logs/<board>/rootfs/workloads.cpio.gz with the workloads' files (rootfs.build)."""
+    key = {"libraries": [f"{p}={v}" for p, v in sorted(plan.versions.items())], "mode": plan.mode}
+    return rootfs.build(plan.board, plan.logs, plan.cache, extra=entries, name="workloads", extra_key=key, say=say)
+
+
+def _booter(plan: _Plan, step: Step):
+    """The round engine's boot(run) of the workloads: one boot of a kernel with every
+    workload in it.  A failed boot is a result (`failed`: the line), not an error: the
+    step goes on with the next kernel."""
+    of = f"{plan.rule.limit}" if plan.rule.pct is None else f"at most {plan.rule.limit}"
+
+    def boot(run: rounds.Run) -> dict:
+        run_dir = step.run_dir(run)
+        run.say(f"  round {run.round}/{of} {run.kernel}: booting the workload ramdisk")
+        try:
+            ran = _one_boot(step, run, run_dir, plan.wls, plan.mode, plan.missing, plan.disk)
+        except BootFailed as e:  # this kernel is left out; the step goes on with the next one
+            run.say(f"  {e}")
+            return {"run_dir": run_dir, "failed": str(e), "ran": None, "values": {}}
+        return {"run_dir": run_dir, "ran": ran, "values": round_values(plan.wls, ran, plan.mode)}
+
+    return boot
+
+
+def _land(plan: _Plan, done: dict[str, dict], rd: records.Rootfs, say) -> dict[str, records.Workloads]:
+    """Every measured kernel's workloads.json, and a left-out kernel's failure record beside
+    its earlier one, as one set; then BootFailed naming the kernels left out, if any."""
+    results: dict[str, records.Workloads] = {}
+    failed: dict[str, str] = {}
+    with records.ResultSet(plan.bdir, "workloads") as rset:  # every kernel's record lands at once, or none
+        for kid in plan.kernels:
+            recdir = plan.bdir / kid
+            bad = next((r for r in done[kid]["rounds"] if "failed" in r), None)
+            if bad is not None:  # its earlier record stays; the failure record goes beside it
+                failed[kid] = bad["failed"]
+                rset.write(recdir / FAILED, _failure(plan, kid, bad, recdir), records.Failure)
+                continue
+            rec = record(
+                plan.board, kid, plan.builds[kid], recdir, done[kid], rd, plan.wls, plan.mode, plan.versions, plan.disk
+            )
+            results[kid] = rset.write(recdir / "workloads.json", rec, records.Workloads)
+            rset.remove(recdir / FAILED)  # a stale failure record of an earlier run
+    say(f"  workloads set {rset.id}: {', '.join(results) or 'no kernel'}")
+    if failed:
+        left = "; ".join(f"{k}: {why}" for k, why in failed.items())
+        raise BootFailed(
+            f"workloads: left out {', '.join(failed)} (earlier records kept, failure records beside them): {left}"
+        )
+    return results
+
+
+def _failure(plan: _Plan, kid: str, bad: dict, recdir: Path) -> dict:
+    """The failure record (bringup.failure) of a kernel the step left out."""
+    return {
+        "step": "workloads",
+        "board": plan.board.name,
+        "kernel": kid,
+        "created": clock.now(),
+        "error": records.plain_text(bad["failed"], 2000),
+        "run": Path(bad["run_dir"]).relative_to(recdir).as_posix(),
+        "kept": "workloads.json" if (recdir / "workloads.json").exists() else None,
+    }
 
 
 def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dict[str, dict[int, float]]]:
