@@ -126,6 +126,36 @@ def test_two_musl_prefixes_made_at_once_are_made_once(tmp_path, monkeypatch):
     assert [p.name for p in dest.parent.iterdir() if ".part-" in p.name] == []
 
 
+def test_two_mem_eat_builds_at_once_build_once(tmp_path, monkeypatch):
+    import types
+
+    from bringup.builder import memeat
+
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    cross = tmp_path / "cross"
+    cross.mkdir()
+    # the compiler: say it started, hold at the gate, count the build, write its -o file
+    gcc = cross / "fake-gcc"
+    gcc.write_text(
+        "#!/bin/sh\n"
+        f"touch {gate}/started; while [ ! -e {gate}/go ]; do sleep 0.02; done\n"
+        f"echo built >> {gate}/count\n"
+        'while [ "$1" != "-o" ]; do shift; done; printf "MEM_EAT %s" $$ > "$2"\n'
+    )
+    gcc.chmod(0o755)
+    monkeypatch.setattr(memeat.rootfs, "userspace_prefix", lambda board, cache, say=print: f"{cross}/fake-")
+    board = types.SimpleNamespace(arch=types.SimpleNamespace(debian_arch="armhf"), libc="glibc")
+    cache = tmp_path / "cache"
+    r1, r2, said, pid = two_at_once(tmp_path, gate, lambda say: memeat.mem_eat_binary(board, cache, say=say))
+    out = cache / "userspace" / "armhf" / "mem_eat"
+    assert r1 == r2 == str(out)
+    assert (gate / "count").read_text() == "built\n"  # made once
+    assert out.read_bytes().startswith(b"MEM_EAT ")
+    assert f"waiting for pid {pid}, which is building mem_eat for armhf" in said
+    assert not [p.name for p in out.parent.iterdir() if p.name.endswith(".tmp")]
+
+
 @pytest.fixture(autouse=True)
 def _no_gate_left(tmp_path):
     yield

@@ -9,8 +9,6 @@ logs/<board>/<kernel>/footprint.json and lmbench.json.  The kernel's
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,6 +23,7 @@ from bringup.boot.shell import expect
 from bringup.boot.target import Place, TargetFactory
 from bringup.builder import lmbench as lmbench_build
 from bringup.builder import rootfs
+from bringup.builder.memeat import mem_eat_binary
 from bringup.errors import BootFailed, BringupError
 from bringup.measure.footprintrecords import (
     Payload,
@@ -60,23 +59,6 @@ __all__ = [  # besides its own: the names of its parts, as the footprint's (work
     "render_footprint",
     "render_lmbench",
 ]
-
-
-def mem_eat_binary(board: Board, cache: Path) -> Path:
-    cc = f"{rootfs.userspace_prefix(board, cache)}gcc"
-    if not shutil.which(cc):
-        raise BringupError(f"mem_eat needs {cc} for the {board.arch.debian_arch} userspace (make deps)")
-    src = paths.ROOT / "scripts" / "mem_eat" / "mem_eat.c"
-    out = (
-        cache / "userspace" / board.arch.debian_arch / ("mem_eat" if board.libc == "glibc" else f"mem_eat-{board.libc}")
-    )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.exists() and out.stat().st_mtime >= src.stat().st_mtime:
-        return out
-    p = subprocess.run([cc, "-static", "-O2", "-o", str(out), str(src)], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise BringupError(f"building mem_eat with {cc} failed: {p.stderr.strip()[-300:]}")
-    return out
 
 
 def lmbench_entries(arch: str, cache: Path, say=print) -> tuple[list[cpio.Entry], dict]:
