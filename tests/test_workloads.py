@@ -8,6 +8,7 @@ import pytest
 
 from bringup.errors import BringupError
 from bringup.measure import footprint
+from bringup.measure import workloadinputs as wi
 from bringup.measure import workloads as mw
 from bringup.model import workload as wm
 from bringup.model.base import DataError
@@ -116,11 +117,11 @@ def test_commands_expand_size_variables_and_inputs():
 
 def test_generated_inputs_are_deterministic_and_of_their_size():
     inp = wm.Input(name="c", kind="text", quick_bytes=10_000, full_bytes=50_000, seed=3)
-    a, b = mw.generate(inp, "quick"), mw.generate(inp, "quick")
-    assert a == b and len(a) == 10_000 and len(mw.generate(inp, "full")) == 50_000
-    assert mw.generate(inp.model_copy(update={"seed": 4}), "quick") != a
-    assert set(a.decode().split()) <= set(mw.WORDS)
-    rnd = mw.generate(inp.model_copy(update={"kind": "random"}), "quick")
+    a, b = wi.generate(inp, "quick"), wi.generate(inp, "quick")
+    assert a == b and len(a) == 10_000 and len(wi.generate(inp, "full")) == 50_000
+    assert wi.generate(inp.model_copy(update={"seed": 4}), "quick") != a
+    assert set(a.decode().split()) <= set(wi.WORDS)
+    rnd = wi.generate(inp.model_copy(update={"kind": "random"}), "quick")
     assert len(set(rnd)) > 200  # incompressible bytes, not words
 
 
@@ -871,17 +872,17 @@ def test_generated_pictures_and_clips_are_valid_files_of_about_their_size():
     """image: a binary PPM a tool reads; video: YUV4MPEG2 4:2:0 frames; both the same bytes
     for the same seed, other bytes for another."""
     img = wm.Input(name="p.ppm", kind="image", quick_bytes=300_000, full_bytes=1_200_000, seed=4)
-    a = mw.generate(img, "quick")
+    a = wi.generate(img, "quick")
     head, w, h, maxval = a.split(b"\n", 3)[0], *a.split(b"\n", 3)[1].split(), a.split(b"\n", 3)[2]
     assert head == b"P6" and w == h == b"312" and maxval == b"255"  # 312 = sqrt(300000 / 3) // 8 * 8
     assert len(a) == len(b"P6\n312 312\n255\n") + 312 * 312 * 3
-    assert a == mw.generate(img, "quick") and a != mw.generate(img.model_copy(update={"seed": 5}), "quick")
+    assert a == wi.generate(img, "quick") and a != wi.generate(img.model_copy(update={"seed": 5}), "quick")
     vid = wm.Input(name="c.y4m", kind="video", quick_bytes=400_000, full_bytes=800_000, seed=5)
-    v = mw.generate(vid, "quick")
+    v = wi.generate(vid, "quick")
     header = b"YUV4MPEG2 W176 H144 F25:1 Ip A1:1 C420jpeg\n"
     frame = 176 * 144 * 3 // 2
     assert v.startswith(header) and (len(v) - len(header)) == 10 * (len(b"FRAME\n") + frame)  # 400000 // 38016
-    assert v.count(b"FRAME\n") >= 10 and v == mw.generate(vid, "quick")
+    assert v.count(b"FRAME\n") >= 10 and v == wi.generate(vid, "quick")
 
 
 def test_graphicsmagick_parser_on_the_output_the_guest_printed():
@@ -931,17 +932,17 @@ def test_x264_count_is_the_number_of_frames_the_input_has():
     """The metric's count (frames) is the number of frames in the generated clip, in both modes."""
     wl = wm.load_all(["x264"])["x264"]
     (clip,) = wl.input
-    frame = len(b"FRAME\n") + mw.VIDEO_W * mw.VIDEO_H * 3 // 2
+    frame = len(b"FRAME\n") + wi.VIDEO_W * wi.VIDEO_H * 3 // 2
     header = b"YUV4MPEG2 W176 H144 F25:1 Ip A1:1 C420jpeg\n"
     for mode in ("quick", "full"):
         n = clip.quick_bytes if mode == "quick" else clip.full_bytes
-        assert (n // (mw.VIDEO_W * mw.VIDEO_H * 3 // 2)) == wl.count_of(metric_of(wl, "encode"), mode)
-    v = mw.generate(clip, "quick")
+        assert (n // (wi.VIDEO_W * wi.VIDEO_H * 3 // 2)) == wl.count_of(metric_of(wl, "encode"), mode)
+    v = wi.generate(clip, "quick")
     assert v.startswith(header) and len(v) == len(header) + wl.quick["frames"] * frame
     # the guest cuts the stream header (tail -c +44) and rawvideoparse skips each FRAME header
     cmds = dict((s.name, c) for s, c in wl.commands("quick", "x264"))
     assert f"tail -c +{len(header) + 1} " in cmds["prepare"]
-    y, uv = mw.VIDEO_W * mw.VIDEO_H, mw.VIDEO_W * mw.VIDEO_H // 4
+    y, uv = wi.VIDEO_W * wi.VIDEO_H, wi.VIDEO_W * wi.VIDEO_H // 4
     assert f"frame-size={frame} " in cmds["encode"]
     assert f'"plane-offsets=<6,{6 + y},{6 + y + uv}>"' in cmds["encode"]
 
@@ -1004,14 +1005,14 @@ def test_generated_pictures_and_clips_are_the_pixel_formula_byte_for_byte():
     want = bytearray()
     for y in range(side):
         for x in range(side):
-            want += bytes(((x * 255 // side) & 255, (y * 255 // side) & 255, mw._pixel(x, y, 0, 7)))
-    assert mw.image_ppm(3 * side * side, 7) == f"P6\n{side} {side}\n255\n".encode() + bytes(want)
-    w, h = mw.VIDEO_W, mw.VIDEO_H
-    clip = mw.video_y4m(3 * w * h * 3 // 2, 11)
+            want += bytes(((x * 255 // side) & 255, (y * 255 // side) & 255, wi._pixel(x, y, 0, 7)))
+    assert wi.image_ppm(3 * side * side, 7) == f"P6\n{side} {side}\n255\n".encode() + bytes(want)
+    w, h = wi.VIDEO_W, wi.VIDEO_H
+    clip = wi.video_y4m(3 * w * h * 3 // 2, 11)
     frames = clip.split(b"FRAME\n")[1:]
     assert len(frames) == 3
     for t, f in enumerate(frames):
-        assert f[: w * h] == bytes(mw._pixel(x, y, t, 11) for y in range(h) for x in range(w))
+        assert f[: w * h] == bytes(wi._pixel(x, y, t, 11) for y in range(h) for x in range(w))
 
 
 def test_workloads_run_on_the_round_engine_with_until_ci_and_two_local_workers(tmp_path, monkeypatch):
