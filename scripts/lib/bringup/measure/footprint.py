@@ -32,6 +32,7 @@ from bringup.measure.footprintrecords import (
     failure_record,
     headline,
     kernel_records,
+    left_out,
     merge_runs,
 )
 from bringup.measure.footprinttable import render_footprint, render_lmbench
@@ -427,10 +428,7 @@ def _write(ask: Ask, done: dict, payload: Payload) -> dict:
             )
     say(f"  footprint set {rset.id}: {', '.join(results) or 'no kernel'} ({paths.rel(bdir / records.sets.SETS)})")
     if failed:
-        left = "; ".join(f"{k}: {r['failed']}" for k, r in failed.items())
-        raise BootFailed(
-            f"footprint: left out {', '.join(failed)} (earlier records kept, failure records beside them): {left}"
-        )
+        raise left_out("footprint", {k: r["failed"] for k, r in failed.items()})
     return results
 
 

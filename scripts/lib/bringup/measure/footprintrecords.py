@@ -216,3 +216,12 @@ def merge_runs(runs: list[dict], labels: list[int] | None = None) -> dict:
         for m in b["metrics"]:
             m["value"] = statistics.median(m["values"])
     return out
+
+
+def left_out(step: str, why: dict[str, str]) -> BootFailed:
+    """The error a measuring step ends with when it left kernels out (kernel -> why): their
+    earlier records are kept, failure records beside them."""
+    detail = "; ".join(f"{k}: {w}" for k, w in why.items())
+    return BootFailed(
+        f"{step}: left out {', '.join(why)} (earlier records kept, failure records beside them): {detail}"
+    )

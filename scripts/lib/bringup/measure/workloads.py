@@ -28,7 +28,7 @@ from bringup.boot import rounds
 from bringup.builder import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure.footprint import Step
-from bringup.measure.footprintrecords import build_records
+from bringup.measure.footprintrecords import build_records, left_out
 from bringup.measure.guestfiles import deb_entries
 from bringup.measure.workloadinputs import generate
 from bringup.model import workload as wm
@@ -369,10 +369,7 @@ def _land(plan: _Plan, done: dict[str, dict], rd: records.Rootfs, say) -> dict[s
             rset.remove(recdir / FAILED)  # a stale failure record of an earlier run
     say(f"  workloads set {rset.id}: {', '.join(results) or 'no kernel'}")
     if failed:
-        left = "; ".join(f"{k}: {why}" for k, why in failed.items())
-        raise BootFailed(
-            f"workloads: left out {', '.join(failed)} (earlier records kept, failure records beside them): {left}"
-        )
+        raise left_out("workloads", failed)
     return results
 
 
