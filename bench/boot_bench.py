@@ -61,7 +61,7 @@ def main():
     k = board.kernel(a.kernel) if a.kernel else board.kernels[-1]
     logs = paths.logs_dir()
     recdir = logs / board.name / k.id
-    build = records.read_json(recdir / "build.json", "bringup.build")
+    build = records.read(recdir / "build.json", records.Build)
     rd = rootfs.build(board, logs, paths.cache_dir(), say=lambda m: None)
     initrd = logs / board.name / "rootfs" / rd.file
     files = session.boot_files(board, build, recdir, "direct")
@@ -73,7 +73,15 @@ def main():
     for i in range(a.n):
         run_dir = scratch / f"r{i}"
         r = session.boot_once(
-            board, k.id, build, recdir, initrd, run_dir, targets.for_board(board, run_dir), rules, path="direct"
+            board,
+            k.id,
+            build,
+            recdir,
+            initrd,
+            run_dir,
+            targets.for_board(board, run_dir),
+            rules,
+            session.BootOptions(path="direct"),
         )
         if r["status"] != "ok":
             raise SystemExit(f"bench: boot failed: {r['error']}")

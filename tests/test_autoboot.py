@@ -20,7 +20,7 @@ def fake_build(tmp_path):
     (recdir / "images" / "uImage").write_bytes(b"\0" * 128)
     initrd = tmp_path / "initramfs.cpio.gz"
     initrd.write_bytes(b"\x1f\x8b" + b"\0" * 64)
-    rec = build_record("6.12", kernelrelease="6.12.95", artifacts={"uImage": "images/uImage"}).model_dump()
+    rec = build_record("6.12", kernelrelease="6.12.95", artifacts={"uImage": "images/uImage"})
     return rec, recdir, initrd
 
 

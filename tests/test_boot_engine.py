@@ -40,7 +40,7 @@ def fake_build(tmp_path):
     initrd.write_bytes(b"\x1f\x8b" + b"\0" * 64)
     rec = build_record(
         "6.12", kernelrelease="6.12.95", artifacts={"uImage": "images/uImage", "zImage": "images/zImage"}
-    ).model_dump()
+    )
     return rec, recdir, initrd
 
 

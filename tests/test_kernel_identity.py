@@ -130,7 +130,7 @@ def fake_build(tmp_path):
     initrd.write_bytes(b"\x1f\x8b" + b"\0" * 64)
     rec = build_record(
         "6.12", kernelrelease="6.12.95", artifacts={"uImage": "images/uImage", "vmlinux": "images/vmlinux"}
-    ).model_dump()
+    )
     return rec, recdir, initrd
 
 
@@ -157,7 +157,7 @@ def boot(fake_build, tmp_path, fb):
 def test_the_build_banner_is_read_from_the_records_vmlinux(fake_build):
     rec, recdir, _ = fake_build
     assert built_banner(rec, recdir) == banner.parse(OURS)
-    assert built_banner({"artifacts": {}}, recdir) is None
+    assert built_banner(rec.model_copy(update={"artifacts": {}}), recdir) is None
 
 
 def test_a_board_that_boots_another_build_fails_the_run_naming_both(fake_build, tmp_path):

@@ -351,8 +351,18 @@ def test_records_keep_rounds_and_never_write_zero_for_a_failure(tmp_path):
         name = "qemu-arm"
         qemu = None  # the environment captured without a QEMU version
 
+    import recordfactory as rf
+
     rec = mw.record(
-        B, "5.10", {"key": None}, tmp_path, {"rounds": rounds, "disturbed": 0}, Rd(), wls, "quick", {"openssl": "3.0"}
+        B,
+        "5.10",
+        rf.build("5.10", key=None),
+        tmp_path,
+        {"rounds": rounds, "disturbed": 0},
+        Rd(),
+        wls,
+        "quick",
+        {"openssl": "3.0"},
     )
     records.write(tmp_path / "workloads.json", rec, records.Workloads)
     back = records.read(tmp_path / "workloads.json", records.Workloads)
@@ -509,9 +519,9 @@ def test_a_real_board_runs_workloads_on_the_kernel_we_built_through_its_bootload
     monkeypatch.setattr(footprint.targets, "for_board", lambda *a, **kw: target)
     for name, path in (("labgrid-example", "u-boot"), ("qemu-arm", "direct")):
         board = load_board(name)
-        build = rf.build("6.12", board=name).model_dump(mode="json")
-        build["artifacts"]["uImage"] = "images/uImage"
-        for f in build["artifacts"].values():
+        build = rf.build("6.12", board=name)
+        build = build.model_copy(update={"artifacts": {**build.artifacts, "uImage": "images/uImage"}})
+        for f in build.artifacts.values():
             (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / f).write_bytes(b"image")
         s = footprint.measure_session(
@@ -690,7 +700,11 @@ def test_the_record_names_the_disk_and_a_v1_record_still_reads(tmp_path):
         qemu = None  # the environment captured without a QEMU version
 
     disk = mw.disk_plan(DiskBoard("/dev/vda"), wls)[0]
-    rec = mw.record(B, "5.10", {"key": None}, tmp_path, {"rounds": [rnd], "disturbed": 0}, Rd(), wls, "quick", {}, disk)
+    import recordfactory as rf
+
+    rec = mw.record(
+        B, "5.10", rf.build("5.10", key=None), tmp_path, {"rounds": [rnd], "disturbed": 0}, Rd(), wls, "quick", {}, disk
+    )
     f = tmp_path / "workloads.json"
     records.write(f, rec, records.Workloads)
     back = records.read(f, records.Workloads)

@@ -193,15 +193,19 @@ def import_bootlog(
 def _drop_stale(kdir: Path, written: set[str], root: str) -> None:
     """An earlier boot-log import's record that this one did not replace (the new log
     has no Memory: line, say) goes: it would show values of another file."""
-    for name in (records.boot_timing_name(root), "footprint.json"):
+    models: dict[str, type[BootTiming] | type[Footprint]] = {
+        records.boot_timing_name(root): BootTiming,
+        "footprint.json": Footprint,
+    }
+    for name, model in models.items():
         f = kdir / name
         if name in written or not f.exists():
             continue
         try:
-            old = records.read_json(f)
+            old = records.read(f, model)
         except BringupError:
             continue
-        if isinstance(old.get("imported"), dict) and old["imported"].get("kind") == "bootlog":
+        if old.imported is not None and old.imported.kind == "bootlog":
             f.unlink()
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from bringup.parse import banner
+from bringup.records import Build
 
 _CACHE: dict[tuple[str, int, int], banner.Banner | None] = {}
 
 
-def built_banner(build_rec: dict, recdir: Path) -> banner.Banner | None:
+def built_banner(build: Build, recdir: Path) -> banner.Banner | None:
     """The banner of the build's vmlinux (None when the record lists none, or it has no banner)."""
-    rel = build_rec.get("artifacts", {}).get("vmlinux")
+    rel = build.artifacts.get("vmlinux")
     if not rel:
         return None
     f = Path(recdir) / rel
@@ -38,8 +39,8 @@ class KernelCheck:
         self.seen: banner.Banner | None = None
 
     @classmethod
-    def for_build(cls, build_rec: dict, recdir: Path) -> KernelCheck:
-        return cls(build_rec.get("kernelrelease"), built_banner(build_rec, recdir))
+    def for_build(cls, build: Build, recdir: Path) -> KernelCheck:
+        return cls(build.kernelrelease, built_banner(build, recdir))
 
     def expected(self) -> str | None:
         return self.built.full() if self.built else self.release

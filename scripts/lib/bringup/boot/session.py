@@ -1,6 +1,6 @@
 """One boot of one kernel on one target, from power-on to a shell: BootSession.
 
-    session = BootSession(board, kernel_id, build_rec, recdir, initrd, run_dir, target, rules,
+    session = BootSession(board, kernel_id, build, recdir, initrd, run_dir, target, rules,
                           BootOptions(path="u-boot", root="ramdisk"))
     with session:                    # boots: returns once the end milestone is seen
         sh = session.shell()         # logged in; sh.run("free") ...
@@ -78,9 +78,9 @@ def kernel_cmdline(board: Board, kernel_cmdline: str = "", extra: str = "") -> s
     return " ".join(parts)
 
 
-def boot_files(board: Board, build_rec: dict, recdir: Path, path: str) -> dict[str, Path]:
+def boot_files(board: Board, build: records.Build, recdir: Path, path: str) -> dict[str, Path]:
     """The image files a boot needs, from the build record's artifacts."""
-    art = build_rec["artifacts"]
+    art = build.artifacts
     target = board.image.target
     if path == "u-boot":
         key = "uImage" if "uImage" in art else target if target == "uImage" else None
@@ -157,7 +157,7 @@ class BootSession:
         self,
         board: Board,
         kernel_id: str,
-        build_rec: dict,
+        build: records.Build,
         recdir: Path,
         initrd: Path,
         run_dir: Path,
@@ -174,7 +174,7 @@ class BootSession:
         self.initrd, self.run_dir, self.options = Path(initrd), Path(run_dir), options
         self.path, self.root, self.factor, self.cancel = path, root, options.timeout_factor, options.cancel
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.files = boot_files(board, build_rec, recdir, path)
+        self.files = boot_files(board, build, recdir, path)
         self.nfs: nfsroot.NfsRoot | None = None
         if root == "nfs":
             self.nfs = nfsroot.NfsRoot(board, kernel_id, self.initrd, self.run_dir, target.nfs_address())
@@ -183,12 +183,12 @@ class BootSession:
             uboot.quote(self.cmdline)  # a command line U-Boot cannot take fails here, before power-on
         self.seed = max(1, options.run_index)
         self.scan = ms.Scan(rules)
-        self.kernel_check = KernelCheck.for_build(build_rec, recdir)  # the booted kernel must be this build
+        self.kernel_check = KernelCheck.for_build(build, recdir)  # the booted kernel must be this build
         self._console: Console | None = None
         self._shell: Shell | None = None
         self._stack = contextlib.ExitStack()
         self._ended = False
-        self.record: dict[str, Any] = self._first_record(build_rec)
+        self.record: dict[str, Any] = self._first_record(build)
 
     def _cmdline(self, extra_args: str) -> str:
         """The kernel's command line: the board's, the kernel's, the root's (a ramdisk in the
@@ -201,7 +201,7 @@ class BootSession:
         extra = " ".join(s for s in (ramdisk_args, self.nfs.cmdline if self.nfs else "", extra_args) if s)
         return kernel_cmdline(self.board, kernel.cmdline, extra)
 
-    def _first_record(self, build_rec: dict) -> dict[str, Any]:
+    def _first_record(self, build: records.Build) -> dict[str, Any]:
         """boot.json as it stands before the boot: a failure until the boot ends well."""
         return {
             "board": self.board.name,
@@ -214,8 +214,8 @@ class BootSession:
             "error": None,
             "path": self.path,
             "started": clock.now(),
-            "kernelrelease": build_rec.get("kernelrelease"),
-            "build_key": build_rec.get("key"),
+            "kernelrelease": build.kernelrelease,
+            "build_key": build.key,
             "root": self.root,
             "initrd": str(self.initrd),
             "cmdline": self.cmdline,

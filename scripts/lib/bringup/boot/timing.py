@@ -95,7 +95,7 @@ MAX_REDO = rounds.MAX_REDO  # a run on a disturbed host is done again at most th
 
 def plan(
     board: Board, logs: Path, path: str, root: str = "ramdisk", only: list | None = None
-) -> dict[str, tuple[dict, Path]]:
+) -> dict[str, tuple[records.Build, Path]]:
     """Check what boot_timing is asked, before anything is built: the kernels to boot,
     with their build records and record directories."""
     check_path_root(path, root)
@@ -105,12 +105,14 @@ def plan(
     if only and set(only) - set(kernels):
         raise BringupError(f"board {board.name}: no kernel {sorted(set(only) - set(kernels))[0]!r}")
     builds = {}
-    for kid in kernels:
-        recdir = Path(logs) / board.name / kid
+    for kernel_id in kernels:
+        recdir = Path(logs) / board.name / kernel_id
         f = recdir / "build.json"
         if not f.exists():
-            raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
-        builds[kid] = (records.read_json(f, "bringup.build"), recdir)
+            raise BringupError(
+                f"{board.name}/{kernel_id}: no build record {f} (run: make build-all BOARD={board.name})"
+            )
+        builds[kernel_id] = (records.read(f, records.Build), recdir)
     return builds
 
 
@@ -120,7 +122,7 @@ class Timing:
 
     board: Board
     logs: Path
-    builds: dict[str, tuple[dict, Path]]  # plan(): each kernel's build record and record directory
+    builds: dict[str, tuple[records.Build, Path]]  # plan(): each kernel's build record and record directory
     rules: ms.Rules
     rule: stats.UntilCI
     boot: BootOptions  # path, root, timeout factor; each run adds its round, arguments and cancel
@@ -136,7 +138,10 @@ class Timing:
 
     def __post_init__(self) -> None:
         p = self.profile
-        self.args = {kid: p.cmdline(_version(rec)) if p else "" for kid, (rec, _) in self.builds.items()}
+        self.args = {
+            kernel_id: p.cmdline(build.version or build.kernelrelease) if p else ""
+            for kernel_id, (build, _) in self.builds.items()
+        }
 
     @property
     def kernels(self) -> list[str]:
@@ -255,7 +260,7 @@ def _summary(t: Timing, runs: _Runs, recs: list[dict], out: rounds.Outcome[dict]
     summary["root"] = t.boot.root
     summary["runs_requested"] = t.runs
     for kid in t.kernels:
-        summary["kernels"][kid]["build_key"] = t.builds[kid][0].get("key")
+        summary["kernels"][kid]["build_key"] = t.builds[kid][0].key
     summary["rootfs"] = t.rootfs.model_dump()
     summary["order"] = [out.order[r] for r in taken]
     summary["round_places"] = [out.place_of[r] for r in taken] if several else []
@@ -270,8 +275,8 @@ def _summary(t: Timing, runs: _Runs, recs: list[dict], out: rounds.Outcome[dict]
         summary["kernels"][kid]["deferred"] = deferred_summary(mine, recdir, runs.logs)
     if t.profile is not None and t.profile.record_initcalls:
         for kid in t.kernels:
-            rec_b, recdir = t.builds[kid]
-            smap = rec_b.get("artifacts", {}).get("System.map")
+            build, recdir = t.builds[kid]
+            smap = build.artifacts.get("System.map")
             t.say(f"  {kid}: reading the initcalls of its runs")
             summary["kernels"][kid]["initcalls"] = initcall_summary(
                 [r for r in recs if r["kernel"] == kid], recdir, recdir / smap if smap else None, t.rules, runs.logs
@@ -297,10 +302,10 @@ class _Runs:
     def boot(self, run: rounds.Run) -> dict:
         """One kernel's boot of a round."""
         t = self.t
-        rec_b, recdir = t.builds[run.kernel]
+        build, recdir = t.builds[run.kernel]
         d = self.run_dir(run.kernel, run.suffix)
         options = replace(t.boot, run_index=run.round, extra_args=t.args[run.kernel], cancel=run.cancel)
-        r = boot_once(t.board, run.kernel, rec_b, recdir, t.initrd, d, run.target_for(d), t.rules, options)
+        r = boot_once(t.board, run.kernel, build, recdir, t.initrd, d, run.target_for(d), t.rules, options)
         if r.get("status") == "ok" and r.get("log"):
             with contextlib.suppress(OSError):  # the summaries read the file when this fails
                 # once, while the page cache holds it; keyed by kernel too: a round's run ids are alike
@@ -337,7 +342,3 @@ class _Runs:
             say=t.say,
         )
         return [d.result for d in out.runs], out
-
-
-def _version(build_rec: dict) -> str:
-    return build_rec.get("version") or build_rec.get("kernelrelease") or ""

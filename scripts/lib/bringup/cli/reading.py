@@ -203,7 +203,7 @@ def _read_record(f: Path) -> None:
     data = records.load(f)
     schema = data.get("schema") if isinstance(data, dict) else None
     kind = schema.partition("/")[0] if isinstance(schema, str) else ""
-    records.read_json(f, kind if kind in records.KINDS else "bringup.build")
+    records.read(f, kind if kind in records.KINDS else "bringup.build")
 
 
 def cmd_doc(args: argparse.Namespace) -> int:

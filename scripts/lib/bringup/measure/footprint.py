@@ -340,7 +340,7 @@ class Ask:
     board: Board
     logs: Path
     cache: Path
-    builds: dict  # each kernel's build record (build_records)
+    builds: dict[str, records.Build]  # each kernel's build record (build_records)
     mode: str  # lmbench: quick, full or none
     timeout_factor: float
     lmbench_source: dict | None
@@ -470,7 +470,7 @@ def _rounds(step: Step, ask: Ask, payload: Payload) -> dict[str, dict]:
 def measure_session(
     board: Board,
     kid: str,
-    build: dict,
+    build: records.Build,
     recdir: Path,
     initrd: Path,
     run_dir: Path,
@@ -503,7 +503,7 @@ class Step:
 
     board: Board
     logs: Path
-    builds: dict
+    builds: dict[str, records.Build]
     initrd: Path
     timeout_factor: float
     runs: str

@@ -52,14 +52,16 @@ def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dic
     return out
 
 
-def build_records(board: Board, kernels: list[str], logs: Path) -> dict:
+def build_records(board: Board, kernels: list[str], logs: Path) -> dict[str, records.Build]:
     """The build record of each kernel; a kernel not built is one line saying what to run."""
     builds = {}
-    for kid in kernels:
-        f = Path(logs) / board.name / kid / "build.json"
+    for kernel_id in kernels:
+        f = Path(logs) / board.name / kernel_id / "build.json"
         if not f.exists():
-            raise BringupError(f"{board.name}/{kid}: no build record {f} (run: make build-all BOARD={board.name})")
-        builds[kid] = records.read_json(f, "bringup.build")
+            raise BringupError(
+                f"{board.name}/{kernel_id}: no build record {f} (run: make build-all BOARD={board.name})"
+            )
+        builds[kernel_id] = records.read(f, records.Build)
     return builds
 
 
@@ -100,7 +102,7 @@ def cannot_run(texts: list[str], parsed: list[dict] | None = None) -> str | None
 
 
 def kernel_records(
-    board: Board, kid: str, build: dict, recdir: Path, done: dict, payload, mode: str
+    board: Board, kid: str, build: records.Build, recdir: Path, done: dict, payload, mode: str
 ) -> tuple[dict, dict]:
     """footprint.json and lmbench.json of one kernel from its rounds (done: footprint._rounds'
     of the kernel); payload: the ramdisk and its lmbench (footprint.Payload)."""
@@ -110,7 +112,7 @@ def kernel_records(
         "board": board.name,
         "kernel": kid,
         "created": clock.now(),
-        "build_key": build.get("key"),
+        "build_key": build.key,
         "mode": mode,
         "source": payload.lm_info,
         "run": fp["run"],
@@ -124,7 +126,9 @@ def kernel_records(
     return fp, lm
 
 
-def _footprint_record(board: Board, kid: str, build: dict, recdir: Path, done: dict, rd: records.Rootfs) -> dict:
+def _footprint_record(
+    board: Board, kid: str, build: records.Build, recdir: Path, done: dict, rd: records.Rootfs
+) -> dict:
     """footprint.json of one kernel: its first round's outputs, and every round's values."""
     rs = done["rounds"]
     first = rs[0]
@@ -139,8 +143,8 @@ def _footprint_record(board: Board, kid: str, build: dict, recdir: Path, done: d
     return {
         "board": board.name,
         "kernel": kid,
-        "kernelrelease": build["kernelrelease"],
-        "build_key": build.get("key"),
+        "kernelrelease": build.kernelrelease,
+        "build_key": build.key,
         "created": clock.now(),
         "run": rel[0],
         "memory_mb": board.memory_mb,

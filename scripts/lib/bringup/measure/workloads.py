@@ -300,7 +300,7 @@ class _Plan:
     logs: Path
     cache: Path
     kernels: list[str]
-    builds: dict
+    builds: dict[str, records.Build]
     wls: dict[str, Workload]
     mode: Mode
     rule: stats.UntilCI
@@ -454,7 +454,9 @@ def available() -> dict[str, dict]:
     return out
 
 
-def record(board, kid, build, recdir, done, rd, wls: dict[str, Workload], mode, versions, disk=None) -> dict:
+def record(
+    board, kid, build: records.Build, recdir, done, rd, wls: dict[str, Workload], mode, versions, disk=None
+) -> dict:
     """workloads.json of one kernel from its rounds."""
     rs = done["rounds"]
     rel = [r["run_dir"].relative_to(recdir).as_posix() for r in rs]
@@ -497,7 +499,7 @@ def record(board, kid, build, recdir, done, rd, wls: dict[str, Workload], mode, 
         "board": board.name,
         "kernel": kid,
         "created": clock.now(),
-        "build_key": build.get("key"),
+        "build_key": build.key,
         "mode": mode,
         "runs": len(rs),
         "run_dirs": rel,

@@ -367,11 +367,6 @@ def _model_to_read(data: Any, kind: str | None, where: str) -> type[Record]:
     return models[0]
 
 
-def read_json(path: Path, kind: str | None = None) -> dict[str, Any]:
-    """Deprecated: records.read(path, kind), as plain data.  Kept for callers not yet switched."""
-    return read(path, kind).model_dump(mode="json", by_alias=True)
-
-
 def artifact(record_file: Path, rel: str, field: str) -> Path:
     """A file a record names by a path relative to its directory, resolved; refused
     (RecordError) when it resolves outside that directory, e.g. through a symlink."""
