@@ -5,7 +5,8 @@ accepted values, and the same --help text.  tests/data/cli-commands.json is that
 parser's description, written by this file (`python tests/test_cli_table.py --write`,
 only when a change to the command line is meant).  Changed since 45fb26f on purpose:
 a help text where there was none (footprint-report's and workloads' --kernel, study's
---jobs, aa's --lmbench), nothing else."""
+--jobs, aa's --lmbench), and --no-wait's help naming aa among the commands that hold a
+board (made from the table's holds_board); nothing else."""
 
 import argparse
 import json

@@ -34,30 +34,20 @@ from bringup.cli.values import Parser, count, names
 @dataclass(frozen=True)
 class Command:
     """A command: its name, its line in `bringup --help`, its text in `bringup <name> --help`
-    (None: the line), its options in the order --help lists them, and its handler (the parsed
-    arguments in, the exit status out)."""
+    (None: the line), its options in the order --help lists them, its handler (the parsed
+    arguments in, the exit status out), and whether it holds a board's lock while it measures."""
 
     name: str
     help: str
     run: Callable[[argparse.Namespace], int]
     options: tuple[Option, ...] = ()
     description: str | None = None
+    holds_board: bool = False  # it measures a board, holding its lock (util/lock.board): --no-wait is for it
 
 
 PROGRAM = "Build, boot and measure Linux kernels for board bring-up. " + (
     "Boards are boards/<name>.toml; results go to logs/<board>/<kernel>/."
 )
-PROGRAM_OPTIONS = (
-    opt("--version", action="version", version=f"bringup {__version__}"),
-    opt(
-        "--no-wait",
-        action="store_true",
-        help="a measuring step (boot-timing, footprint-report, workloads, study) refuses at once, naming the "
-        "holder, when another run measures the board, instead of waiting for it (make NO_WAIT=1); one "
-        "measurement of a board at a time (docs/records.md)",
-    ),
-)
-
 TABLE = (
     Command("boards", "list the boards under boards/", building.cmd_boards),
     Command("show", "show one board and its kernels", building.cmd_show, (opt("board"),)),
@@ -146,6 +136,7 @@ TABLE = (
         "real board), interleaved across kernels, and time the milestones "
         "of configs/milestones.toml. Writes logs/<board>/<kernel>/boot/<run>/ "
         "and logs/<board>/boot-timing.json.",
+        holds_board=True,
     ),
     Command(
         "footprint-report",
@@ -164,6 +155,7 @@ TABLE = (
         description="Boot each kernel with a ramdisk holding mem_eat and lmbench, and "
         "report seed 002's footprint table and the lmbench tables. Writes "
         "logs/<board>/<kernel>/footprint.json and lmbench.json.",
+        holds_board=True,
     ),
     Command(
         "workloads",
@@ -195,6 +187,7 @@ TABLE = (
         description="Put the Debian packages of the workloads (configs/workloads/<name>.toml, docs/workloads.md) "
         "and their libraries into a ramdisk, boot every kernel once per round (order A B, B A, ...) and run "
         "every workload in each boot. Writes logs/<board>/<kernel>/workloads.json.",
+        holds_board=True,
     ),
     Command(
         "report",
@@ -242,6 +235,7 @@ TABLE = (
         description="Run build-all, boot-timing, footprint-report, workloads and report for the board, "
         "in order, skipping a step whose records are up to date (same builds, "
         "ramdisk, boot path, runs, lmbench mode and workloads). Prints the report's path.",
+        holds_board=True,
     ),
     Command(
         "aa",
@@ -267,6 +261,7 @@ TABLE = (
         "built) through boot timing and the footprint in rounds, and report what the management summary would "
         "claim (it must claim nothing) and the per-metric false-positive rate before and after the "
         "Benjamini-Hochberg correction. Writes logs/<board>-aa/aa.json; exits 1 when a difference is claimed.",
+        holds_board=True,
     ),
     Command(
         "compare",
@@ -363,6 +358,17 @@ TABLE = (
 )
 
 COMMANDS = {c.name: c for c in TABLE}  # by name; the order is --help's
+
+PROGRAM_OPTIONS = (
+    opt("--version", action="version", version=f"bringup {__version__}"),
+    opt(
+        "--no-wait",
+        action="store_true",
+        help=f"a measuring step ({', '.join(c.name for c in TABLE if c.holds_board)}) refuses at once, naming "
+        "the holder, when another run measures the board, instead of waiting for it (make NO_WAIT=1); one "
+        "measurement of a board at a time (docs/records.md)",
+    ),
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
