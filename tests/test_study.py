@@ -408,7 +408,7 @@ with lock.board(sys.argv[1], "boot-timing", say=lambda m: print(m, flush=True)):
 def test_a_study_holds_its_board_from_the_first_step_to_the_report(tmp_path, monkeypatch):
     """make all BOARD=x and a make boot-timing BOARD=x started while it runs: the second waits
     for the whole study (not only for the step under way), or refuses with --no-wait (exit 75)
-    in one line naming the study's pid and that it is a study."""
+    in one line naming the study's pid, that it is a study and the step it is in."""
     import subprocess
     import sys
 
@@ -433,20 +433,24 @@ def test_a_study_holds_its_board_from_the_first_step_to_the_report(tmp_path, mon
         assert p.returncode == 75, p.stderr
         assert p.stderr.count("\n") == 1
         assert p.stderr.startswith(
-            f"bringup: error: boot-timing: board qemu-arm is being measured by pid {first.pid}, study, since "
+            f"bringup: error: boot-timing: board qemu-arm is being measured by pid {first.pid}, "
+            "study: footprint-report, since "
         )
         assert p.stderr.rstrip().endswith("not waiting (--no-wait)")
         waiter = subprocess.Popen(
             [sys.executable, "-c", WAITER, str(logs / "qemu-arm")], stdout=subprocess.PIPE, text=True
         )
         said = waiter.stdout.readline().strip()
-        assert said.startswith(f"waiting for pid {first.pid}, study, since "), said
+        assert said.startswith(f"waiting for pid {first.pid}, study: footprint-report, since "), said
         assert waiter.poll() is None, "the second run waits while the study is between two steps"
         first.stdin.write("go on\n")
         first.stdin.flush()
         assert first.stdout.readline().strip() == "report"
         assert first.wait(30) == 0
-        assert waiter.stdout.readline().strip() == "measuring"  # only now: the study is over
+        later = waiter.stdout.readline().strip()
+        while later.startswith(f"still waiting for pid {first.pid}, study"):  # as the study goes on (its report)
+            later = waiter.stdout.readline().strip()
+        assert later == "measuring"  # only now: the study is over
         assert waiter.wait(30) == 0
     finally:
         for proc in (first, waiter):

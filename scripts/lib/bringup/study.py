@@ -27,7 +27,8 @@ Every decision reads records only; a record that does not read is redone.
 Plan.force runs every step.
 
 The study holds the board's lock (util/lock.py) from its first step to the report:
-no other measurement of the board runs in between (docs/records.md).
+no other measurement of the board runs in between (docs/records.md); the lock file
+says the step the study is in (`pid N, study: footprint-report, since T`).
 
 At the end a line says where the time went, step by step (wall time; "up to date"
 for a step skipped), so a study's cost is read off its own output.
@@ -359,6 +360,7 @@ class _Study:
 
     def __init__(self, board: Board, logs: Path, cache: Path, plan: Plan, say: Say) -> None:
         self.board, self.logs, self.cache, self.plan, self.say = board, logs, cache, plan, say
+        self.bdir = Path(logs) / board.name  # its lock says the step the study is in (lock.doing)
         self.path = plan.path or board.boot
         check_boot_path(board, self.path)
         check_root(board, plan.root)
@@ -383,27 +385,28 @@ class _Study:
         if self.plan.workloads != []:
             self.maybe(self.workloads())
         self.say(f"== [{self.steps}/{self.steps}] report {self.board.name}")
-        with self.clock.step("report"):
+        with self.clock.step("report"), lock.doing(self.bdir, "report"):
             rep = report.write(self.board, self.logs, say=self.say)
         self.say(self.clock.line())
         return rep
 
     def maybe(self, step: _Step) -> None:
         """The step, or its line that it is up to date (naming the set it trusts)."""
-        why = "FORCE" if self.plan.force else step.stale()
-        if why is None:
-            read = set_read(self.board, self.logs, step.set) if step.set else ""
-            self.say(f"== [{step.number}/{self.steps}] {step.skipped}: up to date{read}, skipped")
-            self.clock.skipped(step.name)
-            return
-        self.say(f"== [{step.number}/{self.steps}] {step.doing} ({why})")
-        with self.clock.step(step.name):
-            step.work()
+        with lock.doing(self.bdir, step.name):
+            why = "FORCE" if self.plan.force else step.stale()
+            if why is None:
+                read = set_read(self.board, self.logs, step.set) if step.set else ""
+                self.say(f"== [{step.number}/{self.steps}] {step.skipped}: up to date{read}, skipped")
+                self.clock.skipped(step.name)
+                return
+            self.say(f"== [{step.number}/{self.steps}] {step.doing} ({why})")
+            with self.clock.step(step.name):
+                step.work()
 
     def build(self) -> None:
         board = self.board
         self.say(f"== [1/{self.steps}] build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
-        with self.clock.step("build-all"):
+        with self.clock.step("build-all"), lock.doing(self.bdir, "build-all"):
             build.build_all(board, self.logs, self.cache, force=self.plan.force, jobs=self.plan.jobs, say=self.say)
 
     def build_cost(self) -> None:
@@ -412,7 +415,7 @@ class _Study:
         plan, runs = self.plan, self.plan.build_cost_runs
         self.say(f"== [1/{self.steps}] build cost {self.board.name}: cold builds without ccache, {runs} rounds")
         guard = env_switch("BRINGUP_HOST_GUARD")
-        with self.clock.step("build-cost"):
+        with self.clock.step("build-cost"), lock.doing(self.bdir, "build-cost"):
             cost, _, reused = buildcost.measure(
                 self.board,
                 self.logs,
