@@ -2,6 +2,8 @@
 captured from Debian bookworm's armhf binaries (tests/data/workloads/, SOURCES.md),
 and the runner's round loop on a fake shell."""
 
+import subprocess
+import types
 from pathlib import Path
 
 import pytest
@@ -811,6 +813,7 @@ class OpensslSession:
 
     def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
         run_dir.mkdir(parents=True, exist_ok=True)
+        self.run_dir, self.target = run_dir, None
 
     def __enter__(self):
         return self
@@ -1120,6 +1123,10 @@ def _workloads_on_fake_guests(tmp_path, monkeypatch, dies: set[str]):
         def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
             super().__init__(board, kid, build, recdir, initrd, run_dir)
             self.kid = kid
+            # a QEMU target's process (QemuTarget.proc): a real one, ended, standing in for QEMU
+            self.target = types.SimpleNamespace(proc=subprocess.Popen(["true"]))
+            self.target.proc.wait()
+            pids.append(self.target.proc.pid)
 
         def shell(self):
             sh = super().shell()
@@ -1128,10 +1135,12 @@ def _workloads_on_fake_guests(tmp_path, monkeypatch, dies: set[str]):
 
     monkeypatch.setattr(footprint, "measure_session", Session)
     lines: list[str] = []
+    pids: list[int] = []  # the stand-in QEMUs', one per boot in boot order
 
     def run():
         return mw.workloads(board, logs, tmp_path / "cache", names=["openssl"], runs=1, guard=False, say=lines.append)
 
+    run.pids = pids
     return logs / "qemu-arm", run, lines
 
 
@@ -1149,6 +1158,7 @@ def test_a_kernel_whose_boot_fails_is_left_out_with_a_failure_record_and_the_nex
     assert msg.startswith("workloads: left out 5.10 (earlier records kept, failure records beside them): 5.10: ")
     assert "qemu-arm/5.10: workload run failed: step 'workload openssl, step speed': console closed: QEMU " in msg
     assert "(log: " in msg and "\n" not in msg
+    assert f"/console.log, QEMU pid {run.pids[0]})" in msg  # 5.10 boots first: which QEMU it was
     assert (bdir / "5.10" / "workloads.json").read_bytes() == good["5.10"]  # never replaced
     fail = records.read(bdir / "5.10" / "workloads-failed.json", records.Failure)
     assert fail.step == "workloads" and fail.kernel == "5.10" and fail.kept == "workloads.json"

@@ -260,7 +260,7 @@ def test_a_hung_qemu_in_the_workloads_leaves_its_kernel_out_and_the_next_is_meas
     Ctrl-C: after the step's timeout (made short with --timeout-factor) and the shell's
     check, 5.10 is left out with workloads-failed.json, its QEMU is gone, 6.12 is booted
     and lands as a set, and the line names the step, the kernel, the cause and the log;
-    the rerun of 5.10 completes and removes the failure record."""
+    the rerun of 5.10 completes and removes the failure record.  The line names the hung QEMU by its pid."""
     logs, bdir = good["logs"], good["logs"] / BOARD
     before = snapshot(bdir)
     fast = ["--workloads", "compress", "--runs", "1", "--clock", "instructions", "--jobs", "1"]
@@ -277,7 +277,9 @@ def test_a_hung_qemu_in_the_workloads_leaves_its_kernel_out_and_the_next_is_meas
         "qemu-arm/5.10: workload run failed: step 'workload compress, step xz_compress' did not finish within 24s"
         in last
     )
-    assert "and the console did not answer after it" in last and f"{typed.name}/console.log" in last, last
+    assert "and the console did not answer after it" in last and f"{typed.name}/console.log, QEMU pid {q})" in last, (
+        last
+    )
     assert "6.12" not in last.partition("): ")[0]  # only 5.10 was left out
     failure = json.loads((bdir / "5.10" / "workloads-failed.json").read_text())
     assert failure["schema"] == "bringup.failure/1" and failure["step"] == "workloads"

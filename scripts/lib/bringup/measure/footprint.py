@@ -9,6 +9,7 @@ logs/<board>/<kernel>/footprint.json and lmbench.json.  The kernel's
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -538,10 +539,12 @@ class Step:
             options=BootOptions(run_index=run.round, extra_args=self.cmdline, cancel=run.cancel),
         )
 
-    def failed(self, run: rounds.Run, what: str, e: BootFailed, run_dir: Path) -> BootFailed:
-        return BootFailed(
-            f"{self.board.name}/{run.kernel}: {what} run failed: {e} (log: {paths.rel(run_dir / 'console.log')})"
-        )
+    def failed(self, run: rounds.Run, what: str, e: BootFailed, session: BootSession) -> BootFailed:
+        """A failed run in one line: the kernel, the cause, the console log and, on QEMU, its pid."""
+        proc = getattr(session.target, "proc", None)  # a QEMU target's process (targets/qemu.py)
+        pid = f", QEMU pid {proc.pid}" if isinstance(proc, subprocess.Popen) else ""
+        log = paths.rel(session.run_dir / "console.log")
+        return BootFailed(f"{self.board.name}/{run.kernel}: {what} run failed: {e} (log: {log}{pid})")
 
     def rounds(self, kernels, rule, boot, places, jobs, guard, headline, what: str, say) -> dict[str, dict]:
         """The rounds on the round engine (boot/rounds.py: run): per kernel the rounds kept
@@ -578,6 +581,6 @@ def _one_boot(step: Step, run: rounds.Run, run_dir: Path, bset, mode, lm_missing
             except pexpect.EOF:  # QEMU died, the console went away: a failed boot, not a bug
                 raise BootFailed(session.gone()) from None
     except BootFailed as e:
-        raise step.failed(run, "footprint", e, run_dir) from None
+        raise step.failed(run, "footprint", e, session) from None
     (run_dir / "steps.txt").write_text("\n".join(f"=== {k}\n{v}" for k, v in after.items() if k != "console_text"))
     return after

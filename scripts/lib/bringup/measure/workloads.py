@@ -427,7 +427,7 @@ def _one_boot(step: Step, run: rounds.Run, run_dir: Path, wls, mode, missing, di
             except pexpect.EOF:  # QEMU died, the console went away: a failed boot, not a bug
                 raise BootFailed(session.gone()) from None
     except BootFailed as e:
-        raise step.failed(run, "workload", e, run_dir) from None
+        raise step.failed(run, "workload", e, session) from None
     finally:
         if image is not None:
             image.unlink(missing_ok=True)  # up to disk_mb of written blocks; the next boot makes its own
