@@ -23,7 +23,7 @@ def capture(name: str) -> str:
     return (DATA / name).read_text()
 
 
-def metric_of(wl: wm.Workload, name: str) -> wm.Metric:
+def metric_of(wl: wm.WorkloadSpec, name: str) -> wm.WorkloadMetricSpec:
     return next(m for m in wl.metric if m.name == name)
 
 
@@ -118,7 +118,7 @@ def test_commands_expand_size_variables_and_inputs():
 
 
 def test_generated_inputs_are_deterministic_and_of_their_size():
-    inp = wm.Input(name="c", kind="text", quick_bytes=10_000, full_bytes=50_000, seed=3)
+    inp = wm.WorkloadInputSpec(name="c", kind="text", quick_bytes=10_000, full_bytes=50_000, seed=3)
     a, b = wi.generate(inp, "quick"), wi.generate(inp, "quick")
     assert a == b and len(a) == 10_000 and len(wi.generate(inp, "full")) == 50_000
     assert wi.generate(inp.model_copy(update={"seed": 4}), "quick") != a
@@ -435,7 +435,7 @@ def test_a_package_debian_does_not_have_leaves_only_its_workload_not_measured(mo
             raise AssertionError("no package of a good workload here: nothing to resolve")
 
     monkeypatch.setattr(mw, "PrivateApt", FakeApt)
-    bad = wm.Workload.model_validate(
+    bad = wm.WorkloadSpec.model_validate(
         {**wm.load_all(["openssl"])["openssl"].model_dump(), "packages": ["nosuchpkg"], "input": []}
     )
     entries, versions, missing = mw.payload(
@@ -888,13 +888,13 @@ def test_7zip_times_its_two_steps():
 def test_generated_pictures_and_clips_are_valid_files_of_about_their_size():
     """image: a binary PPM a tool reads; video: YUV4MPEG2 4:2:0 frames; both the same bytes
     for the same seed, other bytes for another."""
-    img = wm.Input(name="p.ppm", kind="image", quick_bytes=300_000, full_bytes=1_200_000, seed=4)
+    img = wm.WorkloadInputSpec(name="p.ppm", kind="image", quick_bytes=300_000, full_bytes=1_200_000, seed=4)
     a = wi.generate(img, "quick")
     head, w, h, maxval = a.split(b"\n", 3)[0], *a.split(b"\n", 3)[1].split(), a.split(b"\n", 3)[2]
     assert head == b"P6" and w == h == b"312" and maxval == b"255"  # 312 = sqrt(300000 / 3) // 8 * 8
     assert len(a) == len(b"P6\n312 312\n255\n") + 312 * 312 * 3
     assert a == wi.generate(img, "quick") and a != wi.generate(img.model_copy(update={"seed": 5}), "quick")
-    vid = wm.Input(name="c.y4m", kind="video", quick_bytes=400_000, full_bytes=800_000, seed=5)
+    vid = wm.WorkloadInputSpec(name="c.y4m", kind="video", quick_bytes=400_000, full_bytes=800_000, seed=5)
     v = wi.generate(vid, "quick")
     header = b"YUV4MPEG2 W176 H144 F25:1 Ip A1:1 C420jpeg\n"
     frame = 176 * 144 * 3 // 2

@@ -239,10 +239,10 @@ def _footprint_values(d: Path) -> Values:
     out: Values = {}
     for arm in ARMS:
         if (d / arm / "footprint.json").exists():
-            fp = records.read(d / arm / "footprint.json", records.Footprint)
-            rnds = fp.rounds or list(range(1, len(fp.malloc_kb_values) + 1))
+            footprint_record = records.read(d / arm / "footprint.json", records.Footprint)
+            rnds = footprint_record.rounds or list(range(1, len(footprint_record.malloc_kb_values) + 1))
             out.setdefault("footprint:malloc_kb", {})[arm] = {
-                r: float(v) for r, v in zip(rnds, fp.malloc_kb_values, strict=False)
+                r: float(v) for r, v in zip(rnds, footprint_record.malloc_kb_values, strict=False)
             }
         if (d / arm / "lmbench.json").exists():
             rec = records.read(d / arm / "lmbench.json", records.Lmbench)

@@ -371,15 +371,21 @@ def import_lmbench(
         "benchmarks": benchmarks,
         "imported": prov,
     }
-    lm = records.validate(rec, Lmbench, f"{kernel}: lmbench.json")
+    lmbench_record = records.validate(rec, Lmbench, f"{kernel}: lmbench.json")
     kdir = Path(logs) / board.name / kernel
     _free([kdir / "lmbench.json"], replace)
-    written = _write(kdir, "lmbench", src, [("lmbench.json", lm)])
+    written = _write(kdir, "lmbench", src, [("lmbench.json", lmbench_record)])
     for w in written:
         say(f"import: wrote {paths.rel(w)}")
-    n = sum(len(b.metrics) for b in lm.benchmarks.values())
+    n = sum(len(b.metrics) for b in lmbench_record.benchmarks.values())
     say(f"import: {kernel}: {n} lmbench values of {name} ({fmt})")
-    return {"kernel": kernel, "format": fmt, "host": name, "written": written, "records": {"lmbench.json": lm}}
+    return {
+        "kernel": kernel,
+        "format": fmt,
+        "host": name,
+        "written": written,
+        "records": {"lmbench.json": lmbench_record},
+    }
 
 
 def _benchmarks(runs: list[dict]) -> tuple[dict[str, Any], list[str]]:

@@ -181,40 +181,51 @@ def boot_fresh(
         return f"made with boot path {s.path}, not {path}"
     if (why_clock := _other_clock(board, s.clock.kind)) is not None:
         return why_clock
-    for kid, key in build_keys(board, logs).items():
-        k = s.kernels.get(kid)
+    for kernel_id, key in build_keys(board, logs).items():
+        k = s.kernels.get(kernel_id)
         if k is None:
-            return f"no runs of {kid}"
+            return f"no runs of {kernel_id}"
         if k.ok < runs:
-            return f"{kid}: {k.ok} good runs, {runs} wanted"
+            return f"{kernel_id}: {k.ok} good runs, {runs} wanted"
         if key is None or k.build_key != key:
-            return f"{kid} was rebuilt since"
+            return f"{kernel_id} was rebuilt since"
     return ramdisk_changed(board, logs, s.rootfs, "initramfs")
 
 
 def footprint_fresh(board: Board, logs: Path, mode: str, lmbench_runs: int = 1) -> str | None:
     if (bad := set_problem(board, logs, "footprint")) is not None:
         return bad
-    for kid, key in build_keys(board, logs).items():
-        fp, why_fp = _read(Path(logs) / board.name / kid / "footprint.json", Footprint)
-        lm, why_lm = _read(Path(logs) / board.name / kid / "lmbench.json", Lmbench)
-        if fp is None or lm is None:
-            return why_fp or why_lm or f"no footprint records for {kid}"
-        if fp.rootfs is None or fp.imported is not None or lm.imported is not None:
-            return f"{kid}: its records are imported (docs/import.md)"
-        if (why_clock := _other_clock(board, fp.clock.kind)) is not None:
-            return f"{kid}: {why_clock}"
-        if key is None or fp.build_key != key:
-            return f"{kid} was rebuilt since"
-        if lm.mode != mode:
-            return f"{kid}: lmbench {lm.mode}, {mode} wanted"
-        if lm.measured and lm.runs < lmbench_runs:
-            return f"{kid}: {lm.runs} lmbench run(s), {lmbench_runs} wanted"
-        if not lm.measured and lm.mode != "none" and lm.source.lmbench is None and _lmbench_source_found():
-            return f"{kid}: lmbench not measured, and bringup can now build it (configs/lmbench.toml [source] found)"
-        changed = ramdisk_changed(board, logs, fp.rootfs, "footprint")
+    for kernel_id, key in build_keys(board, logs).items():
+        footprint_record, why_footprint = _read(Path(logs) / board.name / kernel_id / "footprint.json", Footprint)
+        lmbench_record, why_lmbench = _read(Path(logs) / board.name / kernel_id / "lmbench.json", Lmbench)
+        if footprint_record is None or lmbench_record is None:
+            return why_footprint or why_lmbench or f"no footprint records for {kernel_id}"
+        if (
+            footprint_record.rootfs is None
+            or footprint_record.imported is not None
+            or lmbench_record.imported is not None
+        ):
+            return f"{kernel_id}: its records are imported (docs/import.md)"
+        if (why_clock := _other_clock(board, footprint_record.clock.kind)) is not None:
+            return f"{kernel_id}: {why_clock}"
+        if key is None or footprint_record.build_key != key:
+            return f"{kernel_id} was rebuilt since"
+        if lmbench_record.mode != mode:
+            return f"{kernel_id}: lmbench {lmbench_record.mode}, {mode} wanted"
+        if lmbench_record.measured and lmbench_record.runs < lmbench_runs:
+            return f"{kernel_id}: {lmbench_record.runs} lmbench run(s), {lmbench_runs} wanted"
+        if (
+            not lmbench_record.measured
+            and lmbench_record.mode != "none"
+            and lmbench_record.source.lmbench is None
+            and _lmbench_source_found()
+        ):
+            return (
+                f"{kernel_id}: lmbench not measured, and bringup can now build it (configs/lmbench.toml [source] found)"
+            )
+        changed = ramdisk_changed(board, logs, footprint_record.rootfs, "footprint")
         if changed:
-            return f"{kid}: {changed}"
+            return f"{kernel_id}: {changed}"
     return None
 
 
@@ -234,27 +245,27 @@ def workloads_fresh(board: Board, logs: Path, names: list[str] | None, mode: str
     wanted = load_workloads(names)
     if (bad := set_problem(board, logs, "workloads")) is not None:
         return bad
-    for kid, key in build_keys(board, logs).items():
-        rec, why = _read(Path(logs) / board.name / kid / "workloads.json", Workloads)
+    for kernel_id, key in build_keys(board, logs).items():
+        rec, why = _read(Path(logs) / board.name / kernel_id / "workloads.json", Workloads)
         if rec is None:
-            return why or f"no workloads record for {kid}"
+            return why or f"no workloads record for {kernel_id}"
         if key is None or rec.build_key != key:
-            return f"{kid} was rebuilt since"
+            return f"{kernel_id} was rebuilt since"
         if rec.mode != mode:
-            return f"{kid}: workloads {rec.mode}, {mode} wanted"
+            return f"{kernel_id}: workloads {rec.mode}, {mode} wanted"
         if (why_clock := _other_clock(board, rec.clock.kind)) is not None:
-            return f"{kid}: {why_clock}"
+            return f"{kernel_id}: {why_clock}"
         if rec.runs < runs:
-            return f"{kid}: {rec.runs} workload round(s), {runs} wanted"
-        for n, wl in wanted.items():
+            return f"{kernel_id}: {rec.runs} workload round(s), {runs} wanted"
+        for n, spec in wanted.items():
             got = rec.workloads.get(n)
             if got is None:
-                return f"{kid}: workload {n} not in its record"
-            if sorted(got.packages) != sorted(wl.packages):
-                return f"{kid}: workload {n}'s packages changed since"
+                return f"{kernel_id}: workload {n} not in its record"
+            if sorted(got.packages) != sorted(spec.packages):
+                return f"{kernel_id}: workload {n}'s packages changed since"
         changed = ramdisk_changed(board, logs, rec.rootfs, "workloads")
         if changed:
-            return f"{kid}: {changed}"
+            return f"{kernel_id}: {changed}"
     return None
 
 
@@ -318,11 +329,11 @@ class Boots:
 
 def boot_on_ramdisk(board: Board, logs: Path, cache: Path, boots: Boots, say: Say) -> dict:
     """Boot timing on the board's ramdisk (built first, or reused when up to date); the summary."""
-    rd = rootfs.build(board, logs, cache, say=say)
+    ramdisk = rootfs.build(board, logs, cache, say=say)
     return boottiming.boot_timing(
         board,
         logs,
-        Path(logs) / board.name / "rootfs" / rd.file,
+        Path(logs) / board.name / "rootfs" / ramdisk.file,
         boots.target_for,
         runs=boots.runs,
         path=boots.path,
@@ -332,7 +343,7 @@ def boot_on_ramdisk(board: Board, logs: Path, cache: Path, boots: Boots, say: Sa
         timeout_factor=boots.timeout_factor,
         root=boots.root,
         say=say,
-        rootfs_ref=rd.ref(),
+        rootfs_ref=ramdisk.ref(),
         guard=boots.guard,
         profile=boots.profile,
         places=boots.places,

@@ -330,8 +330,8 @@ class _Engine(Generic[T]):
                 return
             while (got := self.dealer.take(index)) is not None:
                 rnd, kernel_order = got
-                for kid in kernel_order:
-                    self.one(kid, rnd, index, place, target_for)
+                for kernel_id in kernel_order:
+                    self.one(kernel_id, rnd, index, place, target_for)
                 self.round_done(rnd)
 
     def next_boot(self) -> tuple[int, str] | None:
@@ -365,11 +365,11 @@ class _Engine(Generic[T]):
             n = len(self.dealer.finished_rounds)
             self.tell(f"  after round {n}: {len(left)} interval(s) not yet narrow: {left[0]}")
 
-    def one(self, kid: str, rnd: int, index: int, place: Place, target_for: TargetFactory) -> None:
+    def one(self, kernel_id: str, rnd: int, index: int, place: Place, target_for: TargetFactory) -> None:
         """One kernel's boot of round rnd, and its redos on a disturbed host."""
         on = f" on {place.name}" if self.lab and place.name else ""
         for attempt in range(1 + MAX_REDO):
-            r = Run(kid, rnd, attempt, target_for, place.name, index, self.cancel, self.tell)
+            r = Run(kernel_id, rnd, attempt, target_for, place.name, index, self.cancel, self.tell)
             before = hostload.snapshot() if self.baseline is not None else None
             result = self.boot(r)
             host = hostload.judge(before, hostload.snapshot(), self.baseline) if before is not None else None
@@ -382,9 +382,9 @@ class _Engine(Generic[T]):
                     self.on_done(done)
             if not again:
                 break
-            self.tell(f"  round {rnd} {kid}{on}: host disturbed ({why}): booting it again")
+            self.tell(f"  round {rnd} {kernel_id}{on}: host disturbed ({why}): booting it again")
         with self.lock:
-            self.prog.advance(note=f"round {rnd} {kid}")
+            self.prog.advance(note=f"round {rnd} {kernel_id}")
 
     def parallel(self) -> None:
         """One worker thread per place.  The first error on a worker stops the others (their

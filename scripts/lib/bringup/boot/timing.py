@@ -259,8 +259,8 @@ def _summary(t: Timing, runs: _Runs, recs: list[dict], out: rounds.Outcome[dict]
     summary["path"] = t.boot.path
     summary["root"] = t.boot.root
     summary["runs_requested"] = t.runs
-    for kid in t.kernels:
-        summary["kernels"][kid]["build_key"] = t.builds[kid][0].key
+    for kernel_id in t.kernels:
+        summary["kernels"][kernel_id]["build_key"] = t.builds[kernel_id][0].key
     summary["rootfs"] = t.rootfs.model_dump()
     summary["order"] = [out.order[r] for r in taken]
     summary["round_places"] = [out.place_of[r] for r in taken] if several else []
@@ -268,18 +268,22 @@ def _summary(t: Timing, runs: _Runs, recs: list[dict], out: rounds.Outcome[dict]
     summary["stopped"] = t.rule.stopped
     summary["profile"] = t.profile_name
     summary["cmdline_args"] = t.args
-    for kid in t.kernels:
-        mine = [r for r in recs if r["kernel"] == kid]
-        recdir = t.builds[kid][1]
-        summary["kernels"][kid]["console"] = console_summary(mine, recdir, t.rules, t.board.console, runs.logs)
-        summary["kernels"][kid]["deferred"] = deferred_summary(mine, recdir, runs.logs)
+    for kernel_id in t.kernels:
+        mine = [r for r in recs if r["kernel"] == kernel_id]
+        recdir = t.builds[kernel_id][1]
+        summary["kernels"][kernel_id]["console"] = console_summary(mine, recdir, t.rules, t.board.console, runs.logs)
+        summary["kernels"][kernel_id]["deferred"] = deferred_summary(mine, recdir, runs.logs)
     if t.profile is not None and t.profile.record_initcalls:
-        for kid in t.kernels:
-            build, recdir = t.builds[kid]
+        for kernel_id in t.kernels:
+            build, recdir = t.builds[kernel_id]
             smap = build.artifacts.get("System.map")
-            t.say(f"  {kid}: reading the initcalls of its runs")
-            summary["kernels"][kid]["initcalls"] = initcall_summary(
-                [r for r in recs if r["kernel"] == kid], recdir, recdir / smap if smap else None, t.rules, runs.logs
+            t.say(f"  {kernel_id}: reading the initcalls of its runs")
+            summary["kernels"][kernel_id]["initcalls"] = initcall_summary(
+                [r for r in recs if r["kernel"] == kernel_id],
+                recdir,
+                recdir / smap if smap else None,
+                t.rules,
+                runs.logs,
             )
     return summary
 
@@ -296,8 +300,8 @@ class _Runs:
         self.logs: dict[str, bytes] = {}
         self.place_of_run: dict[str, str] = {}
 
-    def run_dir(self, kid: str, suffix: str) -> Path:
-        return self.t.builds[kid][1] / "boot" / f"{self.stamp}-{self.t.boot.path}{self.t.tag}{suffix}"
+    def run_dir(self, kernel_id: str, suffix: str) -> Path:
+        return self.t.builds[kernel_id][1] / "boot" / f"{self.stamp}-{self.t.boot.path}{self.t.tag}{suffix}"
 
     def boot(self, run: rounds.Run) -> dict:
         """One kernel's boot of a round."""

@@ -52,8 +52,8 @@ def summarize(
     guest = ck.deterministic  # the instruction clock: the kernel's printk times are the measurement
     out["clock"] = ck.record()
     out["environment"] = environment.of_board(board)
-    for kid in kernels:
-        out["kernels"][kid] = _kernel_summary([r for r in recs if r["kernel"] == kid], rules, guest, places)
+    for kernel_id in kernels:
+        out["kernels"][kernel_id] = _kernel_summary([r for r in recs if r["kernel"] == kernel_id], rules, guest, places)
     return out
 
 

@@ -96,8 +96,8 @@ def plan(board: Board, logs: Path, cache: Path, study: tuple[str, str] | None = 
         src = sources.prepare(k.source, cache, log=lambda m: say(f"  {m}"))
         fixes = erafixes.select_fixes(k, src, tc)
         key = kbuild.build_key(board, k, src, tc, fixes=fixes)
-        bname, kid = study or (board.name, k.id)
-        out.append(Plan(k, src, tc, fixes, key, _study_build(Path(logs) / bname / kid / "build.json", key)))
+        board_name, kernel_id = study or (board.name, k.id)
+        out.append(Plan(k, src, tc, fixes, key, _study_build(Path(logs) / board_name / kernel_id / "build.json", key)))
     return out
 
 

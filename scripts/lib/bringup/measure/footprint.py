@@ -319,8 +319,8 @@ def footprint(
     guard: rounds.check())."""
     if lmbench_runs < 1:
         raise BringupError(f"lmbench runs {lmbench_runs}: give 1 or more")
-    for kid in only or []:
-        board.kernel(kid)  # an unknown --kernel is refused here, before the ramdisk is built
+    for kernel_id in only or []:
+        board.kernel(kernel_id)  # an unknown --kernel is refused here, before the ramdisk is built
     rule = rounds.rule(lmbench_runs, until_ci, max_rounds)  # refused here, before any work
     if mode not in ("quick", "full", "none"):
         raise BringupError(f"lmbench mode {mode!r}: use quick, full or none")
@@ -387,7 +387,7 @@ def _ramdisk(ask: Ask) -> Payload:
     auto = clock_of(board).deterministic
     if auto:
         extra += autorun_steps(mode != "none" and lm_missing is None)
-    rd = rootfs.build(
+    ramdisk = rootfs.build(
         board,
         logs,
         cache,
@@ -396,7 +396,7 @@ def _ramdisk(ask: Ask) -> Payload:
         extra_key={"mem_eat": True, **lm_info, "mode": mode, "autorun": auto},
         say=say,
     )
-    return Payload(rd, bset, lm_info, lm_missing, auto)
+    return Payload(ramdisk, bset, lm_info, lm_missing, auto)
 
 
 def _write(ask: Ask, done: dict, payload: Payload) -> dict:
@@ -406,26 +406,29 @@ def _write(ask: Ask, done: dict, payload: Payload) -> dict:
     results = {}
     failed: dict[str, dict] = {}
     with records.ResultSet(bdir, "footprint") as rset:  # every kernel's two records land at once, or none
-        for kid, rounds_of in done.items():
-            recdir = bdir / kid
+        for kernel_id, rounds_of in done.items():
+            recdir = bdir / kernel_id
             bad = next((r for r in rounds_of["rounds"] if "failed" in r), None)
             if bad is None:
                 try:
-                    fp, lm = kernel_records(board, kid, builds[kid], recdir, rounds_of, payload, ask.mode)
+                    footprint_record, lmbench_record = kernel_records(
+                        board, kernel_id, builds[kernel_id], recdir, rounds_of, payload, ask.mode
+                    )
                 except BootFailed as e:
                     bad = {"failed": str(e), "run_dir": rounds_of["rounds"][0]["run_dir"]}
             if bad is not None:  # its earlier records stay; the failure record goes beside them
-                failed[kid] = bad
-                rset.write(recdir / FAILED, failure_record(board, kid, bad, recdir), records.Failure)
+                failed[kernel_id] = bad
+                rset.write(recdir / FAILED, failure_record(board, kernel_id, bad, recdir), records.Failure)
                 continue
-            fp["stopped"] = ask.rule.stopped
-            rset.write(recdir / "footprint.json", fp, records.Footprint)
-            rset.write(recdir / "lmbench.json", lm, records.Lmbench)
+            footprint_record["stopped"] = ask.rule.stopped
+            rset.write(recdir / "footprint.json", footprint_record, records.Footprint)
+            rset.write(recdir / "lmbench.json", lmbench_record, records.Lmbench)
             rset.remove(recdir / FAILED)  # a stale failure record of an earlier run
-            results[kid] = (fp, lm)
+            results[kernel_id] = (footprint_record, lmbench_record)
             say(
-                f"  {kid}: code+data {fp['kernel_code_data_kb']} kB, free total {fp['total_free_kb']} kB, "
-                f"malloc {fp['malloc_kb']} kB (median of {len(fp['rounds'])} round(s))"
+                f"  {kernel_id}: code+data {footprint_record['kernel_code_data_kb']} kB, "
+                f"free total {footprint_record['total_free_kb']} kB, malloc {footprint_record['malloc_kb']} kB "
+                f"(median of {len(footprint_record['rounds'])} round(s))"
             )
     say(f"  footprint set {rset.id}: {', '.join(results) or 'no kernel'} ({paths.rel(bdir / records.sets.SETS)})")
     if failed:
@@ -470,7 +473,7 @@ def _rounds(step: Step, ask: Ask, payload: Payload) -> dict[str, dict]:
 
 def measure_session(
     board: Board,
-    kid: str,
+    kernel_id: str,
     build: records.Build,
     recdir: Path,
     initrd: Path,
@@ -493,7 +496,7 @@ def measure_session(
     factor are the measurement's."""
     target = target_for(run_dir) if target_for is not None else targets.for_board(board, run_dir, say=say, disk=disk)
     options = replace(options, path=measure_path(board), timeout_factor=timeout_factor)
-    return BootSession(board, kid, build, recdir, initrd, run_dir, target, rules, options=options)
+    return BootSession(board, kernel_id, build, recdir, initrd, run_dir, target, rules, options=options)
 
 
 @dataclass
@@ -514,8 +517,8 @@ class Step:
     def __post_init__(self) -> None:
         self.rules = load_rules(self.board.milestones)
 
-    def recdir(self, kid: str) -> Path:
-        return Path(self.logs) / self.board.name / kid
+    def recdir(self, kernel_id: str) -> Path:
+        return Path(self.logs) / self.board.name / kernel_id
 
     def run_dir(self, run: rounds.Run) -> Path:
         return self.recdir(run.kernel) / self.runs / f"{self.stamp}{run.suffix}"
@@ -561,11 +564,11 @@ class Step:
             say=say,
         )
         return {
-            kid: {
-                "rounds": [{"round": d.round, "host": d.host, **d.result} for d in out.kept(kid)],
-                "disturbed": out.redone(kid),
+            kernel_id: {
+                "rounds": [{"round": d.round, "host": d.host, **d.result} for d in out.kept(kernel_id)],
+                "disturbed": out.redone(kernel_id),
             }
-            for kid in kernels
+            for kernel_id in kernels
         }
 
 

@@ -65,13 +65,13 @@ def build_records(board: Board, kernels: list[str], logs: Path) -> dict[str, rec
     return builds
 
 
-def failure_record(board: Board, kid: str, bad: dict, recdir: Path) -> dict:
+def failure_record(board: Board, kernel_id: str, bad: dict, recdir: Path) -> dict:
     """The failure record of a kernel the step left out."""
     keep = recdir / "footprint.json"
     return {
         "step": "footprint",
         "board": board.name,
-        "kernel": kid,
+        "kernel": kernel_id,
         "created": clock.now(),
         "error": records.plain_text(bad["failed"], 2000),
         "run": str(Path(bad["run_dir"]).relative_to(recdir)) if bad.get("run_dir") else None,
@@ -102,32 +102,34 @@ def cannot_run(texts: list[str], parsed: list[dict] | None = None) -> str | None
 
 
 def kernel_records(
-    board: Board, kid: str, build: records.Build, recdir: Path, done: dict, payload, mode: str
+    board: Board, kernel_id: str, build: records.Build, recdir: Path, done: dict, payload, mode: str
 ) -> tuple[dict, dict]:
     """footprint.json and lmbench.json of one kernel from its rounds (done: footprint._rounds'
     of the kernel); payload: the ramdisk and its lmbench (footprint.Payload)."""
     rs = done["rounds"]
-    fp = _footprint_record(board, kid, build, recdir, done, payload.rootfs)
-    lm = {
+    footprint_record = _footprint_record(board, kernel_id, build, recdir, done, payload.rootfs)
+    lmbench_record = {
         "board": board.name,
-        "kernel": kid,
+        "kernel": kernel_id,
         "created": clock.now(),
         "build_key": build.key,
         "mode": mode,
         "source": payload.lm_info,
-        "run": fp["run"],
+        "run": footprint_record["run"],
         "clock": clock_of(board).record(),
         "environment": environment.of_board(board),
     }
     if payload.lm_missing or mode == "none":
-        lm.update(measured=False, reason=payload.lm_missing or "not requested", runs=0, retried=[], benchmarks={})
-        return fp, lm
-    lm.update(_lmbench_passes(rs, payload.bset))
-    return fp, lm
+        lmbench_record.update(
+            measured=False, reason=payload.lm_missing or "not requested", runs=0, retried=[], benchmarks={}
+        )
+        return footprint_record, lmbench_record
+    lmbench_record.update(_lmbench_passes(rs, payload.bset))
+    return footprint_record, lmbench_record
 
 
 def _footprint_record(
-    board: Board, kid: str, build: records.Build, recdir: Path, done: dict, rd: records.Rootfs
+    board: Board, kernel_id: str, build: records.Build, recdir: Path, done: dict, ramdisk: records.Rootfs
 ) -> dict:
     """footprint.json of one kernel: its first round's outputs, and every round's values."""
     rs = done["rounds"]
@@ -137,12 +139,12 @@ def _footprint_record(
     eats = [r["eat"] for r in rs]  # parsed as each boot ended
     for r, eat in zip(rs, eats, strict=True):
         if eat is None:
-            raise BootFailed(f"{board.name}/{kid}: mem_eat printed no total (see {paths.rel(r['run_dir'])})")
+            raise BootFailed(f"{board.name}/{kernel_id}: mem_eat printed no total (see {paths.rel(r['run_dir'])})")
     malloc = [e["kb"] for e in eats if e]
     rel = [r["run_dir"].relative_to(recdir).as_posix() for r in rs]
     return {
         "board": board.name,
-        "kernel": kid,
+        "kernel": kernel_id,
         "kernelrelease": build.kernelrelease,
         "build_key": build.key,
         "created": clock.now(),
@@ -155,7 +157,7 @@ def _footprint_record(
         "kernel_code_data_kb": mem_line["kernel_code_data_kb"] if mem_line else None,
         "total_free_kb": frees[0]["total_kb"] if frees[0] else None,
         "malloc_kb": int(statistics.median(malloc)),
-        "rootfs": rd.ref().model_dump(),
+        "rootfs": ramdisk.ref().model_dump(),
         "rounds": [r["round"] for r in rs],
         "malloc_kb_values": malloc,
         "total_free_kb_values": [f["total_kb"] for f in frees if f],

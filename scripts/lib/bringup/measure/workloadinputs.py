@@ -8,7 +8,7 @@ import hashlib
 
 import numpy as np
 
-from bringup.model.workload import Input, Mode
+from bringup.model.workload import Mode, WorkloadInputSpec
 
 WORDS = [
     "the",
@@ -101,7 +101,7 @@ def video_y4m(n: int, seed: int) -> bytes:
     return bytes(out)
 
 
-def generate(inp: Input, mode: Mode) -> bytes:
+def generate(inp: WorkloadInputSpec, mode: Mode) -> bytes:
     """An input file's bytes: the same for the same (kind, size, seed), on any host."""
     n = inp.quick_bytes if mode == "quick" else inp.full_bytes
     if inp.kind == "zeros":

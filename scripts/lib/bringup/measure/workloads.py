@@ -34,7 +34,7 @@ from bringup.measure.workloadinputs import generate
 from bringup.model import workload as wm
 from bringup.model.board import Board
 from bringup.model.clocks import clock_of
-from bringup.model.workload import DISK_MOUNT, INPUTS_DIR, Mode, Workload, load_all
+from bringup.model.workload import DISK_MOUNT, INPUTS_DIR, Mode, WorkloadSpec, load_all
 from bringup.parse import workload as wp
 from bringup.util import clock, cpio, environment, lock, paths, space
 from bringup.util.aptprivate import PrivateApt
@@ -44,7 +44,7 @@ APPLETS = ["timeout", "nproc", "md5sum", "sha256sum", "gzip", "gunzip"]
 
 
 def payload(
-    board: Board, wls: dict[str, Workload], mode: Mode, cache: Path, say=print
+    board: Board, specs: dict[str, WorkloadSpec], mode: Mode, cache: Path, say=print
 ) -> tuple[list[cpio.Entry], dict[str, str], dict[str, str]]:
     """The ramdisk's workload files: cpio entries, the version of every package
     (closure included), and the workloads that cannot run (name -> reason: a
@@ -54,9 +54,9 @@ def payload(
     missing: dict[str, str] = {}
     wanted: list[tuple[list[str], list[str]]] = []  # each workload's packages, and what it leaves out
     with contextlib.suppress(BringupError):  # one apt-cache call for all; a failure is said per package below
-        apt.candidates([f"{p}:{arch}" for wl in wls.values() for p in wl.packages])
-    for name, wl in wls.items():
-        for p in wl.packages:
+        apt.candidates([f"{p}:{arch}" for spec in specs.values() for p in spec.packages])
+    for name, spec in specs.items():
+        for p in spec.packages:
             try:
                 v = apt.candidate(f"{p}:{arch}")
             except BringupError as e:
@@ -68,7 +68,7 @@ def payload(
                 say(f"  workload {name}: {why}: not measured")
                 break
         else:
-            wanted.append(([f"{p}:{arch}" for p in wl.packages], list(wl.without)))
+            wanted.append(([f"{p}:{arch}" for p in spec.packages], list(spec.without)))
     entries: list[cpio.Entry] = [cpio.directory("usr/share"), cpio.directory(INPUTS_DIR)]
     versions: dict[str, str] = {}
     if wanted:
@@ -81,11 +81,11 @@ def payload(
             entries += deb_entries(deb)
     for a in APPLETS:
         entries.append(cpio.symlink(f"usr/bin/{a}", "/bin/busybox"))
-    for name, wl in wls.items():
-        if name in missing or not wl.input:
+    for name, spec in specs.items():
+        if name in missing or not spec.input:
             continue
         entries.append(cpio.directory(f"{INPUTS_DIR}/{name}"))
-        for inp in wl.input:
+        for inp in spec.input:
             entries.append(cpio.file(f"{INPUTS_DIR}/{name}/{inp.name}", generate(inp, mode)))
     return entries, versions, missing
 
@@ -101,21 +101,21 @@ def _closure(apt: PrivateApt, arch: str, wanted: list[tuple[list[str], list[str]
     return sorted(p for p in found if p.endswith(f":{arch}") or ":" not in p)
 
 
-def run_in_boot(sh, wls: dict[str, Workload], mode: Mode, skip: dict[str, str], say=print) -> dict[str, dict]:
+def run_in_boot(sh, specs: dict[str, WorkloadSpec], mode: Mode, skip: dict[str, str], say=print) -> dict[str, dict]:
     """Every workload's steps in one booted ramdisk: per workload, per step its
     output, elapsed seconds and exit status; or why the workload did not run.  A step
     that times out leaves its workload not measured and the others go on; a console
     that went away (QEMU died) or no longer answers (a hung target) fails the boot
     (BootFailed naming the step and the cause)."""
     out: dict[str, dict] = {}
-    for name, wl in wls.items():
+    for name, spec in specs.items():
         if name in skip:
             out[name] = {"error": skip[name], "steps": {}}
             continue
         steps: dict[str, dict] = {}
         error = None
-        for step, cmd in wl.commands(mode, name):
-            t = wl.step_timeout(step, mode)
+        for step, cmd in spec.commands(mode, name):
+            t = spec.step_timeout(step, mode)
             try:
                 text, _ = sh.run(wp.wrap(cmd), timeout=t, name=f"workload {name}, step {step.name}")
             except BootFailed as e:
@@ -135,23 +135,23 @@ def run_in_boot(sh, wls: dict[str, Workload], mode: Mode, skip: dict[str, str], 
 NO_DISK = "no disk on this board"
 
 
-def disk_plan(board: Board, wls: dict[str, Workload]) -> tuple[dict | None, dict[str, str]]:
+def disk_plan(board: Board, specs: dict[str, WorkloadSpec]) -> tuple[dict | None, dict[str, str]]:
     """The disk the selected disk workloads (needs_disk) use on this board, as the
     record gives it (None when no workload needs one or the board has none), and the
     workloads that cannot run for want of a disk (name -> reason)."""
-    users = [n for n, wl in wls.items() if wl.needs_disk]
+    users = [n for n, spec in specs.items() if spec.needs_disk]
     if not users:
         return None, {}
-    spec = board.workloads
-    if not spec.disk:
+    settings = board.workloads
+    if not settings.disk:
         why = f"{NO_DISK} ({paths.rel(board.file)} names no [workloads] disk)"
         return None, dict.fromkeys(users, why)
     attached = targets.disk_image_attachment(board)
     if attached is not None:
-        size = spec.disk_mb or diskimage.DEFAULT_MB
+        size = settings.disk_mb or diskimage.DEFAULT_MB
     else:
         attached, size = "the board's own partition", None
-    return {"device": spec.disk, "fs": spec.disk_fs, "image_mb": size, "attached": attached}, {}
+    return {"device": settings.disk, "fs": settings.disk_fs, "image_mb": size, "attached": attached}, {}
 
 
 def mount_disk(sh, disk: dict) -> tuple[str, str | None]:
@@ -194,19 +194,19 @@ def _recover(sh, e: BootFailed) -> None:
         raise BootFailed(f"{e}, and the console did not answer after it ({again})") from None
 
 
-def values_of(wl: Workload, ran: dict, mode: Mode = "quick") -> tuple[dict[str, float], list[str]]:
+def values_of(spec: WorkloadSpec, ran: dict, mode: Mode = "quick") -> tuple[dict[str, float], list[str]]:
     """One boot's metric values of a workload, and why the others have none."""
     vals: dict[str, float] = {}
     why: list[str] = []
     if ran["error"] and not ran["steps"]:
         return vals, [ran["error"]]
-    for m in wl.metric:
+    for m in spec.metric:
         st = ran["steps"].get(m.step)
         if st is None or st["rc"] != 0:
             why.append(f"{m.name}: {ran['error'] or f'step {m.step} did not run'}")
             continue
         v = st["elapsed"] if m.elapsed else wp.metric(st["text"], m.regex or "", m.scale)
-        count = wl.count_of(m, mode)
+        count = spec.count_of(m, mode)
         if v is None:
             what = "no elapsed time" if m.elapsed else f"no match for its regex in step {m.step}'s output"
             why.append(f"{m.name}: {what} ({wp.last_line(st['text'])})")
@@ -221,9 +221,11 @@ def values_of(wl: Workload, ran: dict, mode: Mode = "quick") -> tuple[dict[str, 
     return vals, why
 
 
-def round_values(wls: dict[str, Workload], ran: dict, mode: Mode) -> dict[str, tuple[dict[str, float], list[str]]]:
+def round_values(
+    specs: dict[str, WorkloadSpec], ran: dict, mode: Mode
+) -> dict[str, tuple[dict[str, float], list[str]]]:
     """One boot's values of every workload (values_of), read once as the boot ends."""
-    return {name: values_of(wl, ran[name], mode) for name, wl in wls.items() if name in ran}
+    return {name: values_of(spec, ran[name], mode) for name, spec in specs.items() if name in ran}
 
 
 def workloads(
@@ -255,24 +257,24 @@ def workloads(
     kernels are measured, and the step ends with BootFailed naming what was left out."""
     if runs < 1:
         raise BringupError(f"workload runs {runs}: give 1 or more")
-    for kid in only or []:
-        board.kernel(kid)  # an unknown --kernel is refused here, before the ramdisk is built
+    for kernel_id in only or []:
+        board.kernel(kernel_id)  # an unknown --kernel is refused here, before the ramdisk is built
     if mode not in ("quick", "full"):
         raise BringupError(f"workload mode {mode!r}: use quick or full")
     rule = rounds.rule(runs, until_ci, max_rounds)  # refused here, before any work
-    wls = load_all(names, directory)
-    disk, no_disk = _disk_checked(board, wls, say)
+    specs = load_all(names, directory)
+    disk, no_disk = _disk_checked(board, specs, say)
     where = targets.places(board, places, say=say)  # PLACES on a board not in a lab: refused here
     rounds.check(where, jobs, guard)  # --jobs that cannot work: refused here
     kernels = [k.id for k in board.kernels if not only or k.id in only]
     builds = build_records(board, kernels, logs)
-    entries, versions, missing = payload(board, {n: w for n, w in wls.items() if n not in no_disk}, mode, cache, say)
-    plan = _Plan(board, Path(logs), cache, kernels, builds, wls, mode, rule, disk, {**no_disk, **missing}, versions)
+    entries, versions, missing = payload(board, {n: w for n, w in specs.items() if n not in no_disk}, mode, cache, say)
+    plan = _Plan(board, Path(logs), cache, kernels, builds, specs, mode, rule, disk, {**no_disk, **missing}, versions)
     with lock.board(plan.bdir, "workloads", say=say):  # one measurement of a board at a time
         records.sets.tidy(plan.bdir, say)
         space.check(plan.bdir, WORKLOAD_BYTES * len(kernels) * rule.limit, "workloads")
-        rd = _ramdisk(plan, entries, say)
-        step = Step(board, logs, builds, plan.bdir / "rootfs" / rd.file, timeout_factor, "workload-runs")
+        ramdisk = _ramdisk(plan, entries, say)
+        step = Step(board, logs, builds, plan.bdir / "rootfs" / ramdisk.file, timeout_factor, "workload-runs")
         done = step.rounds(
             kernels,
             rule,
@@ -284,7 +286,7 @@ def workloads(
             "workload",
             say,
         )
-        return _land(plan, done, rd, say)
+        return _land(plan, done, ramdisk, say)
 
 
 WORKLOAD_BYTES = 4 * 1024 * 1024  # what one boot's run directory holds, about (console log, outputs)
@@ -301,7 +303,7 @@ class _Plan:
     cache: Path
     kernels: list[str]
     builds: dict[str, records.Build]
-    wls: dict[str, Workload]
+    specs: dict[str, WorkloadSpec]
     mode: Mode
     rule: stats.UntilCI
     disk: dict | None
@@ -313,10 +315,10 @@ class _Plan:
         return self.logs / self.board.name
 
 
-def _disk_checked(board: Board, wls: dict[str, Workload], say) -> tuple[dict | None, dict[str, str]]:
+def _disk_checked(board: Board, specs: dict[str, WorkloadSpec], say) -> tuple[dict | None, dict[str, str]]:
     """disk_plan(), the workloads without a disk said, and mke2fs checked when QEMU
     attaches an image (missing e2fsprogs fails here, before anything is built or booted)."""
-    disk, no_disk = disk_plan(board, wls)
+    disk, no_disk = disk_plan(board, specs)
     for n, why in no_disk.items():
         say(f"  workload {n}: {why}: not measured")
     if disk is not None and targets.disk_image_attachment(board) is not None:
@@ -340,32 +342,41 @@ def _booter(plan: _Plan, step: Step):
         run_dir = step.run_dir(run)
         run.say(f"  round {run.round}/{of} {run.kernel}: booting the workload ramdisk")
         try:
-            ran = _one_boot(step, run, run_dir, plan.wls, plan.mode, plan.missing, plan.disk)
+            ran = _one_boot(step, run, run_dir, plan.specs, plan.mode, plan.missing, plan.disk)
         except BootFailed as e:  # this kernel is left out; the step goes on with the next one
             run.say(f"  {e}")
             return {"run_dir": run_dir, "failed": str(e), "ran": None, "values": {}}
-        return {"run_dir": run_dir, "ran": ran, "values": round_values(plan.wls, ran, plan.mode)}
+        return {"run_dir": run_dir, "ran": ran, "values": round_values(plan.specs, ran, plan.mode)}
 
     return boot
 
 
-def _land(plan: _Plan, done: dict[str, dict], rd: records.Rootfs, say) -> dict[str, records.Workloads]:
+def _land(plan: _Plan, done: dict[str, dict], ramdisk: records.Rootfs, say) -> dict[str, records.Workloads]:
     """Every measured kernel's workloads.json, and a left-out kernel's failure record beside
     its earlier one, as one set; then BootFailed naming the kernels left out, if any."""
     results: dict[str, records.Workloads] = {}
     failed: dict[str, str] = {}
     with records.ResultSet(plan.bdir, "workloads") as rset:  # every kernel's record lands at once, or none
-        for kid in plan.kernels:
-            recdir = plan.bdir / kid
-            bad = next((r for r in done[kid]["rounds"] if "failed" in r), None)
+        for kernel_id in plan.kernels:
+            recdir = plan.bdir / kernel_id
+            bad = next((r for r in done[kernel_id]["rounds"] if "failed" in r), None)
             if bad is not None:  # its earlier record stays; the failure record goes beside it
-                failed[kid] = bad["failed"]
-                rset.write(recdir / FAILED, _failure(plan, kid, bad, recdir), records.Failure)
+                failed[kernel_id] = bad["failed"]
+                rset.write(recdir / FAILED, _failure(plan, kernel_id, bad, recdir), records.Failure)
                 continue
             rec = record(
-                plan.board, kid, plan.builds[kid], recdir, done[kid], rd, plan.wls, plan.mode, plan.versions, plan.disk
+                plan.board,
+                kernel_id,
+                plan.builds[kernel_id],
+                recdir,
+                done[kernel_id],
+                ramdisk,
+                plan.specs,
+                plan.mode,
+                plan.versions,
+                plan.disk,
             )
-            results[kid] = rset.write(recdir / "workloads.json", rec, records.Workloads)
+            results[kernel_id] = rset.write(recdir / "workloads.json", rec, records.Workloads)
             rset.remove(recdir / FAILED)  # a stale failure record of an earlier run
     say(f"  workloads set {rset.id}: {', '.join(results) or 'no kernel'}")
     if failed:
@@ -373,12 +384,12 @@ def _land(plan: _Plan, done: dict[str, dict], rd: records.Rootfs, say) -> dict[s
     return results
 
 
-def _failure(plan: _Plan, kid: str, bad: dict, recdir: Path) -> dict:
+def _failure(plan: _Plan, kernel_id: str, bad: dict, recdir: Path) -> dict:
     """The failure record (bringup.failure) of a kernel the step left out."""
     return {
         "step": "workloads",
         "board": plan.board.name,
-        "kernel": kid,
+        "kernel": kernel_id,
         "created": clock.now(),
         "error": records.plain_text(bad["failed"], 2000),
         "run": Path(bad["run_dir"]).relative_to(recdir).as_posix(),
@@ -397,9 +408,9 @@ def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dic
     return out
 
 
-def _one_boot(step: Step, run: rounds.Run, run_dir: Path, wls, mode, missing, disk=None) -> dict:
+def _one_boot(step: Step, run: rounds.Run, run_dir: Path, specs, mode, missing, disk=None) -> dict:
     board = step.board
-    users = [n for n, wl in wls.items() if wl.needs_disk and n not in missing] if disk else []
+    users = [n for n, spec in specs.items() if spec.needs_disk and n not in missing] if disk else []
     image = None
     if users and targets.disk_image_attachment(board) is not None:  # a fresh image per boot: rounds are independent
         image = Path(run_dir) / "disk.img"
@@ -422,7 +433,7 @@ def _one_boot(step: Step, run: rounds.Run, run_dir: Path, wls, mode, missing, di
                     skip.update(dict.fromkeys(users, why))
                 mounted = why is None
             try:
-                ran = run_in_boot(sh, wls, mode, skip, say)
+                ran = run_in_boot(sh, specs, mode, skip, say)
                 unmounted = unmount_disk(sh) if mounted else None
             except pexpect.EOF:  # QEMU died, the console went away: a failed boot, not a bug
                 raise BootFailed(session.gone()) from None
@@ -455,55 +466,30 @@ def available() -> dict[str, dict]:
 
 
 def record(
-    board, kid, build: records.Build, recdir, done, rd, wls: dict[str, Workload], mode, versions, disk=None
+    board,
+    kernel_id,
+    build: records.Build,
+    recdir,
+    done,
+    ramdisk,
+    specs: dict[str, WorkloadSpec],
+    mode,
+    versions,
+    disk=None,
 ) -> dict:
     """workloads.json of one kernel from its rounds."""
     rs = done["rounds"]
     rel = [r["run_dir"].relative_to(recdir).as_posix() for r in rs]
-    out: dict[str, dict] = {}
-    for name, wl in wls.items():
-        per_metric: dict[str, dict] = {}
-        failures = []
-        seconds = []
-        for r in rs:
-            ran = r["ran"][name]
-            vals, why = r["values"][name]  # read as the boot ended (round_values)
-            failures += [{"round": r["round"], "reason": w} for w in why]
-            if ran["steps"] and not ran["error"]:
-                seconds.append(round(sum(s["elapsed"] or 0 for s in ran["steps"].values()), 3))
-            for mname, v in vals.items():
-                pm = per_metric.setdefault(mname, {"values": [], "rounds": []})
-                pm["values"].append(v)
-                pm["rounds"].append(r["round"])
-        metrics = [
-            {
-                "name": m.name,
-                "unit": m.unit,
-                "better": m.better,
-                "value": statistics.median(per_metric[m.name]["values"]),
-                **per_metric[m.name],
-            }
-            for m in wl.metric
-            if m.name in per_metric
-        ]
-        out[name] = {
-            "description": wl.description,
-            "packages": wl.packages,
-            "measured": bool(metrics),
-            "reason": None if metrics else (failures[0]["reason"] if failures else "no round ran"),
-            "metrics": metrics,
-            "failures": failures,
-            "seconds": seconds,
-        }
+    out = {name: _workload_part(name, spec, rs) for name, spec in specs.items()}
     return {
         "board": board.name,
-        "kernel": kid,
+        "kernel": kernel_id,
         "created": clock.now(),
         "build_key": build.key,
         "mode": mode,
         "runs": len(rs),
         "run_dirs": rel,
-        "rootfs": rd.ref().model_dump(),
+        "rootfs": ramdisk.ref().model_dump(),
         "packages": versions,
         "host": [r["host"] for r in rs if r["host"]],
         "disturbed": done["disturbed"],
@@ -512,6 +498,44 @@ def record(
         "clock": clock_of(board).record(),
         "environment": environment.of_board(board),
         "available": available(),
+    }
+
+
+def _workload_part(name: str, spec: WorkloadSpec, rs: list[dict]) -> dict:
+    """One workload's part of workloads.json from the kernel's rounds: every metric's values
+    with their rounds and median, why a round has no value, each round's seconds."""
+    per_metric: dict[str, dict] = {}
+    failures = []
+    seconds = []
+    for r in rs:
+        ran = r["ran"][name]
+        vals, why = r["values"][name]  # read as the boot ended (round_values)
+        failures += [{"round": r["round"], "reason": w} for w in why]
+        if ran["steps"] and not ran["error"]:
+            seconds.append(round(sum(s["elapsed"] or 0 for s in ran["steps"].values()), 3))
+        for mname, v in vals.items():
+            pm = per_metric.setdefault(mname, {"values": [], "rounds": []})
+            pm["values"].append(v)
+            pm["rounds"].append(r["round"])
+    metrics = [
+        {
+            "name": m.name,
+            "unit": m.unit,
+            "better": m.better,
+            "value": statistics.median(per_metric[m.name]["values"]),
+            **per_metric[m.name],
+        }
+        for m in spec.metric
+        if m.name in per_metric
+    ]
+    return {
+        "description": spec.description,
+        "packages": spec.packages,
+        "measured": bool(metrics),
+        "reason": None if metrics else (failures[0]["reason"] if failures else "no round ran"),
+        "metrics": metrics,
+        "failures": failures,
+        "seconds": seconds,
     }
 
 

@@ -7,6 +7,9 @@ host, the shell steps the guest runs, and the metrics read from each step's
 output by a regular expression (or the step's elapsed time in the guest).
 Everything is checked when the file is loaded: a bad regex, an unknown unit, a
 metric naming a step that does not exist, a placeholder no size defines.
+
+The file's model is WorkloadSpec, its tables WorkloadInputSpec, WorkloadStepSpec and
+WorkloadMetricSpec; what a run of it measured is the record records.Workloads.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ INPUTS_DIR = "usr/share/bringup-workloads"  # in the guest: /usr/share/bringup-w
 DISK_MOUNT = "/mnt/bringup-disk"  # in the guest: where the board's disk is mounted for needs_disk workloads
 
 
-class Input(Strict):
+class WorkloadInputSpec(Strict):
     """A file generated on the host, deterministically, put into the ramdisk."""
 
     name: Annotated[
@@ -67,7 +70,7 @@ class Input(Strict):
         return v
 
 
-class Step(Strict):
+class WorkloadStepSpec(Strict):
     name: Ident
     cmd: Annotated[
         str,
@@ -82,7 +85,7 @@ class Step(Strict):
     timeout: Annotated[Seconds | None, Field(description="seconds in quick mode; default: the workload's")] = None
 
 
-class Metric(Strict):
+class WorkloadMetricSpec(Strict):
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_. /()+-]+$", min_length=1, max_length=64)]
     step: Ident
     regex: Annotated[str | None, Field(max_length=500, description="one capture group: the number (re.MULTILINE)")] = (
@@ -129,7 +132,7 @@ class Metric(Strict):
         return v
 
     @model_validator(mode="after")
-    def _one_source(self) -> Metric:
+    def _one_source(self) -> WorkloadMetricSpec:
         if (self.regex is None) == (not self.elapsed):
             raise located("", "give either regex or elapsed = true")
         if self.count is not None:
@@ -160,7 +163,7 @@ def _check_size_words(quick: dict, full: dict) -> None:
                 )
 
 
-def _check_count(i: int, m: Metric, quick: dict, full: dict) -> None:
+def _check_count(i: int, m: WorkloadMetricSpec, quick: dict, full: dict) -> None:
     """A count naming a size variable: a positive number in both modes."""
     if not isinstance(m.count, str):
         return
@@ -170,7 +173,7 @@ def _check_count(i: int, m: Metric, quick: dict, full: dict) -> None:
             raise located(f"metric[{i}].count", f"{m.count!r}: not a positive number among the {mode} size variables")
 
 
-class Workload(Strict):
+class WorkloadSpec(Strict):
     description: Annotated[str, Field(min_length=1, max_length=300), AfterValidator(no_control)]
     packages: Annotated[list[Annotated[str, Field(pattern=PACKAGE, max_length=80)]], Field(min_length=1)]
     without: Annotated[
@@ -198,9 +201,9 @@ class Workload(Strict):
         Field(description="size variables in quick mode ({name} in a cmd), one word each: letters, digits, .,:+=%/-_"),
     ] = {}
     full: Annotated[dict[Ident, str | int | float], Field(description="the same variables in full mode")] = {}
-    input: list[Input] = []
-    step: Annotated[list[Step], Field(min_length=1, max_length=20)]
-    metric: Annotated[list[Metric], Field(min_length=1, max_length=50)]
+    input: list[WorkloadInputSpec] = []
+    step: Annotated[list[WorkloadStepSpec], Field(min_length=1, max_length=20)]
+    metric: Annotated[list[WorkloadMetricSpec], Field(min_length=1, max_length=50)]
 
     @field_validator("quick", "full", mode="before")
     @classmethod
@@ -212,7 +215,7 @@ class Workload(Strict):
         return v
 
     @model_validator(mode="after")
-    def _consistent(self) -> Workload:
+    def _consistent(self) -> WorkloadSpec:
         for what, field, names in (
             ("step", ".name", [s.name for s in self.step]),
             ("metric", ".name", [m.name for m in self.metric]),
@@ -249,20 +252,20 @@ class Workload(Strict):
             _check_count(i, m, self.quick, self.full)
         return self
 
-    def count_of(self, m: Metric, mode: Mode) -> float | None:
+    def count_of(self, m: WorkloadMetricSpec, mode: Mode) -> float | None:
         """A metric's count in this mode (a number, or its size variable's value)."""
         if isinstance(m.count, str):
             return float((self.quick if mode == "quick" else self.full)[m.count])
         return m.count
 
-    def commands(self, mode: Mode, workload: str) -> list[tuple[Step, str]]:
+    def commands(self, mode: Mode, workload: str) -> list[tuple[WorkloadStepSpec, str]]:
         """Each step with its command as the guest runs it in this mode."""
         values = {k: str(v) for k, v in (self.quick if mode == "quick" else self.full).items()}
         values["inputs"] = f"/{INPUTS_DIR}/{workload}"
         values.setdefault("disk", DISK_MOUNT)
         return [(s, PLACEHOLDER.sub(lambda m: values[m.group(1)], s.cmd)) for s in self.step]
 
-    def step_timeout(self, step: Step, mode: Mode) -> float:
+    def step_timeout(self, step: WorkloadStepSpec, mode: Mode) -> float:
         t = step.timeout or self.timeout
         return t * (self.full_timeout_factor if mode == "full" else 1)
 
@@ -271,8 +274,8 @@ def workloads_dir() -> Path:
     return paths.CONFIGS / WORKLOADS_DIR
 
 
-def load(file: Path) -> Workload:
-    return validate_as(Workload, load_toml(file, "workload file"), paths.rel(file))
+def load(file: Path) -> WorkloadSpec:
+    return validate_as(WorkloadSpec, load_toml(file, "workload file"), paths.rel(file))
 
 
 def available(directory: Path | None = None) -> list[str]:
@@ -283,7 +286,7 @@ def available(directory: Path | None = None) -> list[str]:
 RESERVED = ("all", "none")  # WORKLOADS=all, WORKLOADS=none: not workload names
 
 
-def load_all(only: list[str] | None = None, directory: Path | None = None) -> dict[str, Workload]:
+def load_all(only: list[str] | None = None, directory: Path | None = None) -> dict[str, WorkloadSpec]:
     """The workloads to run, each validated: those named in `only` (["all"]: every file),
     else the default set (every file but those with default_set = false).  An unknown
     name or a bad file is a DataError naming it, before any work starts."""
@@ -310,7 +313,7 @@ def load_all(only: list[str] | None = None, directory: Path | None = None) -> di
     loaded = {n: load(d / f"{n}.toml") for n in names}
     if only:
         return loaded
-    chosen = {n: wl for n, wl in loaded.items() if wl.default_set}
+    chosen = {n: spec for n, spec in loaded.items() if spec.default_set}
     if not chosen:
         raise DataError(f"{paths.rel(d)}: every workload has default_set = false: name them (WORKLOADS=a,b or all)")
     return chosen

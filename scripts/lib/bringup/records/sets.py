@@ -2,8 +2,8 @@
 together land whole or not at all.
 
     with records.ResultSet(logs / board, "footprint") as s:
-        s.write(recdir / "footprint.json", fp, records.Footprint)   # staged, nothing visible yet
-        s.write(recdir / "lmbench.json", lm, records.Lmbench)
+        s.write(recdir / "footprint.json", footprint_record, records.Footprint)   # staged, nothing visible yet
+        s.write(recdir / "lmbench.json", lmbench_record, records.Lmbench)
         s.remove(board_dir / "footprint-failed.json")             # a stale failure record
     # leaving the block without an exception switches every file in; with one, none
 
