@@ -205,7 +205,7 @@ def boot_timing(
     rules = load_rules(board.milestones).for_root(root)  # e.g. an NFS boot must show the mount
     if profile is not None:
         rules = rules.optional(profile.spec.optional_milestones)
-    t = Timing(
+    timing = Timing(
         board,
         logs,
         builds,
@@ -221,10 +221,10 @@ def boot_timing(
         Path(initrd),
         profile,
     )
-    with lock.board(t.bdir, "boot-timing", say=say):  # one measurement of a board at a time
-        records.sets.tidy(t.bdir, say)
-        space.check(t.bdir, BOOT_BYTES * len(t.kernels) * rule.limit, "boot-timing")
-        return _measure(t)
+    with lock.board(timing.bdir, "boot-timing", say=say):  # one measurement of a board at a time
+        records.sets.tidy(timing.bdir, say)
+        space.check(timing.bdir, BOOT_BYTES * len(timing.kernels) * rule.limit, "boot-timing")
+        return _measure(timing)
 
 
 BOOT_BYTES = 2 * 1024 * 1024  # what one boot's run directory holds, about (console logs, records; tftp/ is removed)
@@ -235,54 +235,56 @@ def _rootfs_ref(initrd: Path) -> records.RootfsRef:
     return records.RootfsRef(file=initrd.name, sha256=hashlib.sha256(initrd.read_bytes()).hexdigest(), inputs_key=None)
 
 
-def _measure(t: Timing) -> dict:
+def _measure(timing: Timing) -> dict:
     """The rounds, their summary, and the summary written with its runs' records."""
-    runs = _Runs(t)
+    runs = _Runs(timing)
     recs, out = runs.run()
-    summary = _summary(t, runs, recs, out)
+    summary = _summary(timing, runs, recs, out)
     failed = sum(k["failed"] for k in summary["kernels"].values())
-    root, pname = t.boot.root, t.profile_name
+    root, pname = timing.boot.root, timing.profile_name
     name = records.boot_timing_name(root, failed=failed > 0, profile=pname)
     # the summary lands with its runs' records (written as each run ended, in directories of their own)
-    with records.ResultSet(t.bdir, name.removesuffix(".json").removesuffix("-failed")) as rset:
-        rset.write(t.bdir / name, summary, records.BootTiming)
+    with records.ResultSet(timing.bdir, name.removesuffix(".json").removesuffix("-failed")) as rset:
+        rset.write(timing.bdir / name, summary, records.BootTiming)
         if not failed:  # a failure record of an earlier invocation is stale now
-            rset.remove(t.bdir / records.boot_timing_name(root, failed=True, profile=pname))
+            rset.remove(timing.bdir / records.boot_timing_name(root, failed=True, profile=pname))
     return summary
 
 
-def _summary(t: Timing, runs: _Runs, recs: list[dict], out: rounds.Outcome[dict]) -> dict:
+def _summary(timing: Timing, runs: _Runs, recs: list[dict], out: rounds.Outcome[dict]) -> dict:
     """boot-timing.json: the statistics (summarize) and what the invocation was."""
     taken = out.rounds()
-    several = any(t.place_names)
-    summary = summarize(t.board, recs, t.rules, t.kernels, runs.place_of_run if several else None)
-    summary["path"] = t.boot.path
-    summary["root"] = t.boot.root
-    summary["runs_requested"] = t.runs
-    for kernel_id in t.kernels:
-        summary["kernels"][kernel_id]["build_key"] = t.builds[kernel_id][0].key
-    summary["rootfs"] = t.rootfs.model_dump()
+    several = any(timing.place_names)
+    summary = summarize(timing.board, recs, timing.rules, timing.kernels, runs.place_of_run if several else None)
+    summary["path"] = timing.boot.path
+    summary["root"] = timing.boot.root
+    summary["runs_requested"] = timing.runs
+    for kernel_id in timing.kernels:
+        summary["kernels"][kernel_id]["build_key"] = timing.builds[kernel_id][0].key
+    summary["rootfs"] = timing.rootfs.model_dump()
     summary["order"] = [out.order[r] for r in taken]
     summary["round_places"] = [out.place_of[r] for r in taken] if several else []
-    summary["places"] = [n for n in t.place_names if n]
-    summary["stopped"] = t.rule.stopped
-    summary["profile"] = t.profile_name
-    summary["cmdline_args"] = t.args
-    for kernel_id in t.kernels:
+    summary["places"] = [n for n in timing.place_names if n]
+    summary["stopped"] = timing.rule.stopped
+    summary["profile"] = timing.profile_name
+    summary["cmdline_args"] = timing.args
+    for kernel_id in timing.kernels:
         mine = [r for r in recs if r["kernel"] == kernel_id]
-        recdir = t.builds[kernel_id][1]
-        summary["kernels"][kernel_id]["console"] = console_summary(mine, recdir, t.rules, t.board.console, runs.logs)
+        recdir = timing.builds[kernel_id][1]
+        summary["kernels"][kernel_id]["console"] = console_summary(
+            mine, recdir, timing.rules, timing.board.console, runs.logs
+        )
         summary["kernels"][kernel_id]["deferred"] = deferred_summary(mine, recdir, runs.logs)
-    if t.profile is not None and t.profile.record_initcalls:
-        for kernel_id in t.kernels:
-            build, recdir = t.builds[kernel_id]
+    if timing.profile is not None and timing.profile.record_initcalls:
+        for kernel_id in timing.kernels:
+            build, recdir = timing.builds[kernel_id]
             smap = build.artifacts.get("System.map")
-            t.say(f"  {kernel_id}: reading the initcalls of its runs")
+            timing.say(f"  {kernel_id}: reading the initcalls of its runs")
             summary["kernels"][kernel_id]["initcalls"] = initcall_summary(
                 [r for r in recs if r["kernel"] == kernel_id],
                 recdir,
                 recdir / smap if smap else None,
-                t.rules,
+                timing.rules,
                 runs.logs,
             )
     return summary
@@ -294,22 +296,26 @@ class _Runs:
     places, and each good run's console.log, read once as its boot ends, for the summaries
     that read the console's lines again (console_summary, deferred_summary, initcall_summary)."""
 
-    def __init__(self, t: Timing):
-        self.t = t
+    def __init__(self, timing: Timing):
+        self.timing = timing
         self.stamp = clock.stamp()
         self.logs: dict[str, bytes] = {}
         self.place_of_run: dict[str, str] = {}
 
     def run_dir(self, kernel_id: str, suffix: str) -> Path:
-        return self.t.builds[kernel_id][1] / "boot" / f"{self.stamp}-{self.t.boot.path}{self.t.tag}{suffix}"
+        return (
+            self.timing.builds[kernel_id][1] / "boot" / f"{self.stamp}-{self.timing.boot.path}{self.timing.tag}{suffix}"
+        )
 
     def boot(self, run: rounds.Run) -> dict:
         """One kernel's boot of a round."""
-        t = self.t
-        build, recdir = t.builds[run.kernel]
+        timing = self.timing
+        build, recdir = timing.builds[run.kernel]
         d = self.run_dir(run.kernel, run.suffix)
-        options = replace(t.boot, run_index=run.round, extra_args=t.args[run.kernel], cancel=run.cancel)
-        r = boot_once(t.board, run.kernel, build, recdir, t.initrd, d, run.target_for(d), t.rules, options)
+        options = replace(timing.boot, run_index=run.round, extra_args=timing.args[run.kernel], cancel=run.cancel)
+        r = boot_once(
+            timing.board, run.kernel, build, recdir, timing.initrd, d, run.target_for(d), timing.rules, options
+        )
         if r.get("status") == "ok" and r.get("log"):
             with contextlib.suppress(OSError):  # the summaries read the file when this fails
                 # once, while the page cache holds it; keyed by kernel too: a round's run ids are alike
@@ -325,24 +331,24 @@ class _Runs:
         records.write(self.run_dir(done.kernel, done.run.suffix) / "boot.json", r, records.Boot)
         if done.place is not None:
             self.place_of_run[r["run_id"]] = done.place
-        on = f" on {done.place}" if len(self.t.places) > 1 and done.place else ""
-        done.run.say(run_line(r, done.round, self.t.rule.limit, self.t.rules, on))
+        on = f" on {done.place}" if len(self.timing.places) > 1 and done.place else ""
+        done.run.say(run_line(r, done.round, self.timing.rule.limit, self.timing.rules, on))
         if done.redone:
             r["redone"] = True  # not in the statistics; listed as disturbed
 
     def run(self) -> tuple[list[dict], rounds.Outcome[dict]]:
-        t = self.t
+        timing = self.timing
         out = rounds.run(
-            t.kernels,
-            t.rule,
+            timing.kernels,
+            timing.rule,
             self.boot,
-            places=t.places,
-            jobs=t.jobs,
-            guard=t.guard,
-            headline=lambda kept: headline([d.result for d in kept], t.kernels, t.rules),
+            places=timing.places,
+            jobs=timing.jobs,
+            guard=timing.guard,
+            headline=lambda kept: headline([d.result for d in kept], timing.kernels, timing.rules),
             redo_if=lambda r: r["status"] == "ok",  # a failed boot is not done again
             on_done=self.on_done,
             label="  boot rounds",
-            say=t.say,
+            say=timing.say,
         )
         return [d.result for d in out.runs], out

@@ -17,18 +17,18 @@ from bringup.errors import BringupError, BuildFailed
 from bringup.model.board import EraFix, Kernel
 
 
-def select_fixes(k: Kernel, src: sources.SourceTree, tc: toolchain.Toolchain) -> list[EraFix]:
+def select_fixes(kernel: Kernel, src: sources.SourceTree, tc: toolchain.Toolchain) -> list[EraFix]:
     """The era's fixes for this kernel: its version (the tree's Makefile, else the board's
     source.version), its architecture, the gcc major version of its toolchain."""
-    return k.era.fixes_for(src.version or k.source.version, k.arch, tc.major)
+    return kernel.era.fixes_for(src.version or kernel.source.version, kernel.arch, tc.major)
 
 
-def fix_sha256(k: Kernel, fix: EraFix) -> str:
+def fix_sha256(kernel: Kernel, fix: EraFix) -> str:
     """What a fix is, as one sha256: of its patch or fragment file, else of its settings."""
     if fix.patch:
-        return hashlib.sha256(k.era.patch_path(fix).read_bytes()).hexdigest()
+        return hashlib.sha256(kernel.era.patch_path(fix).read_bytes()).hexdigest()
     if fix.fragment:
-        return hashlib.sha256(k.era.fragment_path(fix).read_bytes()).hexdigest()
+        return hashlib.sha256(kernel.era.fragment_path(fix).read_bytes()).hexdigest()
     return hashlib.sha256(_fix_settings(fix).encode()).hexdigest()
 
 
@@ -38,9 +38,9 @@ def _fix_settings(fix: EraFix) -> str:
     return "CC += " + " ".join(fix.cc_flags) + "\n"
 
 
-def fix_record(k: Kernel, fix: EraFix) -> dict:
+def fix_record(kernel: Kernel, fix: EraFix) -> dict:
     """A fix as the build record lists it."""
-    rec: dict = {"name": fix.name, "kind": fix.kind, "sha256": fix_sha256(k, fix)}
+    rec: dict = {"name": fix.name, "kind": fix.kind, "sha256": fix_sha256(kernel, fix)}
     if fix.patch:
         rec["patch"] = f"configs/era/{fix.patch}"
     elif fix.fragment:

@@ -76,23 +76,22 @@ def build_all(
     jobs: int | None = None,
     say=print,
 ) -> list[Built]:
-    kernels = [k for k in board.kernels if not only or k.id in only]
+    kernels = [kernel for kernel in board.kernels if not only or kernel.id in only]
     if only:
-        unknown = sorted(set(only) - {k.id for k in board.kernels})
+        unknown = sorted(set(only) - {kernel.id for kernel in board.kernels})
         if unknown:
-            raise BringupError(
-                f"board {board.name}: no kernel {unknown[0]!r} (has: {', '.join(k.id for k in board.kernels)})"
-            )
-    for k in kernels:  # every kernel's toolchain, before the first build (a missing one stopped the second)
+            known = ", ".join(kernel.id for kernel in board.kernels)
+            raise BringupError(f"board {board.name}: no kernel {unknown[0]!r} (has: {known})")
+    for kernel in kernels:  # every kernel's toolchain, before the first build (a missing one stopped the second)
         try:
-            toolchain.find(k.cross_compile, k.arch, use_ccache=False)
+            toolchain.find(kernel.cross_compile, kernel.arch, use_ccache=False)
         except BringupError as e:
-            raise BringupError(f"{board.name}/{k.id}: {e}") from None
+            raise BringupError(f"{board.name}/{kernel.id}: {e}") from None
     results, failures = [], []
-    for i, k in enumerate(kernels, 1):
-        say(f"[{i}/{len(kernels)}] {board.name} {k.id}")
+    for i, kernel in enumerate(kernels, 1):
+        say(f"[{i}/{len(kernels)}] {board.name} {kernel.id}")
         try:
-            results.append(build_kernel(board, k, logs, cache, force=force, jobs=jobs, say=say))
+            results.append(build_kernel(board, kernel, logs, cache, force=force, jobs=jobs, say=say))
         except BuildFailed as e:
             failures.append(str(e))
             say(f"bringup: error: {e}")
@@ -101,21 +100,21 @@ def build_all(
     return results
 
 
-def _sources(board: Board, k: Kernel, recdir: Path, cache: Path, say) -> sources.SourceTree:
+def _sources(board: Board, kernel: Kernel, recdir: Path, cache: Path, say) -> sources.SourceTree:
     """The kernel's source tree; a fetch that fails (the mirror offline) leaves a failure
     record, sources-failed.json, beside the good build record, and the next good fetch removes it."""
     failed = recdir / records.failed_name("sources")
     try:
-        src = sources.prepare(k.source, cache, log=lambda m: say(f"  {m}"))
+        src = sources.prepare(kernel.source, cache, log=lambda m: say(f"  {m}"))
     except BringupError as e:
-        why = f"{board.name}/{k.id}: sources: {e}"
+        why = f"{board.name}/{kernel.id}: sources: {e}"
         with contextlib.suppress(OSError, BringupError):  # the line below matters more than the record
             records.write(
                 failed,
                 {
                     "step": "sources",
                     "board": board.name,
-                    "kernel": k.id,
+                    "kernel": kernel.id,
                     "created": clock.now(),
                     "error": records.plain_text(why, 2000),
                     "run": None,
@@ -130,7 +129,7 @@ def _sources(board: Board, k: Kernel, recdir: Path, cache: Path, say) -> sources
 
 def build_key(
     board: Board,
-    k: Kernel,
+    kernel: Kernel,
     src: sources.SourceTree,
     tc: toolchain.Toolchain,
     configs_dir: Path | None = None,
@@ -144,27 +143,27 @@ def build_key(
 
     configs = configs_dir or paths.CONFIGS
     inputs = []
-    for f in k.config_inputs(configs):
+    for f in kernel.config_inputs(configs):
         inputs.append([f.name, hashlib.sha256(f.read_bytes()).hexdigest()])
     material = {
         "recipe": RECIPE_VERSION,
         "source": src.identity,
-        "era": k.era.name,
-        "era_steps": k.era.steps,
-        "arch": k.arch.kernel_arch,
-        "cross_compile": k.cross_compile,
+        "era": kernel.era.name,
+        "era_steps": kernel.era.steps,
+        "arch": kernel.arch.kernel_arch,
+        "cross_compile": kernel.cross_compile,
         "gcc": tc.version,
-        "defconfig": k.defconfig,
+        "defconfig": kernel.defconfig,
         "config_inputs": inputs,
-        "make_args": k.make_args,
+        "make_args": kernel.make_args,
         "image": board.image.model_dump(),
         "fixed_env": FIXED_ENV,
     }
     # added only when they matter, so that the keys of earlier builds stay valid
     if fixes:
-        material["fixes"] = [[f.name, fix_sha256(k, f)] for f in fixes]
-    if k.dtb != board.image.dtb:
-        material["dtb"] = k.dtb
+        material["fixes"] = [[f.name, fix_sha256(kernel, f)] for f in fixes]
+    if kernel.dtb != board.image.dtb:
+        material["dtb"] = kernel.dtb
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
@@ -176,15 +175,15 @@ def _prepare_tree(ctx: Ctx) -> Path:
     (make writes only to O=); otherwise a private copy: the 2.4 recipe's in the build
     directory, or, for patched out-of-tree builds, one copy per (source, patches)
     in the cache, made once, patched, and then only read (builds use O=)."""
-    k, src = ctx.kernel, ctx.src
+    kernel, src = ctx.kernel, ctx.src
     patches = [f for f in ctx.fixes if f.patch]
-    if not k.era.out_of_tree:
+    if not kernel.era.out_of_tree:
         tree = _private_copy(src.path, ctx.builddir / "tree", ctx.say)
         _apply_patches(ctx, tree, patches)
         return tree
     if not patches:
         return src.path
-    shas = [[f.name, fix_sha256(k, f)] for f in patches]
+    shas = [[f.name, fix_sha256(kernel, f)] for f in patches]
     if not src.identity:  # content unknown: a fresh copy for every build
         dest = ctx.builddir.parent / f"{ctx.builddir.name}.src"
         if dest.exists():
@@ -216,23 +215,23 @@ def _prepare_tree(ctx: Ctx) -> Path:
 
 
 def build_kernel(
-    board: Board, k: Kernel, logs: Path, cache: Path, force: bool = False, jobs: int | None = None, say=print
+    board: Board, kernel: Kernel, logs: Path, cache: Path, force: bool = False, jobs: int | None = None, say=print
 ) -> Built:
-    recdir = record_dir(logs, board.name, k.id)
-    tc = toolchain.find(k.cross_compile, k.arch, use_ccache=env_switch("BRINGUP_CCACHE"))
+    recdir = record_dir(logs, board.name, kernel.id)
+    tc = toolchain.find(kernel.cross_compile, kernel.arch, use_ccache=env_switch("BRINGUP_CCACHE"))
     if board.image.uimage and not shutil.which("mkimage"):
         raise BringupError(
             f"board {board.name}: image.uimage needs mkimage: install Debian package u-boot-tools (make deps does)"
         )
-    src = _sources(board, k, recdir, cache, say)
-    fixes = select_fixes(k, src, tc)
-    key = build_key(board, k, src, tc, fixes=fixes)
+    src = _sources(board, kernel, recdir, cache, say)
+    fixes = select_fixes(kernel, src, tc)
+    key = build_key(board, kernel, src, tc, fixes=fixes)
     good = recdir / "build.json"
     kept = _up_to_date(good, key) if key and not force else None
     if kept is not None:
         say(f"  up to date ({kept.kernelrelease}); {_rel(good)} kept (use FORCE=1 to rebuild)")
         return Built(kept, good, reused=True)
-    stored = _stored(Path(cache), board.name, k.id, key) if key and not force else None
+    stored = _stored(Path(cache), board.name, kernel.id, key) if key and not force else None
     if stored is not None:
         rec = _restore(stored, recdir)
         say(
@@ -243,14 +242,14 @@ def build_kernel(
         return Built(rec, good, reused=True)
 
     # Builds share the cache: one build of a board's kernel at a time, across checkouts.
-    with lock.exclusive(Path(cache) / "build" / board.name / f"{k.id}.lock", f"{board.name}/{k.id}", say):
-        return _build(board, k, src, tc, fixes, key, recdir, good, Path(cache), jobs, say)
+    with lock.exclusive(Path(cache) / "build" / board.name / f"{kernel.id}.lock", f"{board.name}/{kernel.id}", say):
+        return _build(board, kernel, src, tc, fixes, key, recdir, good, Path(cache), jobs, say)
 
 
-def _build(board, k, src, tc, fixes, key, recdir: Path, good: Path, cache: Path, jobs, say) -> Built:
+def _build(board, kernel, src, tc, fixes, key, recdir: Path, good: Path, cache: Path, jobs, say) -> Built:
     # Every build that runs starts from an empty build tree, so that recorded times are
     # whole builds, comparable between kernels (ccache still helps; its hit rate is recorded).
-    builddir = Path(cache) / "build" / board.name / k.id
+    builddir = Path(cache) / "build" / board.name / kernel.id
     if builddir.exists():
         shutil.rmtree(builddir)
     builddir.mkdir(parents=True)
@@ -258,7 +257,7 @@ def _build(board, k, src, tc, fixes, key, recdir: Path, good: Path, cache: Path,
     log_path = recdir / "build.log.partial"
     ctx = Ctx(
         board=board,
-        kernel=k,
+        kernel=kernel,
         src=src,
         tc=tc,
         cache=Path(cache),
@@ -272,8 +271,8 @@ def _build(board, k, src, tc, fixes, key, recdir: Path, good: Path, cache: Path,
     )
     started = clock.now()
     status, failure = "fail", None
-    log_path.write_text(f"# bringup build of {board.name}/{k.id}, started {started}\n")
-    ctx.progress = Progress(f"  {k.id}", total=_last_kbuild_commands(good), unit="commands", say=say)
+    log_path.write_text(f"# bringup build of {board.name}/{kernel.id}, started {started}\n")
+    ctx.progress = Progress(f"  {kernel.id}", total=_last_kbuild_commands(good), unit="commands", say=say)
     try:
         dropped = _recipe(ctx)
         rec, artifact_sources = collect(ctx, key, started, dropped)
@@ -291,7 +290,7 @@ def _build(board, k, src, tc, fixes, key, recdir: Path, good: Path, cache: Path,
     # success: publish images, log and record, in that order; then keep a copy by key
     _publish(ctx, rec, artifact_sources)
     if key:
-        _store(cache, board.name, k.id, key, recdir)
+        _store(cache, board.name, kernel.id, key, recdir)
     say(
         f"  ok: {rec.kernelrelease} in {rec.time.real:.0f}s "
         f"(user {rec.time.user:.0f}s, sys {rec.time.sys:.0f}s); "
@@ -326,21 +325,21 @@ def _recipe(ctx: Ctx) -> list[dict]:
 
 
 def _configure(ctx: Ctx) -> list[dict]:
-    k = ctx.kernel
+    kernel = ctx.kernel
     from bringup.util import paths
 
     dot = dot_config(ctx)
-    if k.config_file:
-        shutil.copyfile(k.config_inputs(paths.CONFIGS)[0], dot)
-        _log(ctx, f"# copied {k.config_file} to .config")
+    if kernel.config_file:
+        shutil.copyfile(kernel.config_inputs(paths.CONFIGS)[0], dot)
+        _log(ctx, f"# copied {kernel.config_file} to .config")
     else:
-        _make(ctx, [k.defconfig], f"make {k.defconfig}")
+        _make(ctx, [kernel.defconfig], f"make {kernel.defconfig}")
     if not dot.exists():
-        hint = ' (a tree that ignores O= is 2.4-era: set era = "2.4" for this kernel)' if k.era.out_of_tree else ""
-        raise BuildFailed(f"build of {ctx.board.name}/{k.id}: 'make {k.defconfig}' wrote no {dot}{hint}")
+        hint = ' (a tree that ignores O= is 2.4-era: set era = "2.4" for this kernel)' if kernel.era.out_of_tree else ""
+        raise BuildFailed(f"build of {ctx.board.name}/{kernel.id}: 'make {kernel.defconfig}' wrote no {dot}{hint}")
     wanted_by_file = []
-    frags = k.config_inputs(paths.CONFIGS)[1 if k.config_file else 0 :]
-    frags += [k.era.fragment_path(f) for f in ctx.fixes if f.fragment]
+    frags = kernel.config_inputs(paths.CONFIGS)[1 if kernel.config_file else 0 :]
+    frags += [kernel.era.fragment_path(f) for f in ctx.fixes if f.fragment]
     text = dot.read_text()
     for f in frags:
         frag = parse_config(f.read_text())
@@ -348,9 +347,9 @@ def _configure(ctx: Ctx) -> list[dict]:
         text = merge_fragment(text, frag)
         _log(ctx, f"# merged fragment {f} ({len(frag)} symbols)")
     dot.write_text(text)
-    target, feed = k.era.config_target, False
-    if k.era.config_fallback and not _tree_has_target(ctx.tree, target):
-        target, feed = k.era.config_fallback, True
+    target, feed = kernel.era.config_target, False
+    if kernel.era.config_fallback and not _tree_has_target(ctx.tree, target):
+        target, feed = kernel.era.config_fallback, True
     _make(ctx, [target], f"make {target}", feed_defaults=feed or target == "oldconfig")
     final = parse_config(dot.read_text())
     dropped = []

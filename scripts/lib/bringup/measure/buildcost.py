@@ -114,9 +114,13 @@ def _study_build(f: Path, key: str | None) -> records.Build | None:
 
 def store_key(board: Board, plans: list[Plan], jobs: int) -> str | None:
     """The key a measurement is kept under in the cache: the kernels, their build keys, -j."""
-    if any(p.key is None for p in plans):
+    if any(kernel_plan.key is None for kernel_plan in plans):
         return None
-    material = {"board": board.name, "kernels": [[p.kernel.id, p.key] for p in plans], "jobs": jobs}
+    material = {
+        "board": board.name,
+        "kernels": [[kernel_plan.kernel.id, kernel_plan.key] for kernel_plan in plans],
+        "jobs": jobs,
+    }
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
@@ -125,13 +129,13 @@ def fresh(rec: BuildCost | None, plans: list[Plan], jobs: int, runs: int) -> str
     `runs` rounds; else why not."""
     if rec is None:
         return "no build-cost.json"
-    if [p.kernel.id for p in plans] != list(rec.kernels):
+    if [kernel_plan.kernel.id for kernel_plan in plans] != list(rec.kernels):
         return "measured other kernels"
     if rec.jobs != jobs:
         return f"measured with -j{rec.jobs}, -j{jobs} wanted"
-    for p in plans:
-        if p.key is None or rec.kernels[p.kernel.id].build_key != p.key:
-            return f"{p.kernel.id} changed since (build key)"
+    for kernel_plan in plans:
+        if kernel_plan.key is None or rec.kernels[kernel_plan.kernel.id].build_key != kernel_plan.key:
+            return f"{kernel_plan.kernel.id} changed since (build key)"
     if rec.rounds < runs:
         return f"{rec.rounds} round(s), {runs} wanted"
     return None
@@ -171,7 +175,12 @@ def measure(
     if not board.kernels:
         raise BringupError(f"board {board.name}: no kernels")
     plans = plan(board, logs, cache, study, say=say)
-    j = jobs or next((p.study.jobs for p in plans if p.study is not None), None) or os.cpu_count() or 1
+    j = (
+        jobs
+        or next((kernel_plan.study.jobs for kernel_plan in plans if kernel_plan.study is not None), None)
+        or os.cpu_count()
+        or 1
+    )
     out = record_path(logs, board)
     wanted = runs
     if not force:
@@ -191,7 +200,8 @@ def measure(
             )
             return rec, out, True
     say(
-        f"  build cost of {', '.join(p.kernel.id for p in plans)}: cold make of the image without ccache, "
+        f"  build cost of {', '.join(kernel_plan.kernel.id for kernel_plan in plans)}: "
+        "cold make of the image without ccache, "
         f"-j{j}, {rule.limit if until_ci is None else f'{rule.first_check} to {rule.limit}'} round(s) interleaved"
         f"{', host-load guard on' if guard else ''}{f', {parallel} builds at once' if parallel > 1 else ''}"
     )
@@ -221,15 +231,15 @@ def _store(cache: Path, board: Board, skey: str, rec_file: Path) -> None:
 def _run(
     board, logs, cache, plans: list[Plan], rule, until_ci, jobs: int, guard: bool, parallel: int, say
 ) -> BuildCost:
-    by_id = {p.kernel.id: p for p in plans}
+    by_id = {kernel_plan.kernel.id: kernel_plan for kernel_plan in plans}
     created = clock.now()
     scratch_root = Path(cache) / "build-cost" / board.name
     scratch_root.mkdir(parents=True, exist_ok=True)
     configs: dict[str, str] = {}
 
     def build(run: rounds.Run) -> dict[str, Any]:
-        p = by_id[run.kernel]
-        res = _one(board, logs, cache, p, jobs, scratch_root, run)
+        kernel_plan = by_id[run.kernel]
+        res = _one(board, logs, cache, kernel_plan, jobs, scratch_root, run)
         configs.setdefault(run.kernel, res["config_sha256"])
         if res["config_sha256"] != configs[run.kernel]:
             raise BuildFailed(f"build cost of {board.name}/{run.kernel}: the .config differs between rounds")
@@ -241,7 +251,7 @@ def _run(
             if left.is_dir() and left.name != "results":
                 shutil.rmtree(left, ignore_errors=True)
         out = rounds.run(
-            [p.kernel.id for p in plans],
+            [kernel_plan.kernel.id for kernel_plan in plans],
             rule,
             build,
             places=[rounds.Plain(_no_target)],
@@ -252,14 +262,17 @@ def _run(
             label="  build-cost rounds",
             say=say,
         )
-    kernels = {p.kernel.id: _kernel_entry(logs, p, out, configs[p.kernel.id]) for p in plans}
+    kernels = {
+        kernel_plan.kernel.id: _kernel_entry(logs, kernel_plan, out, configs[kernel_plan.kernel.id])
+        for kernel_plan in plans
+    }
     data = {
         "board": board.name,
         "created": created,
         "finished": clock.now(),
         "jobs": jobs,
         "ccache": False,
-        "gcc": {p.kernel.id: p.tc.version for p in plans},
+        "gcc": {kernel_plan.kernel.id: kernel_plan.tc.version for kernel_plan in plans},
         "rounds": len(out.rounds()),
         "order": {str(r): ks for r, ks in out.order.items()},
         "stopped": out.stopped,
@@ -290,7 +303,7 @@ def _say_round(d: rounds.Done[dict[str, Any]]) -> None:
     )
 
 
-def _kernel_entry(logs, p: Plan, out: rounds.Outcome[dict[str, Any]], config: str) -> dict[str, Any]:
+def _kernel_entry(logs, kernel_plan: Plan, out: rounds.Outcome[dict[str, Any]], config: str) -> dict[str, Any]:
     """One kernel's part of the record: its builds (every attempt) and the study's build beside them."""
     runs = [
         {
@@ -301,15 +314,15 @@ def _kernel_entry(logs, p: Plan, out: rounds.Outcome[dict[str, Any]], config: st
             "host": d.host,
         }
         for d in out.runs
-        if d.kernel == p.kernel.id
+        if d.kernel == kernel_plan.kernel.id
     ]
-    study = p.study
+    study = kernel_plan.study
     return {
-        "build_key": p.key,
-        "version": p.src.version,
+        "build_key": kernel_plan.key,
+        "version": kernel_plan.src.version,
         "config_sha256": config,
         "config_matches_study": _matches_study(logs, study, config),
-        "targets": next((d.result["targets"] for d in out.runs if d.kernel == p.kernel.id), []),
+        "targets": next((d.result["targets"] for d in out.runs if d.kernel == kernel_plan.kernel.id), []),
         "runs": runs,
         "study_build": None
         if study is None
@@ -347,36 +360,42 @@ def _no_target(run_dir: Path):  # noqa: ANN202 -- the engine's target factory: b
     raise BringupError("a build-cost run has no target")
 
 
-def _ctx(board: Board, logs: Path, cache: Path, p: Plan, jobs: int, builddir: Path, log_name: str) -> context.Ctx:
+def _ctx(
+    board: Board, logs: Path, cache: Path, kernel_plan: Plan, jobs: int, builddir: Path, log_name: str
+) -> context.Ctx:
     """The build engine's context of one scratch build: its own build directory and log (two
     rounds of one kernel may build at once with --parallel)."""
-    recdir = Path(logs) / board.name / "build-cost" / p.kernel.id
+    recdir = Path(logs) / board.name / "build-cost" / kernel_plan.kernel.id
     return context.Ctx(
         board=board,
-        kernel=p.kernel,
-        src=p.src,
-        tc=p.tc,
+        kernel=kernel_plan.kernel,
+        src=kernel_plan.src,
+        tc=kernel_plan.tc,
         cache=Path(cache),
         recdir=recdir,
         builddir=builddir,
-        tree=p.src.path,
+        tree=kernel_plan.src.path,
         jobs=jobs,
         log_path=recdir / log_name,
-        fixes=p.fixes,
+        fixes=kernel_plan.fixes,
     )
 
 
-def _one(board: Board, logs: Path, cache: Path, p: Plan, jobs: int, scratch_root: Path, run: rounds.Run) -> dict:
+def _one(
+    board: Board, logs: Path, cache: Path, kernel_plan: Plan, jobs: int, scratch_root: Path, run: rounds.Run
+) -> dict:
     """One cold build of one kernel in a fresh scratch directory: its times."""
-    scratch = Path(tempfile.mkdtemp(prefix=f"{p.kernel.id}{run.suffix}-", dir=scratch_root))
-    ctx = _ctx(board, logs, cache, p, jobs, scratch / "build", f"build{run.suffix}.log.partial")
+    scratch = Path(tempfile.mkdtemp(prefix=f"{kernel_plan.kernel.id}{run.suffix}-", dir=scratch_root))
+    ctx = _ctx(board, logs, cache, kernel_plan, jobs, scratch / "build", f"build{run.suffix}.log.partial")
     ctx.say = run.say
     ctx.builddir.mkdir()
     ctx.recdir.mkdir(parents=True, exist_ok=True)
     started = clock.now()
-    ctx.log_path.write_text(f"# bringup build cost of {board.name}/{p.kernel.id}, round {run.round}, {started}\n")
-    total = p.study.kbuild_commands if p.study is not None else None
-    ctx.progress = Progress(f"  {p.kernel.id} (cold)", total=total, unit="commands", say=run.say)
+    ctx.log_path.write_text(
+        f"# bringup build cost of {board.name}/{kernel_plan.kernel.id}, round {run.round}, {started}\n"
+    )
+    total = kernel_plan.study.kbuild_commands if kernel_plan.study is not None else None
+    ctx.progress = Progress(f"  {kernel_plan.kernel.id} (cold)", total=total, unit="commands", say=run.say)
     ok = False
     try:
         ctx.tree = kbuild._prepare_tree(ctx)
