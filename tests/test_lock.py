@@ -96,6 +96,10 @@ def test_the_board_lock_says_the_step_its_holder_is_in_and_a_waiting_run_follows
 
         waiter = threading.Thread(target=second)
         waiter.start()
+        deadline = time.monotonic() + 60  # a loaded host: the thread may take a while to look
+        while not said and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert said and said[0].startswith(f"  waiting for pid {p.pid}, study, since {since}, which measures")
         assert go_on("in boot-timing") == f"pid {p.pid}, study: boot-timing, since {since}\n"
         assert go_on("in footprint") == f"pid {p.pid}, study: footprint, since {since}\n"
         deadline = time.monotonic() + 60  # a loaded host: the waiter looks every POLL seconds
@@ -110,6 +114,6 @@ def test_the_board_lock_says_the_step_its_holder_is_in_and_a_waiting_run_follows
     finally:
         if p.poll() is None:
             p.kill()
-    assert said[0].startswith(f"  waiting for pid {p.pid}, study") and "which measures board qemu-arm" in said[0]
+    assert "which measures board qemu-arm" in said[0]
     assert f"  still waiting for pid {p.pid}, study: footprint, since {since}" in said
     assert got == [f"pid {os.getpid()}, boot-timing, since {got[0].split('since ')[1]}"]

@@ -465,7 +465,7 @@ def test_the_round_loop_boots_each_kernel_once_per_round_interleaved(tmp_path, m
     boots: list[str] = []
 
     class FakeSession:
-        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
+        def __init__(self, step, kid, run_dir, *a, **kw):
             run_dir.mkdir(parents=True, exist_ok=True)
             self.kid = kid
 
@@ -481,8 +481,8 @@ def test_the_round_loop_boots_each_kernel_once_per_round_interleaved(tmp_path, m
             out = text.replace("40895.11k", f"{40895.11 + (1000 if self.kid == '6.12' and n == 2 else 0):.2f}k")
             return FakeShell({"openssl speed": (out, 0)})
 
-    def session(board, kid, build, recdir, initrd, run_dir, *_a, **_kw):
-        return FakeSession(board, kid, build, recdir, initrd, run_dir)
+    def session(step, kid, run_dir, *_a, **_kw):
+        return FakeSession(step, kid, run_dir)
 
     monkeypatch.setattr(footprint, "measure_session", session)
     import functools
@@ -515,21 +515,21 @@ def test_a_real_board_runs_workloads_on_the_kernel_we_built_through_its_bootload
     import recordfactory as rf
     from bringup.measure import footprint
     from bringup.model.board import load_board
-    from bringup.model.milestones import load_rules
 
     target = types.SimpleNamespace(describe=lambda: {"t0": "power-on"})
     monkeypatch.setattr(footprint.targets, "for_board", lambda *a, **kw: target)
+    logs = tmp_path / "logs"
     for name, path in (("labgrid-example", "u-boot"), ("qemu-arm", "direct")):
         board = load_board(name)
         build = rf.build("6.12", board=name)
         build = build.model_copy(update={"artifacts": {**build.artifacts, "uImage": "images/uImage"}})
         for f in build.artifacts.values():
-            (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / f).write_bytes(b"image")
-        s = footprint.measure_session(
-            board, "6.12", build, tmp_path, tmp_path / "rd", tmp_path / "run", load_rules(), 1.0, print
-        )
+            (logs / name / "6.12" / f).parent.mkdir(parents=True, exist_ok=True)
+            (logs / name / "6.12" / f).write_bytes(b"image")
+        step = footprint.Step(board, logs, {"6.12": build}, tmp_path / "rd", 1.0, "workload-runs")
+        s = footprint.measure_session(step, "6.12", tmp_path / "run")
         assert s.path == path, name
+        assert s.files["kernel"].parent.parent == logs / name / "6.12"  # the step's build of the kernel
 
 
 # --- the disk workloads (fio, PostMark) ---------------------------------------------------
@@ -775,9 +775,7 @@ def test_a_round_with_a_disk_workload_makes_mounts_and_deletes_a_fresh_image(tmp
     seen, shells = [], []
 
     class FakeSession:
-        def __init__(
-            self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None, cancel=None, **kw
-        ):
+        def __init__(self, step, kid, run_dir, *a, target_for=None, disk=None, cancel=None, **kw):
             assert disk == run_dir / "disk.img" and disk.stat().st_size == 256 * 1024 * 1024
             assert target_for is None  # QEMU's own target attaches the image
             seen.append(disk)
@@ -811,7 +809,7 @@ class OpensslSession:
     """A booted workload ramdisk (measure_session's session) whose shell answers `openssl
     speed` with the table a guest printed."""
 
-    def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
+    def __init__(self, step, kid, run_dir, *a, **kw):
         run_dir.mkdir(parents=True, exist_ok=True)
         self.run_dir, self.target = run_dir, None
 
@@ -855,11 +853,9 @@ def test_a_labgrid_board_holds_its_place_for_all_workload_rounds(tmp_path, monke
     monkeypatch.setattr(mw.targets, "places", lambda board, names=None, say=print: [HeldPlace()])
 
     class FakeSession(OpensslSession):
-        def __init__(
-            self, board, kid, build, recdir, initrd, run_dir, *a, target_for=None, disk=None, cancel=None, **kw
-        ):
+        def __init__(self, step, kid, run_dir, *a, target_for=None, disk=None, cancel=None, **kw):
             assert disk is None
-            super().__init__(board, kid, build, recdir, initrd, run_dir)
+            super().__init__(step, kid, run_dir)
             log.append(target_for(run_dir)[0])
 
     monkeypatch.setattr(footprint, "measure_session", FakeSession)
@@ -1120,8 +1116,8 @@ def _workloads_on_fake_guests(tmp_path, monkeypatch, dies: set[str]):
     monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rf.rootfs("workloads", "qemu-arm", mode="quick"))
 
     class Session(OpensslSession):
-        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
-            super().__init__(board, kid, build, recdir, initrd, run_dir)
+        def __init__(self, step, kid, run_dir, *a, **kw):
+            super().__init__(step, kid, run_dir)
             self.kid = kid
             # a QEMU target's process (QemuTarget.proc): a real one, ended, standing in for QEMU
             self.target = types.SimpleNamespace(proc=subprocess.Popen(["true"]))

@@ -175,12 +175,8 @@ def measure(
     if not board.kernels:
         raise BringupError(f"board {board.name}: no kernels")
     plans = plan(board, logs, cache, study, say=say)
-    j = (
-        jobs
-        or next((kernel_plan.study.jobs for kernel_plan in plans if kernel_plan.study is not None), None)
-        or os.cpu_count()
-        or 1
-    )
+    study_jobs = [kernel_plan.study.jobs for kernel_plan in plans if kernel_plan.study is not None]
+    j = jobs or next(iter(study_jobs), None) or os.cpu_count() or 1
     out = record_path(logs, board)
     wanted = runs
     if not force:

@@ -472,31 +472,29 @@ def _rounds(step: Step, ask: Ask, payload: Payload) -> dict[str, dict]:
 
 
 def measure_session(
-    board: Board,
+    step: Step,
     kernel_id: str,
-    build: records.Build,
-    recdir: Path,
-    initrd: Path,
     run_dir: Path,
-    rules,
-    timeout_factor: float = 1.0,
     say=print,
     *,
     target_for: TargetFactory | None = None,
     disk: Path | None = None,
     options: BootOptions = DEFAULTS,
 ) -> BootSession:
-    """A boot of a measurement ramdisk (footprint, workloads): QEMU boots the kernel
-    directly; a real board loads the kernel we built through its bootloader, never
+    """A boot of a measurement ramdisk (footprint, workloads) of the step's kernel kernel_id
+    (its build, record directory, the step's ramdisk and milestones) into run_dir: QEMU boots
+    the kernel directly; a real board loads the kernel we built through its bootloader, never
     whatever is in its flash.  target_for: a held place's targets (default: a fresh
     target of the board).  disk: an image QEMU attaches (the disk workloads'; a real
     board's disk is its own partition).  options: the run's (its round: the seed on the
     instruction clock; cancel: once set, another worker failed or Ctrl-C, the boot stops
     as interrupted; the command line's extra arguments); the path and the timeout
-    factor are the measurement's."""
+    factor are the step's."""
+    board = step.board
     target = target_for(run_dir) if target_for is not None else targets.for_board(board, run_dir, say=say, disk=disk)
-    options = replace(options, path=measure_path(board), timeout_factor=timeout_factor)
-    return BootSession(board, kernel_id, build, recdir, initrd, run_dir, target, rules, options=options)
+    options = replace(options, path=measure_path(board), timeout_factor=step.timeout_factor)
+    build, recdir = step.builds[kernel_id], step.recdir(kernel_id)
+    return BootSession(board, kernel_id, build, recdir, step.initrd, run_dir, target, step.rules, options=options)
 
 
 @dataclass
@@ -526,16 +524,10 @@ class Step:
     def session(self, run: rounds.Run, run_dir: Path, disk: Path | None = None) -> BootSession:
         """The boot session of one run (measure_session) on the run's target, or, with a
         disk image, on a fresh QEMU target that attaches it."""
-        k = run.kernel
         return measure_session(
-            self.board,
-            k,
-            self.builds[k],
-            self.recdir(k),
-            self.initrd,
+            self,
+            run.kernel,
             run_dir,
-            self.rules,
-            self.timeout_factor,
             run.say,
             target_for=None if disk else run.target_for,
             disk=disk,
