@@ -11,6 +11,7 @@ import re
 import signal
 import sys
 
+import bringup.targets  # noqa: F401  (the kinds of target register themselves before a board loads: model/targetkind.py)
 from bringup.cli.commands import build_parser
 from bringup.errors import BringupError
 from bringup.parse.errors import ParseError
