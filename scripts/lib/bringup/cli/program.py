@@ -11,7 +11,6 @@ import re
 import signal
 import sys
 
-import bringup.targets  # noqa: F401  (the kinds of target register themselves before a board loads: model/targetkind.py)
 from bringup.cli.commands import build_parser
 from bringup.errors import BringupError
 from bringup.parse.errors import ParseError
@@ -162,6 +161,8 @@ def main(argv=None) -> int:
             _no_empty_file_names(a)
             _no_max_rounds_alone(a)
             _environment_values()
+            import bringup.targets  # noqa: F401  (the kinds of target register themselves before a board loads)
+
             code = a.fn(a)
             out.flush()  # output errors surface here, not at interpreter exit
             return code
