@@ -90,6 +90,21 @@ def test_a_toy_board_s_table_is_validated_and_stands_alone(toy, tmp_path):
         load_board(str(board_file(tmp_path, "")))
 
 
+def test_a_board_is_one_kind_of_target(tmp_path):
+    """[qemu] beside [serial] was taken as QEMU, [serial] ignored; now one kind or the other."""
+    both = '[qemu]\nbinary = "qemu-system-arm"\nmachine = "virt"\n[serial]\nport = "/dev/ttyUSB0"'
+    with pytest.raises(
+        DataError, match=r"field 'serial': a board is one kind of target: keep one of \[qemu\] and \[serial\]$"
+    ):
+        load_board(str(board_file(tmp_path, both)))
+    lab = '[labgrid]\nplace = "p"\n[qemu]\nbinary = "qemu-system-arm"\nmachine = "virt"'
+    with pytest.raises(
+        DataError,
+        match=r"field 'labgrid': a labgrid place brings its own console and power: drop \[qemu\] and \[serial\]$",
+    ):
+        load_board(str(board_file(tmp_path, lab)))
+
+
 def test_without_its_module_the_toy_table_is_an_unknown_field(tmp_path):
     with pytest.raises(DataError, match=r"toyboard.toml: field 'toy': unknown field$"):
         load_board(str(board_file(tmp_path, "[toy]")))
