@@ -527,7 +527,7 @@ def test_a_real_board_runs_workloads_on_the_kernel_we_built_through_its_bootload
         for f in build.artifacts.values():
             (logs / name / "6.12" / f).parent.mkdir(parents=True, exist_ok=True)
             (logs / name / "6.12" / f).write_bytes(b"image")
-        step = footprint.Step(board, logs, {"6.12": build}, tmp_path / "rd", 1.0, "workload-runs")
+        step = footprint.MeasuringStep(board, logs, {"6.12": build}, tmp_path / "rd", 1.0, "workload-runs")
         s = footprint.measure_session(step, "6.12", tmp_path / "run")
         assert s.path == path, name
         assert s.files["kernel"].parent.parent == logs / name / "6.12"  # the step's build of the kernel

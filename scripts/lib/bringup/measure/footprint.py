@@ -364,7 +364,7 @@ def _footprint_locked(ask: Ask) -> dict:
     records.sets.tidy(ask.bdir, ask.say)
     space.check(ask.bdir, FOOTPRINT_BYTES * len(ask.kernels), "footprint")
     payload = _ramdisk(ask)
-    step = Step(
+    step = MeasuringStep(
         ask.board,
         ask.logs,
         ask.builds,
@@ -440,8 +440,8 @@ FAILED = records.failed_name("footprint")
 FOOTPRINT_BYTES = 16 * 1024 * 1024  # what a kernel's footprint run writes, about: console logs, lmbench output
 
 
-def _rounds(step: Step, ask: Ask, payload: Payload) -> dict[str, dict]:
-    """The footprint's rounds on the round engine (Step.rounds), until the rule says stop
+def _rounds(step: MeasuringStep, ask: Ask, payload: Payload) -> dict[str, dict]:
+    """The footprint's rounds on the round engine (MeasuringStep.rounds), until the rule says stop
     (rule.stopped says why); each boots every kernel once and measures free,
     /proc/meminfo, mem_eat and one lmbench pass, parsed once as the boot ends.  The
     unit of replication is the boot.  A round on a disturbed host (util/hostload.py)
@@ -472,7 +472,7 @@ def _rounds(step: Step, ask: Ask, payload: Payload) -> dict[str, dict]:
 
 
 def measure_session(
-    step: Step,
+    step: MeasuringStep,
     kernel_id: str,
     run_dir: Path,
     say=print,
@@ -498,7 +498,7 @@ def measure_session(
 
 
 @dataclass
-class Step:
+class MeasuringStep:
     """What every boot of a measuring step (the footprint, the workloads) shares, and its
     rounds on the round engine.  runs: the directory of the kernel's record directory
     its run directories go to (footprint-runs, workload-runs)."""
@@ -564,7 +564,7 @@ class Step:
         }
 
 
-def _one_boot(step: Step, run: rounds.Run, run_dir: Path, bset, mode, lm_missing) -> dict:
+def _one_boot(step: MeasuringStep, run: rounds.Run, run_dir: Path, bset, mode, lm_missing) -> dict:
     session = step.session(run, run_dir)
     try:
         with session:

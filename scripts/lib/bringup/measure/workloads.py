@@ -27,7 +27,7 @@ from bringup import records, stats, targets
 from bringup.boot import rounds
 from bringup.builder import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
-from bringup.measure.footprint import Step
+from bringup.measure.footprint import MeasuringStep
 from bringup.measure.footprintrecords import build_records, left_out
 from bringup.measure.guestfiles import deb_entries
 from bringup.measure.workloadinputs import generate
@@ -274,7 +274,7 @@ def workloads(
         records.sets.tidy(plan.bdir, say)
         space.check(plan.bdir, WORKLOAD_BYTES * len(kernels) * rule.limit, "workloads")
         ramdisk = _ramdisk(plan, entries, say)
-        step = Step(board, logs, builds, plan.bdir / "rootfs" / ramdisk.file, timeout_factor, "workload-runs")
+        step = MeasuringStep(board, logs, builds, plan.bdir / "rootfs" / ramdisk.file, timeout_factor, "workload-runs")
         done = step.rounds(
             kernels,
             rule,
@@ -332,7 +332,7 @@ def _ramdisk(plan: _Plan, entries: list[cpio.Entry], say) -> records.Rootfs:
     return rootfs.build(plan.board, plan.logs, plan.cache, extra=entries, name="workloads", extra_key=key, say=say)
 
 
-def _booter(plan: _Plan, step: Step):
+def _booter(plan: _Plan, step: MeasuringStep):
     """The round engine's boot(run) of the workloads: one boot of a kernel with every
     workload in it.  A failed boot is a result (`failed`: the line), not an error: the
     step goes on with the next kernel."""
@@ -408,7 +408,7 @@ def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dic
     return out
 
 
-def _one_boot(step: Step, run: rounds.Run, run_dir: Path, specs, mode, missing, disk=None) -> dict:
+def _one_boot(step: MeasuringStep, run: rounds.Run, run_dir: Path, specs, mode, missing, disk=None) -> dict:
     board = step.board
     users = [n for n, spec in specs.items() if spec.needs_disk and n not in missing] if disk else []
     image = None
