@@ -42,7 +42,8 @@ def test_a_killed_holder_leaves_no_lock(tmp_path):
 
 
 # a holder of a board for several steps (as a study is): it takes the board, then goes into
-# the steps one line on its standard input at a time, the last one taking the board again
+# the steps one line on its standard input at a time: a step that takes the board again, then
+# a step of its own (lock.doing) with one taking the board again inside it
 STEPPING = """
 import sys
 from bringup.util import lock
@@ -52,7 +53,7 @@ def next_step(line):
     sys.stdin.readline()
 with lock.board(d, "study"):
     next_step("held")
-    with lock.doing(d, "boot-timing"):
+    with lock.board(d, "boot-timing"):  # a step taking the board again (as aa's boot timing does)
         next_step("in boot-timing")
     with lock.doing(d, "footprint-report"), lock.board(d, "footprint"):
         next_step("in footprint")
@@ -62,8 +63,8 @@ with lock.board(d, "study"):
 
 def test_the_board_lock_says_the_step_its_holder_is_in_and_a_waiting_run_follows_it(tmp_path, monkeypatch):
     """The study's lock keeps its pid and since as the study moves from step to step; the file
-    says the step (the innermost, a step re-taking the board included) and a run waiting for
-    the board says each change."""
+    says the step (the study's own, not a step re-taking the board inside it) and a run
+    waiting for the board says each change."""
     import os
     import re
 
@@ -101,9 +102,9 @@ def test_the_board_lock_says_the_step_its_holder_is_in_and_a_waiting_run_follows
             time.sleep(0.05)
         assert said and said[0].startswith(f"  waiting for pid {p.pid}, study, since {since}, which measures")
         assert go_on("in boot-timing") == f"pid {p.pid}, study: boot-timing, since {since}\n"
-        assert go_on("in footprint") == f"pid {p.pid}, study: footprint, since {since}\n"
+        assert go_on("in footprint") == f"pid {p.pid}, study: footprint-report, since {since}\n"
         deadline = time.monotonic() + 60  # a loaded host: the waiter looks every POLL seconds
-        while not any("study: footprint," in s for s in said) and time.monotonic() < deadline:
+        while not any("study: footprint-report," in s for s in said) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert go_on("between") == first  # out of the steps: as it was, pid and since kept
         assert waiter.is_alive() and got == []
@@ -115,5 +116,5 @@ def test_the_board_lock_says_the_step_its_holder_is_in_and_a_waiting_run_follows
         if p.poll() is None:
             p.kill()
     assert "which measures board qemu-arm" in said[0]
-    assert f"  still waiting for pid {p.pid}, study: footprint, since {since}" in said
+    assert f"  still waiting for pid {p.pid}, study: footprint-report, since {since}" in said
     assert got == [f"pid {os.getpid()}, boot-timing, since {got[0].split('since ')[1]}"]

@@ -54,7 +54,8 @@ NO_WAIT_ENV = "BRINGUP_NO_WAIT"  # set by --no-wait (make NO_WAIT=1): refuse ins
 @dataclass
 class _Held:
     """A board lock this process holds: its open file, what took it and since when, and the
-    steps it is in now (innermost last)."""
+    steps it is in now (outermost first: a study's own step names, as its time line says them;
+    a step that takes the board again inside one adds nothing to the words)."""
 
     fd: int
     what: str
@@ -62,7 +63,7 @@ class _Held:
     steps: list[str] = field(default_factory=list)
 
     def line(self) -> str:
-        now = next((s for s in reversed(self.steps) if s != self.what), None)
+        now = next((s for s in self.steps if s != self.what), None)
         return f"pid {os.getpid()}, {self.what}{': ' + now if now else ''}, since {self.since}\n"
 
     def write(self) -> None:
