@@ -14,7 +14,8 @@ from .conftest import bringup
 pytestmark = pytest.mark.integration
 
 
-def test_a_kernel_compared_with_itself_shows_no_difference(arm_built):
+def _host_aa(arm_built):
+    """One A/A on the host clock: 4 paired rounds, the host guard on; the process and aa.json."""
     env = dict(arm_built["env"], BRINGUP_HOST_GUARD="1")
     p = bringup(
         {**arm_built, "env": env},
@@ -35,9 +36,21 @@ def test_a_kernel_compared_with_itself_shows_no_difference(arm_built):
         "3",
         timeout=1800,
     )
+    assert p.returncode in (0, 1), p.stderr[-3000:]  # 1: a difference claimed
+    return p, json.loads((arm_built["logs"] / "qemu-arm-aa" / "aa.json").read_text())
+
+
+def test_a_kernel_compared_with_itself_shows_no_difference(arm_built):
+    # The summary's family is corrected (Benjamini-Hochberg at 5 %), so an A/A on the noisy host
+    # clock may claim a difference in up to 5 % of runs by design: one run claiming is not yet a
+    # broken study.  A second, independent A/A then must claim nothing (both claiming by chance:
+    # <= 0.25 %), while a study that claims without a difference fails both.
+    p, result = _host_aa(arm_built)
+    if p.returncode == 1 and result["claims"]:
+        print(f"first A/A claimed {result['claims']} (allowed at 5 %); a second, independent A/A follows")
+        p, result = _host_aa(arm_built)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "differences the summary claims: 0 (must be 0)" in p.stdout
-    result = json.loads((arm_built["logs"] / "qemu-arm-aa" / "aa.json").read_text())
     assert result["claims"] == [] and result["corrected_false_positives"] == 0
     assert result["tested"] >= 3  # boot to user space, boot to login, memory for malloc()
     timing = json.loads((arm_built["logs"] / "qemu-arm-aa" / "boot-timing.json").read_text())
