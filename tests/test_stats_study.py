@@ -233,3 +233,58 @@ def test_no_module_outside_stats_computes_a_test_of_its_own():
             if any(n.split(".")[0] == "scipy" for n in names):
                 users.append(str(f.relative_to(pkg)))
     assert users and all(u.startswith("stats/") for u in users), users
+
+
+# --- the A/A through the whole page --------------------------------------------
+
+
+def _page(logs: Path, factor: float):
+    """The report of test_report's records with 6.12's boots, initcalls and quiet runs made
+    5.10's times `factor` (1: a kernel against itself), every value carrying its round."""
+    from bringup.model.board import load_board
+    from bringup.report import page as report
+    from test_bootexplain import A5, initcalls_record
+
+    d = logs / "qemu-arm"
+    r = [1, 2, 3, 4, 5]
+    base = {"freeing_init": [0.400, 0.420, 0.410, 0.430, 0.415], "login": [0.700, 0.710, 0.705, 0.715, 0.708]}
+    labels = {"freeing_init": '"Freeing unused kernel memory"', "login": '"login:" prompt'}
+
+    def timing(scale: float, quiet: float = 0.0) -> dict:
+        ms = {
+            name: {**rf.milestone_stats(labels[name], [v * scale - quiet for v in vs]), "rounds": r}
+            for name, vs in base.items()
+        }
+        t = rf.kernel_timing(ms, [f"r{i}" for i in range(5)])
+        t["console"] = {"until": "freeing_init", "bytes": stats.summarize([20000] * 5), "kernel_bytes": None}
+        t["console"].update(baud=115200, cost_s=20000 * 10 / 115200)
+        return t
+
+    records.write(d / "boot-timing.json", rf.boot_timing(kernels={"5.10": timing(1.0), "6.12": timing(factor)}))
+    quiet = rf.boot_timing(kernels={"5.10": timing(1.0, 0.2), "6.12": timing(1.0, 0.2)}, profile="quiet")
+    records.write(d / "boot-timing-quiet.json", quiet)
+    slower = {**A5, "calls": [{**c, "us": [round(x * factor) for x in c["us"]]} for c in A5["calls"]]}
+    slower["end_s"] = [x * factor for x in A5["end_s"]]
+    records.write(d / "boot-timing-initcalls.json", initcalls_record(A5, slower))
+    return report.write(load_board("qemu-arm"), logs, say=lambda m: None)
+
+
+def test_a_kernel_against_itself_claims_nothing_on_the_page_and_a_large_difference_is_marked(tmp_path):
+    """Every section of the page that compares kernels (the summary, the boot table's marks,
+    Boot time explained) says nothing of a kernel against itself and sees a 1.5 x slower one;
+    the console cost (timing against quiet runs of one kernel) sees its 0.2 s either way."""
+    from bringup import aa
+    from test_report import logs as canned_logs
+
+    same = _page(canned_logs.__wrapped__(tmp_path / "same"), 1.0).model
+    assert [c for c in aa.judge(same)["claims"] if "boot" in c or "initcall" in c] == []
+    assert all(not d["significant"] for row in same["boot_rows"] for d in row["deltas"] if d)
+    assert all(d["p"] == 1.0 for row in same["boot_rows"] for d in row["deltas"] if d)
+    assert same["boot_explained"]["pairs"][0]["significant"] == [] and not same["boot_explained"]["pairs"][0]["claim"]
+    assert all(stats.claimed(row["q"]) for row in same["console_cost"]["rows"])
+
+    slow = _page(canned_logs.__wrapped__(tmp_path / "slow"), 1.5).model
+    login = next(row for row in slow["boot_rows"] if row["name"] == "login")
+    assert login["deltas"][0]["significant"] and login["deltas"][0]["p"] < 1e-4
+    assert slow["boot_explained"]["pairs"][0]["claim"]
+    assert any("boot to" in c for c in aa.judge(slow)["claims"])

@@ -28,7 +28,7 @@ Between two kernels (`attribute`), the rules:
     when both kernels' runs are of one record's rounds; on the values themselves
     when a run printed 0) for each row whose median is at least MIN_TESTED_US in
     either kernel (a filter on size, not on the difference), Benjamini-Hochberg over
-    those rows (stats.correct); a row is significant when its q-value is below ALPHA;
+    those rows (stats.correct); a row is significant when its q-value is below stats.ALPHA;
   - clock ticks: until its real clocksource runs, a kernel times initcalls with the
     jiffy, and prints 0 or one tick (10000 us at HZ=100) and nothing between.  A
     kernel's tick is the duration of 1 ms or more it prints most often (at least 5
@@ -45,7 +45,6 @@ from typing import Any
 
 from bringup import stats
 
-ALPHA = stats.ALPHA  # the one definition is stats/study.py's
 MIN_TESTED_US = 1000  # rows smaller than this in both kernels are shown, never tested
 LEVEL_ORDER = ("early", "pure", "core", "postcore", "arch", "subsys", "fs", "rootfs", "device", "late")
 
@@ -279,7 +278,7 @@ def claim(att: dict, label: str | None = None) -> str | None:
     """The summary's sentence, in seed 002's voice, only when a row is significant after
     the correction; None otherwise (nothing is claimed).  The difference in the time to
     the milestone is stated as a finding only when it is itself significant (the study's
-    test over the runs, alone: p < ALPHA).  label: the after_initcalls milestone's label, else its name."""
+    test over the runs, alone: p < stats.ALPHA).  label: the after_initcalls milestone's label, else its name."""
     sig = sorted(att["significant"], key=lambda r: -abs(r["delta_us"]))
     if not sig:
         return None

@@ -6,7 +6,7 @@ A comparison is the study's test paired by round (stats.study_test: today Studen
 paired t-test of the per-round log ratios), stated as the ratio b/a in % with its 95 %
 interval (the test's: exp(mean ± t·se) - 1).  The tests of a record (CPU and wall of
 every kernel against the base) are one family, corrected with Benjamini-Hochberg
-(stats.correct): a difference is claimed only when its q-value < ALPHA.  One round
+(stats.correct): a difference is claimed only when its q-value < stats.ALPHA.  One round
 cannot be tested.
 The summary line reads, in seed 002's voice:
 
@@ -21,7 +21,6 @@ from typing import Any
 from bringup import stats
 from bringup.records.buildcost import BuildCost
 
-ALPHA = stats.ALPHA
 METRICS = ("cpu", "real")  # CPU time (user + sys) first: the primary figure
 WORDS = {"cpu": "CPU", "real": "wall"}
 
