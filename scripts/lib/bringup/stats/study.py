@@ -46,7 +46,9 @@ from bringup.stats import effect
 
 ALPHA = 0.05
 # study_test() in words, for the pages' and the terminal's legends (keep it true when the test changes)
-RULE = "paired t-test of log ratios over the rounds, else Welch's t-test of the logs"
+RULE = (
+    "paired t-test of log ratios over the rounds, else Welch's t-test of the logs (of the values when one is 0 or less)"
+)
 
 
 @dataclass(frozen=True)
