@@ -27,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import bringup.targets  # noqa: F401  (the kinds of target register themselves before a board loads)
 from bringup.builder import sources
 from bringup.builder.kernel import FIXED_ENV
 from bringup.model.board import load_board

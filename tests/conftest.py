@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+import bringup.targets  # noqa: F401  (the kinds of target register themselves before a board loads)
+
 # Hypothesis: a quick profile for `make check` (every property still tried on fresh
 # examples each run), the full one for `make test` and CI (HYPOTHESIS_PROFILE=ci).
 settings.register_profile("dev", max_examples=40)

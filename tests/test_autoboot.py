@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from bringup.boot import session as bs
-from bringup.model.board import BoardFile, load_board
+from bringup.model.board import board_file_model, load_board
 from bringup.model.milestones import load_rules
 from fakeboard import KERNEL, FakeBoard
 from recordfactory import build as build_record
@@ -72,7 +72,7 @@ def test_a_board_not_stopped_boots_its_flash_and_the_run_says_which_kernel(tmp_p
 
 def test_interrupt_fields_are_validated():
     with pytest.raises(ValidationError, match="interrupt"):
-        BoardFile.model_validate(
+        board_file_model().model_validate(
             {
                 "name": "x",
                 "arch": "arm",

@@ -6,6 +6,7 @@ import pytest
 from bringup.errors import BringupError
 from bringup.model.base import DataError
 from bringup.model.board import list_boards, load_board
+from bringup.targets.qemu import QemuSpec
 from bringup.util import paths
 from conftest import run_cli, write_board
 
@@ -263,7 +264,7 @@ def test_a_qemu_disk_device_needs_the_guests_name_for_it_and_a_real_board_has_no
     good = text.replace("[[kernels]]", '[workloads]\ndisk = "/dev/vda"\n\n[[kernels]]', 1)
     f.write_text(good)
     b = load_board("b", boards=tmp_path / "boards")
-    assert (b.workloads.disk, b.workloads.disk_fs, b.workloads.disk_mb, b.qemu.disk_device) == (
+    assert (b.workloads.disk, b.workloads.disk_fs, b.workloads.disk_mb, QemuSpec.of(b).disk_device) == (
         "/dev/vda",
         "ext4",
         None,
@@ -282,6 +283,6 @@ def test_a_qemu_disk_device_needs_the_guests_name_for_it_and_a_real_board_has_no
 def test_the_shipped_qemu_boards_with_a_disk():
     for name, device in (("qemu-arm", "virtio-blk-device"), ("qemu-x86", "virtio-blk-pci")):
         b = load_board(name)
-        assert b.qemu.disk_device == device and b.workloads.disk == "/dev/vda"
+        assert QemuSpec.of(b).disk_device == device and b.workloads.disk == "/dev/vda"
         assert all("fragments/disk.config" in k.fragments for k in b.kernels)
     assert load_board("qemu-i386").workloads.disk == ""

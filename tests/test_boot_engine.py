@@ -19,6 +19,8 @@ from bringup.model.board import load_board
 from bringup.model.clocks import with_clock
 from bringup.model.milestones import load_rules
 from bringup.model.specs import UbootSpec
+from bringup.targets.qemu import QemuSpec, QemuTarget
+from bringup.targets.serial import SerialSpec, SerialTarget
 from fakeboard import KERNEL, UBOOT_BANNER, FakeBoard
 from recordfactory import build as build_record
 
@@ -295,7 +297,7 @@ def test_real_board_path_power_commands_and_host_tftp(tmp_path, fake_build):
     on = tmp_path / "powered-on"
     fb = FakeBoard(power_file=on)
     board, off, tftproot = bench_board(tmp_path, fb.console_url, on)
-    assert board.qemu is None and board.serial.port == fb.console_url
+    assert isinstance(board.target, SerialSpec) and board.target.port == fb.console_url
     rec, recdir, initrd = fake_build
     run_dir = tmp_path / "run"
     target = targets.for_board(board, run_dir)
@@ -436,22 +438,22 @@ def test_qemu_serial_and_fake_boards_are_targets(arm, tmp_path):
     bench, _, _ = bench_board(tmp_path, "socket://127.0.0.1:9", tmp_path / "on")
     fb = FakeBoard()
     try:
-        for t in (targets.QemuTarget(arm, tmp_path), targets.SerialTarget(bench), fb):
+        for t in (QemuTarget(arm, tmp_path), SerialTarget(bench), fb):
             assert isinstance(t, Target), type(t).__name__
-        assert isinstance(targets.for_board(arm, tmp_path), targets.QemuTarget)
-        assert isinstance(targets.for_board(bench, tmp_path), targets.SerialTarget)
+        assert isinstance(targets.for_board(arm, tmp_path), QemuTarget)
+        assert isinstance(targets.for_board(bench, tmp_path), SerialTarget)
     finally:
         fb.stop()
 
 
 def test_where_targets_put_boot_files_and_what_the_board_sees(arm, tmp_path):
-    q = targets.QemuTarget(arm, tmp_path / "run")
+    q = QemuTarget(arm, tmp_path / "run")
     assert q.staging("6.12") == Staging(tmp_path / "run" / "tftp", "")  # QEMU's own TFTP server
     assert q.network() == Network("10.0.2.2", dhcp=True)  # QEMU user networking's host
     assert q.nfs_address() == "10.0.2.2"
     assert q.describe() == {"t0": "QEMU spawn", "console": "", "qemu_argv": None}
     bench, _, tftproot = bench_board(tmp_path, "socket://127.0.0.1:9", tmp_path / "on")
-    s = targets.SerialTarget(bench)
+    s = SerialTarget(bench)
     st = s.staging("k")
     assert st.dir == tftproot / "bringup" / "bench-board" / "k" and st.name("uImage") == "bringup/bench-board/k/uImage"
     assert s.network() == Network("192.168.3.1", dhcp=True, ipaddr=None)
@@ -557,8 +559,8 @@ def test_qemu_argv_attaches_the_disk_image_with_the_boards_device(arm, tmp_path)
         argv[argv.index("-drive") + 1] == f"file={tmp_path}/a,,b/disk.img,format=raw,if=none,id=disk0,cache=writeback"
     )
     assert argv[argv.index("-device", argv.index("-drive")) + 1] == "virtio-blk-device,drive=disk0"
-    nodisk = arm.qemu.model_copy(update={"disk_device": ""})
-    board = type(arm)(**{**arm.__dict__, "qemu": nodisk})
+    nodisk = QemuSpec.of(arm).model_copy(update={"disk_device": ""})
+    board = arm.model_copy(update={"target": nodisk})
     with pytest.raises(BringupError, match=r"no qemu.disk_device, so QEMU cannot attach a disk"):
         targets.qemu.qemu_argv(board, 5555, "direct", files, "x", None, img)
     assert targets.for_board(arm, tmp_path, disk=img).disk == img

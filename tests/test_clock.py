@@ -12,7 +12,7 @@ from bringup.model import clocks
 from bringup.model.base import DataError
 from bringup.model.board import load_board
 from bringup.report import findings
-from bringup.targets.qemu import qemu_argv
+from bringup.targets.qemu import QemuSpec, qemu_argv
 
 # --- the clock a board measures with ----------------------------------------
 
@@ -29,29 +29,29 @@ def test_the_instruction_clock_gives_qemu_icount_a_virtual_rtc_and_a_seed():
 
 def test_qemu_argv_follows_the_board_s_clock():
     board = load_board("qemu-arm")
-    assert board.qemu is not None and board.qemu.clock == "instructions"
+    assert isinstance(board.target, QemuSpec) and board.target.clock == "instructions"
     files = {"kernel": "zImage", "initrd": None, "dtb": None}
     on = qemu_argv(board, 1234, "direct", files, "console=ttyAMA0")
     assert "-icount" in on and "shift=3,sleep=off,align=off" in on
     host = clocks.with_clock(board, "host")
     off = qemu_argv(host, 1234, "direct", files, "console=ttyAMA0")
     assert "-icount" not in off and "-seed" not in off and "-rtc" not in off
-    assert board.qemu.clock == "instructions"  # with_clock makes a new board; the loaded one is unchanged
+    assert board.target.clock == "instructions"  # with_clock makes a new board; the loaded one is unchanged
 
 
 def test_the_shift_sets_the_instruction_rate():
     board = load_board("qemu-arm")
-    assert board.qemu is not None
+    assert isinstance(board.target, QemuSpec)
     b1 = clocks.with_clock(board, "instructions")
-    assert clocks.clock_of(b1).ns_per_instruction == 2**board.qemu.icount_shift
-    q = board.qemu.model_copy(update={"icount_shift": 1})
+    assert clocks.clock_of(b1).ns_per_instruction == 2**board.target.icount_shift
+    q = board.target.model_copy(update={"icount_shift": 1})
 
-    assert clocks.clock_of(board.model_copy(update={"qemu": q})).qemu_args()[1].startswith("shift=1,")
+    assert clocks.clock_of(board.model_copy(update={"target": q})).qemu_args()[1].startswith("shift=1,")
 
 
 def test_a_board_without_qemu_cannot_have_the_instruction_clock():
     bench = load_board("labgrid-example")
-    assert bench.qemu is None
+    assert not isinstance(bench.target, QemuSpec)
     with pytest.raises(DataError, match=r"--clock instructions: board labgrid-example is not a QEMU board"):
         clocks.with_clock(bench, "instructions")
     assert clocks.with_clock(bench, "host") is bench

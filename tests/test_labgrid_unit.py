@@ -15,7 +15,7 @@ from bringup.model.base import DataError
 from bringup.model.board import load_board
 from bringup.model.bootpath import check_boot_path, measure_path
 from bringup.parse import labgrid as lgparse
-from bringup.targets.labgrid import LabgridTarget
+from bringup.targets.labgrid import LabgridSpec, LabgridTarget
 from conftest import run_cli
 
 # `labgrid-client -p lab-arm-1 show` of labgrid 26.0.1, acquired (copied from a terminal)
@@ -84,8 +84,8 @@ def test_client_errors_are_taken_from_its_output():
 
 def test_example_board_loads_and_is_a_labgrid_board():
     b = load_board("labgrid-example")
-    assert b.labgrid is not None and b.qemu is None and b.serial is None
-    assert b.labgrid.place and b.boot == "u-boot"
+    assert isinstance(b.target, LabgridSpec)
+    assert b.target.place and b.boot == "u-boot"
     assert measure_path(b) == "u-boot"  # footprint boots the kernel we built, through U-Boot
     with pytest.raises(DataError, match="boot path 'direct' needs a target that loads the kernel itself"):
         check_boot_path(b, "direct")

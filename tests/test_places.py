@@ -23,7 +23,7 @@ from bringup.model.board import load_board
 from bringup.model.clocks import with_clock
 from bringup.model.milestones import load_rules
 from bringup.report import places as placereport
-from bringup.targets.labgrid import LabgridTarget
+from bringup.targets.labgrid import LabgridSpec, LabgridTarget
 from recordfactory import boot_run, build, key
 from recordfactory import boot_timing as rf_boot_timing
 from test_labgrid_unit import SHOW, fake_client, write_board
@@ -33,7 +33,7 @@ from test_labgrid_unit import SHOW, fake_client, write_board
 
 def test_places_in_the_board_file_and_their_errors(tmp_path):
     b = load_board(str(write_board(tmp_path, '[labgrid]\nplaces = ["lab-1", "lab-2"]\ncoordinator = "h:1"')))
-    assert b.labgrid is not None and b.labgrid.names() == ["lab-1", "lab-2"]
+    assert LabgridSpec.of(b).names() == ["lab-1", "lab-2"]
     ps = targets.places(b)
     assert [p.name for p in ps] == ["lab-1", "lab-2"] and all(p.shared for p in ps)
     assert [p.name for p in targets.places(b, ["x"])] == ["x"]  # PLACES= wins

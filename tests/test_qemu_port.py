@@ -37,7 +37,7 @@ def fake_qemu(tmp_path, busy: int, other: str = ""):
     script.write_text(SCRIPT.format(calls=calls, busy=busy, other=other))
     script.chmod(0o755)
     board = load_board("qemu-arm")
-    board.qemu = board.qemu.model_copy(update={"binary": str(script)})
+    board.target = qemu.QemuSpec.of(board).model_copy(update={"binary": str(script)})
     return board, calls
 
 

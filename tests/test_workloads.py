@@ -13,6 +13,7 @@ from bringup.measure import workloads as mw
 from bringup.model import workload as wm
 from bringup.model.base import DataError
 from bringup.parse import workload as wp
+from bringup.targets.serial import SerialSpec
 
 DATA = Path(__file__).parent / "data" / "workloads"
 
@@ -349,7 +350,7 @@ def test_records_keep_rounds_and_never_write_zero_for_a_failure(tmp_path):
 
     class B:
         name = "qemu-arm"
-        qemu = None  # the environment captured without a QEMU version
+        target = SerialSpec(port="/dev/ttyUSB0")  # a real board: the environment captured without a QEMU version
 
     rec = mw.record(
         B, "5.10", {"key": None}, tmp_path, {"rounds": rounds, "disturbed": 0}, Rd(), wls, "quick", {"openssl": "3.0"}
@@ -602,12 +603,15 @@ class DiskBoard:
     """The parts of a board disk_plan reads."""
 
     def __init__(self, disk="", qemu=True, disk_mb=None):
-        from bringup.model.specs import QemuSpec, WorkloadsSpec
+        from bringup.model.specs import WorkloadsSpec
+        from bringup.targets.qemu import QemuSpec
 
         self.file = Path("boards/b.toml")
         self.workloads = WorkloadsSpec(disk=disk, disk_mb=disk_mb)
-        self.qemu = (
-            QemuSpec(binary="qemu-system-arm", machine="virt", disk_device="virtio-blk-device") if qemu else None
+        self.target = (
+            QemuSpec(binary="qemu-system-arm", machine="virt", disk_device="virtio-blk-device")
+            if qemu
+            else SerialSpec(port="/dev/ttyUSB0")
         )
 
 
@@ -687,7 +691,7 @@ def test_the_record_names_the_disk_and_a_v1_record_still_reads(tmp_path):
 
     class B:
         name = "qemu-arm"
-        qemu = None  # the environment captured without a QEMU version
+        target = SerialSpec(port="/dev/ttyUSB0")  # a real board: the environment captured without a QEMU version
 
     disk = mw.disk_plan(DiskBoard("/dev/vda"), wls)[0]
     rec = mw.record(B, "5.10", {"key": None}, tmp_path, {"rounds": [rnd], "disturbed": 0}, Rd(), wls, "quick", {}, disk)

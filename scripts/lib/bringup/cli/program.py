@@ -161,6 +161,8 @@ def main(argv=None) -> int:
             _no_empty_file_names(a)
             _no_max_rounds_alone(a)
             _environment_values()
+            import bringup.targets  # noqa: F401  (the kinds of target register themselves before a board loads)
+
             code = a.fn(a)
             out.flush()  # output errors surface here, not at interpreter exit
             return code

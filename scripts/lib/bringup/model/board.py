@@ -9,12 +9,15 @@ Two layers:
   *File models (pydantic) describe the files as written: every field typed,
   with ranges and what each value may mean (model/values.py: a make variable
   without `$(`, a command line without control characters, ...; model/specs.py:
-  the board file's tables).  Their JSON Schema is published
+  the board file's tables; the table that says what kind of target the board is,
+  [qemu], [serial] or [labgrid], is its kind's module's under targets/, found
+  through model/targetkind.py's registry: board_file_model()).  Their JSON Schema is published
   (docs/board-schema.json, model/boarddoc.py) so editors check board files as
   they are typed.
   Board / Kernel are the resolved result: the arch and era files loaded, the
-  toolchain prefix chosen, the paths checked.  Board is one pydantic model with
-  BoardFile: both declare the file's fields once, in BoardFields.
+  toolchain prefix chosen, the paths checked, the target table kept as `target`
+  (what the rest of bringup asks about the board's kind).  Board is one pydantic
+  model with BoardFile: both declare the file's fields once, in BoardFields.
 Which boot paths a board can take: model/bootpath.py.
 """
 
@@ -22,9 +25,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, InstanceOf, model_validator
+from pydantic import AfterValidator, Field, InstanceOf, create_model, model_validator
 
 # architectures and eras (model/archfiles.py) and the files under configs/ (model/configfiles.py)
 # have modules of their own; their names stay importable from here, where most callers look
@@ -53,16 +56,14 @@ from bringup.model.milestones import check_overrides
 from bringup.model.specs import (
     ImageSpec,
     KernelSpec,
-    LabgridSpec,
     NfsSpec,
     PowerSpec,
-    QemuSpec,
-    SerialSpec,
     SourceSpec,
     TftpSpec,
     UbootSpec,
     WorkloadsSpec,
 )
+from bringup.model.targetkind import TargetSpec, chosen, kinds
 from bringup.model.values import (
     ID_PATTERN,
     Cmdline,
@@ -76,10 +77,10 @@ from bringup.util import paths
 # --- the board file -------------------------------------------------------
 
 
-class BoardFields(Strict):
-    """What a board file says and a board in use keeps as it was said: declared once, for
-    BoardFile (the file as written) and Board (the board in use, with its architecture,
-    cross compiler and kernels resolved)."""
+class BoardHead(Strict):
+    """The fields of a board file that come before its target table ([qemu], [serial],
+    [labgrid]: board_file_model() puts the kinds' tables here, so that a file's first
+    error is the first in the file's usual order)."""
 
     name: Annotated[str, Field(pattern=ID_PATTERN, max_length=64, description="must equal the file name without .toml")]
     description: Text = ""
@@ -100,17 +101,16 @@ class BoardFields(Strict):
     earlycon: Annotated[OneArgument, Field(description="kernel earlycon= argument")] = ""
     cmdline: Annotated[Cmdline, Field(description="extra kernel command line for every kernel")] = ""
     image: Annotated[ImageSpec, Field(description="what the build produces and how it is loaded")]
-    qemu: Annotated[QemuSpec | None, Field(description="how QEMU emulates the board (a QEMU board)")] = None
+
+
+class BoardTail(Strict):
+    """The fields of a board file after its target table."""
+
     uboot: Annotated[UbootSpec | None, Field(description="the U-Boot dialogue (boards with boot = 'u-boot')")] = None
-    serial: Annotated[SerialSpec | None, Field(description="the console of a real board")] = None
     power: Annotated[
         PowerSpec | None, Field(description="power commands of a real board (argument lists, no shell)")
     ] = None
     tftp: Annotated[TftpSpec | None, Field(description="TFTP for a real board booting through U-Boot")] = None
-    labgrid: Annotated[
-        LabgridSpec | None,
-        Field(description="the board is a labgrid place: console, power and TFTP come from it (docs/labgrid.md)"),
-    ] = None
     nfs: Annotated[NfsSpec, Field(description="NFS root (boot-timing --root nfs); the defaults suit QEMU boards")] = (
         NfsSpec()
     )
@@ -126,8 +126,15 @@ class BoardFields(Strict):
     ] = {}
 
 
+class BoardFields(BoardTail, BoardHead):
+    """What a board file says and a board in use keeps as it was said: declared once, for
+    BoardFile (the file as written) and Board (the board in use, with its architecture,
+    cross compiler and kernels resolved).  Its fields: BoardHead's, then BoardTail's."""
+
+
 class BoardFile(BoardFields):
-    """boards/<name>.toml"""
+    """boards/<name>.toml, without its target table: board_file_model() adds a field for
+    the table of each kind of target registered (model/targetkind.py)."""
 
     arch: Annotated[str, Field(max_length=64, description="an architecture under configs/arch/")]
     cross_compile: Prefix | None = Field(None, description="CROSS_COMPILE prefix (default: the arch's)")
@@ -139,20 +146,31 @@ class BoardFile(BoardFields):
     def _consistent(self) -> BoardFile:
         if self.boot == "u-boot" and self.uboot is None:
             raise located("uboot", "missing, but boot = 'u-boot'")
-        if self.qemu is None and self.serial is None and self.labgrid is None:
-            raise located("qemu", "a board needs a [qemu], a [serial] or a [labgrid] table")
-        if self.labgrid is not None and (self.qemu is not None or self.serial is not None):
-            raise located("labgrid", "a labgrid place brings its own console and power: drop [qemu] and [serial]")
-        if self.tftp is not None and not self.tftp.dir and self.labgrid is None:
-            raise located("tftp.dir", "required (the host's TFTP root) unless the board is a labgrid place")
-        if self.qemu is not None and self.qemu.disk_device and not self.workloads.disk:
-            raise located("workloads.disk", "missing: qemu.disk_device attaches a disk; name it as the guest sees it")
-        if self.qemu is not None and self.workloads.disk and not self.qemu.disk_device:
-            raise located("qemu.disk_device", "missing: QEMU attaches no disk for workloads.disk without it")
-        if self.qemu is None and self.workloads.disk_mb is not None:
-            raise located("workloads.disk_mb", "only for a QEMU board (a real board's disk is its partition)")
+        self.target_spec().check_board(self)
         no_duplicate([k.id for k in self.kernels], "kernels", key="id")
         return self
+
+    def target_spec(self) -> TargetSpec:
+        """The board's one target table (refused when it has none or several)."""
+        present = {k.table: getattr(self, k.table, None) for k in kinds()}
+        return chosen({t: spec for t, spec in present.items() if spec is not None})
+
+
+_MODELS: dict[tuple[type[TargetSpec], ...], type[BoardFile]] = {}
+
+
+def board_file_model() -> type[BoardFile]:
+    """BoardFile with a field for the table of each kind of target registered: the model a
+    board file is validated by, and docs/board-schema.json and docs/board-files.md are made from.
+    The tables come after BoardHead's fields: pydantic orders fields by the bases' order
+    (BoardHead, the tables, BoardTail, BoardFile's own), and reports a file's errors in it."""
+    key = tuple(kinds())
+    if key not in _MODELS:
+        tables: dict[str, Any] = {k.table: (k | None, Field(None, description=k.table_doc)) for k in key}
+        with_tables = create_model("TargetTables", __base__=BoardHead, __module__=__name__, **tables)
+        bases: Any = (BoardFile, with_tables)  # a subclass of BoardFile (mypy cannot see it through the tuple)
+        _MODELS[key] = create_model("BoardFile", __base__=bases, __module__=__name__, __doc__="boards/<name>.toml")
+    return _MODELS[key]
 
 
 @dataclass
@@ -181,6 +199,7 @@ class Board(BoardFields):
     (load_board)."""
 
     file: InstanceOf[Path]
+    target: InstanceOf[TargetSpec]  # the board file's target table: what kind of target the board is
     arch: InstanceOf[Arch]
     cross_compile: str
     kernels: list[InstanceOf[Kernel]] = []
@@ -214,7 +233,7 @@ def load_board(name_or_path: str, boards: Path | None = None, configs: Path | No
             f"unknown board {name_or_path!r} (no {paths.rel(f)}; known: {', '.join(list_boards(boards)) or 'none'})"
         )
     where = paths.rel(f)
-    d = validate_as(BoardFile, load_toml(f, "board file"), where)
+    d = validate_as(board_file_model(), load_toml(f, "board file"), where)
     if d.name != f.stem:
         raise DataError(f"{where}: field 'name': {d.name!r} does not match the file name {f.stem!r}")
     try:
@@ -229,14 +248,15 @@ def load_board(name_or_path: str, boards: Path | None = None, configs: Path | No
     check_overrides(d.milestones, where)
     board_cc = d.cross_compile if d.cross_compile is not None else arch.cross_compile
     kernels = [_kernel(k, i, d, arch, board_cc, where, configs) for i, k in enumerate(d.kernels)]
-    if d.qemu is not None and d.qemu.clock == "instructions":
+    target = d.target_spec()
+    if target.measuring_clock().deterministic:
         for i, k in enumerate(kernels):
             if not k.era.printk_times:  # the instruction clock times milestones by their printk times
                 raise DataError(
                     f"{where}: field 'kernels[{i}].era': {k.era.name!r} prints no printk times: kernel {k.id} "
-                    "cannot be timed on qemu.clock = 'instructions' (use 'host')"
+                    f"cannot be timed on {target.table}.clock = 'instructions' (use 'host')"
                 )
-    resolved = {"file": f, "arch": arch, "cross_compile": board_cc, "kernels": kernels}
+    resolved = {"file": f, "target": target, "arch": arch, "cross_compile": board_cc, "kernels": kernels}
     return Board.model_validate({**{n: getattr(d, n) for n in BoardFields.model_fields}, **resolved})
 
 

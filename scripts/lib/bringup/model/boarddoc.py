@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bringup.model.board import ArchFile, BoardFile, EraFile
+from bringup.model.board import ArchFile, EraFile, board_file_model
+from bringup.model.targetkind import kinds
 
 
 def board_schema() -> dict[str, Any]:
     """The JSON Schema of a board file (docs/board-schema.json; `bringup doc board-schema`)."""
-    s = BoardFile.model_json_schema()
+    s = board_file_model().model_json_schema()
     s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     s["title"] = "bringup board file (boards/<name>.toml)"
     return s
@@ -26,10 +27,12 @@ def reference_markdown() -> str:
     """docs/board-files.md, generated from the models above (tests check it is current)."""
     from bringup.model.docgen import markdown
 
+    tables = ", ".join(f"`[{k.table}]`" for k in kinds())
     lines = [
         "# Board, architecture and era files",
         "",
-        "Generated from the models of `scripts/lib/bringup/model/` (`board.py`, `specs.py`, `values.py`) by "
+        "Generated from the models of `scripts/lib/bringup/model/` (`board.py`, `specs.py`, `values.py`) and "
+        f"the target tables of `scripts/lib/bringup/targets/` ({tables}: each kind of target's module) by "
         "`bringup doc board-files`; do not edit by hand.",
         "",
         "A board is `boards/<name>.toml`. It names an architecture (`configs/arch/<arch>.toml`), "
@@ -45,7 +48,7 @@ def reference_markdown() -> str:
         "## Board files (`boards/*.toml`)",
         "",
     ]
-    lines += markdown(BoardFile, "top level")
+    lines += markdown(board_file_model(), "top level")
     lines += ["## Architecture files (`configs/arch/*.toml`)", ""]
     lines += markdown(ArchFile, "fields")
     lines += [

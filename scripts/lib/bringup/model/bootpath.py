@@ -12,29 +12,17 @@ from bringup.util import paths
 
 def check_boot_path(board: Board, path: str) -> None:
     """Refuse, in one line, a boot path the board cannot take.  'direct' means the
-    target loads the kernel itself (QEMU's -kernel); a real board (no [qemu]) would
-    boot whatever its flash holds while the records name the kernel we built."""
-    if path == "direct" and board.qemu is None:
+    target loads the kernel itself (QEMU's -kernel); a real board would boot whatever
+    its flash holds while the records name the kernel we built.  What the board's kind
+    of target needs besides (a TFTP directory, a -bios file) its table says."""
+    if path == "direct" and not board.target.loads_kernel_itself:
         raise DataError(
             f"board {board.name}: boot path 'direct' needs a target that loads the kernel itself ([qemu]); "
             f"a real board would boot whatever is in its flash: boot it through U-Boot (--path u-boot)"
         )
     if path == "u-boot" and board.uboot is None:
         raise DataError(f"board {board.name}: no [uboot] table, so it cannot boot through U-Boot")
-    if path == "u-boot" and board.serial is not None and board.tftp is not None:
-        tftp = paths.expand_user(board.tftp.dir, "tftp.dir")
-        if not tftp.is_dir():  # the images would go where the TFTP server does not serve them
-            raise DataError(
-                f"{paths.rel(board.file)}: field 'tftp.dir': {board.tftp.dir!r}: no such directory "
-                "(the TFTP server's root, e.g. /srv/tftp of tftpd-hpa)"
-            )
-    if path == "u-boot" and board.uboot is not None and board.qemu is not None:
-        bios = paths.expand_user(board.uboot.binary, "uboot.binary")
-        if not bios.is_file():  # QEMU would stop at its start, after the ramdisk was built
-            raise DataError(
-                f"{paths.rel(board.file)}: field 'uboot.binary': {board.uboot.binary!r}: no such file "
-                "(QEMU loads it as -bios; Debian's u-boot-qemu has the qemu boards' U-Boot)"
-            )
+    board.target.check_boot_path(board, path)
 
 
 def check_root(board: Board, root: str) -> None:
@@ -52,6 +40,6 @@ def check_root(board: Board, root: str) -> None:
 def measure_path(board: Board) -> str:
     """The boot path of a measurement boot (footprint, lmbench): QEMU loads the kernel
     itself; a real board loads the kernel we built through U-Boot (refused without [uboot])."""
-    path = "direct" if board.qemu is not None else "u-boot"
+    path = "direct" if board.target.loads_kernel_itself else "u-boot"
     check_boot_path(board, path)
     return path

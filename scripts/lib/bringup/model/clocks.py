@@ -13,9 +13,10 @@
                 floor is a finding.  It models executed instructions at a fixed
                 rate; not caches, memory stalls, bus or device latency.
 
-A board chooses its clock in [qemu] (clock, icount_shift); a boot profile or the
-command line (CLOCK=) may choose another for one run (with_clock).  Only a QEMU
-board can have the instruction clock.
+A board chooses its clock in its target table ([qemu]: clock, icount_shift; the
+table answers measuring_clock() and with_clock(), model/targetkind.py); a boot profile or
+the command line (CLOCK=) may choose another for one run (with_clock).  Only a
+QEMU board can have the instruction clock.
 """
 
 from __future__ import annotations
@@ -100,11 +101,9 @@ HOST = Clock()
 
 
 def clock_of(board) -> Clock:
-    """The clock a board measures with."""
-    q = getattr(board, "qemu", None)
-    if q is None or q.clock != "instructions":
-        return HOST
-    return Clock("instructions", q.icount_shift)
+    """The clock a board measures with: its target table's (model/targetkind.py)."""
+    target = getattr(board, "target", None)
+    return HOST if target is None else target.measuring_clock()
 
 
 def check_kind(kind: str, option: str = "--clock") -> ClockKind:
@@ -119,23 +118,20 @@ def with_clock(board, kind: str | None, option: str = "--clock"):
     if not kind:
         return board
     kind = check_kind(kind, option)
-    if board.qemu is None:
-        if kind == "host":
-            return board
+    target = board.target.with_clock(kind)
+    if target is None:
         raise DataError(
             f"{option} {kind}: board {board.name} is not a QEMU board; only QEMU has an instruction clock "
             "(a real board runs on its own time)"
         )
-    if kind == "instructions":
+    if target.measuring_clock().deterministic:
         untimed = [k.id for k in board.kernels if not k.era.printk_times]
         if untimed:
             raise DataError(
                 f"{option} {kind}: board {board.name}'s kernel {untimed[0]} prints no printk times (era "
                 f"{board.kernel(untimed[0]).era.name}): its milestones can only be timed on the host clock"
             )
-    if board.qemu.clock == kind:
-        return board
-    return board.model_copy(update={"qemu": board.qemu.model_copy(update={"clock": kind})})
+    return board if target is board.target else board.model_copy(update={"target": target})
 
 
 def for_root(board, root: str, say=None):
@@ -161,7 +157,7 @@ def boot_jobs(board, given: int | None) -> int:
     disturb what they measure), else one (the host clock: parallel boots would)."""
     if given is not None:
         return given
-    if clock_of(board).deterministic and getattr(board, "labgrid", None) is None:
+    if clock_of(board).deterministic and not board.target.lab:
         return os.cpu_count() or 1
     return 1
 

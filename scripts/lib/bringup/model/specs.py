@@ -1,7 +1,8 @@
 """The tables of a board file (boards/<name>.toml) as pydantic models: a kernel and
-its source, the image, QEMU, U-Boot, a serial console, TFTP, the NFS root, a
-labgrid place, the workloads' disk and power commands.  model/board.py puts them
-together into BoardFile and Board."""
+its source, the image, U-Boot, TFTP, the NFS root, the workloads' disk and power
+commands.  model/board.py puts them together into BoardFile and Board.  The table
+that says what kind of target the board is ([qemu], [serial], [labgrid]) is its
+kind's, declared in that kind's module under targets/ (model/targetkind.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from bringup.model.base import Strict, first_duplicate, located
+from bringup.model.base import Strict, located
 from bringup.model.values import (
     _CONTROL,
     ID_PATTERN,
@@ -146,105 +147,6 @@ class ImageSpec(Strict):
     ] = ""
 
 
-# QEMU options bringup gives itself (targets/qemu.py): qemu.args repeating one would override what
-# the board file and the records say (-m 4096 against memory_mb = 512), or the console bringup reads
-QEMU_OWN_OPTIONS = (
-    "M", "machine", "cpu", "m", "smp", "display", "monitor", "nodefaults", "serial",
-    "kernel", "initrd", "dtb", "append", "bios", "icount", "rtc", "seed",
-)  # fmt: skip
-
-
-# QEMU options that stop or detach the guest bringup boots and reads
-QEMU_STOPPING_OPTIONS = {
-    "S": "wait, CPU stopped, for a monitor's 'cont'",
-    "daemonize": "detach from bringup into the background",
-    "incoming": "wait for a migration stream",
-    "nographic": "take the console to its standard input and output",
-}
-
-
-class QemuSpec(Strict):
-    binary: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+-]+$", max_length=4096)]
-    machine: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.,=+-]+$", max_length=256)]
-    cpu: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.,=+-]*$", max_length=256)] = ""
-    smp: Annotated[int, Field(ge=1, le=64)] = 1
-    args: Annotated[Argv, Field(description="extra QEMU arguments")] = []
-    net_device: Annotated[
-        str, Field(pattern=r"^[A-Za-z0-9_.,=-]*$", max_length=256, description="QEMU NIC model for user networking")
-    ] = ""
-    disk_device: Annotated[
-        str,
-        Field(
-            pattern=r"^[A-Za-z0-9_.-]*$",
-            max_length=64,
-            description="QEMU device that attaches the disk workloads' ext4 image (virtio-blk-device on "
-            "virtio-mmio, virtio-blk-pci on PCI); empty: the board has no disk",
-        ),
-    ] = ""
-    clock: Annotated[
-        Literal["host", "instructions"],
-        Field(
-            description="what measures time: 'instructions' (QEMU icount: guest time advances by executed "
-            "instructions, 2^icount_shift ns each, and jumps over idle time; deterministic, docs/clock.md) or "
-            "'host' (the guest runs as fast as the host lets it; noisy, measured in rounds)"
-        ),
-    ] = "host"
-    icount_shift: Annotated[
-        int,
-        Field(
-            ge=0,
-            le=10,
-            description="instruction clock: 2^icount_shift ns per instruction (3: 8 ns, 125 MIPS); "
-            "choose it to approximate the real CPU's instruction rate",
-        ),
-    ] = 3
-
-    @field_validator("binary")
-    @classmethod
-    def _command(cls, v: str) -> str:
-        if v.startswith("-"):
-            raise ValueError("starts with '-': not a command")
-        if "/" in v and not v.startswith("/"):
-            raise ValueError(
-                "a relative path (it would depend on the directory bringup runs in): give a command on PATH "
-                "(qemu-system-arm) or an absolute path"
-            )
-        if ".." in v.split("/"):
-            raise ValueError("a path with '..': give the absolute path of the QEMU binary")
-        return v
-
-    @model_validator(mode="after")
-    def _icount_without_kvm(self) -> QemuSpec:
-        if self.clock == "instructions":
-            for i, arg in enumerate(self.args):
-                nxt = self.args[i + 1] if i + 1 < len(self.args) else ""
-                if arg in ("-enable-kvm", "--enable-kvm") or (arg in ("-accel", "--accel") and nxt.startswith("kvm")):
-                    raise located(
-                        f"args[{i}]",
-                        f'{arg!r}: QEMU\'s instruction counter (clock = "instructions") runs under TCG only; '
-                        'drop KVM or set clock = "host"',
-                    )
-        return self
-
-    @field_validator("args")
-    @classmethod
-    def _not_own_options(cls, v: list[str]) -> list[str]:
-        for i, arg in enumerate(v):
-            name = arg.lstrip("-").partition("=")[0]
-            if arg.startswith("-") and name in QEMU_STOPPING_OPTIONS:
-                raise ValueError(
-                    f"@[{i}]@{arg!r}: QEMU would {QEMU_STOPPING_OPTIONS[name]}, and the boot bringup watches would "
-                    "never come"
-                )
-            if arg.startswith("-") and name in QEMU_OWN_OPTIONS:
-                raise ValueError(
-                    f"@[{i}]@{arg!r}: an option bringup gives QEMU itself or keeps for the instruction clock (from "
-                    "memory_mb, qemu.machine, qemu.cpu, qemu.smp, qemu.clock, the console and the boot files); "
-                    "set those fields instead"
-                )
-        return v
-
-
 class UbootSpec(Strict):
     binary: Annotated[Text, Field(min_length=1, max_length=4096, description="U-Boot image given to QEMU as -bios")]
     kernel_addr: Address
@@ -286,38 +188,6 @@ class UbootSpec(Strict):
                 if int(str(a), 16) == int(str(b), 16):
                     raise located(name, f"{a!r}: the same address as {other}: one file would overwrite the other")
         return self
-
-
-class SerialSpec(Strict):
-    port: Annotated[
-        str,
-        Field(
-            pattern=r"^(/dev/\S+|(socket|rfc2217)://\S+:\d+)$",
-            max_length=4096,
-            description="/dev/ttyUSB0, socket://host:port or rfc2217://host:port",
-        ),
-    ]
-    baud: Annotated[int, Field(ge=50, le=4_000_000, description="for local serial devices")] = 115200
-
-    @field_validator("port")
-    @classmethod
-    def _host_and_port(cls, v: str) -> str:
-        if v.startswith("/dev/"):
-            if ".." in v.split("/"):
-                raise ValueError("a device path with '..' leaves /dev/")
-            return v
-        host, _, port = v.partition("://")[2].rpartition(":")
-        if not (
-            re.fullmatch(
-                r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*",
-                host,
-            )
-            or re.fullmatch(r"\[[0-9A-Fa-f:.]+\]", host)
-        ):
-            raise ValueError(f"host {host!r}: not a host name or address (socket://host:port)")
-        if not (len(port) <= 5 and 1 <= int(port) <= 65535):
-            raise ValueError(f"port {port}: a TCP port is 1 to 65535")
-        return v
 
 
 def _host_dir(v: str) -> str:
@@ -411,92 +281,6 @@ class NfsSpec(Strict):
                 if not getattr(self, key):
                     raise located(key, "required when nfs.server = 'external'")
         return self
-
-
-PlaceName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]*$", max_length=200)]
-
-
-class LabgridSpec(Strict):
-    place: Annotated[
-        str,
-        Field(
-            pattern=r"^([A-Za-z0-9_.+][A-Za-z0-9_.+-]*)?$",
-            max_length=200,
-            description="the labgrid place the board is (or give `places`; no leading '-': labgrid-client would "
-            "read an option)",
-        ),
-    ] = ""
-    places: Annotated[
-        list[PlaceName],
-        Field(
-            max_length=64,
-            description="several identical places: the boot rounds of a study are spread over them in "
-            "parallel, one worker per place (docs/labgrid.md, 'Several places'); PLACES=a,b overrides",
-        ),
-    ] = []
-    coordinator: Annotated[
-        str,
-        Field(
-            pattern=r"^([A-Za-z0-9_.-]+|\[[0-9A-Fa-f:]+\]):\d+$|^$",
-            max_length=300,
-            description="the coordinator's HOST:PORT (labgrid 25+, gRPC); empty: $LG_COORDINATOR",
-        ),
-    ] = ""
-    acquire_timeout: Annotated[
-        float, Field(ge=0, le=86400, description="seconds to wait for a place someone else holds, then fail")
-    ] = 600
-    client: Annotated[
-        str,
-        Field(
-            pattern=r"^[A-Za-z0-9_./+-]*$",
-            max_length=4096,
-            description="the labgrid-client to run; empty: .venv-labgrid/bin/labgrid-client (make deps), "
-            "then labgrid-client on PATH",
-        ),
-    ] = ""
-    power_settle: Annotated[float, Field(ge=0, le=60, description="seconds to wait after switching the board off")] = (
-        1.0
-    )
-    watch_interval: Annotated[
-        float,
-        Field(
-            ge=0,
-            le=3600,
-            description="seconds between two checks, while a boot runs, that the place's resources are "
-            "still there (an exporter gone fails the run); 0: no checks",
-        ),
-    ] = 5.0
-
-    @field_validator("client")
-    @classmethod
-    def _client_program(cls, v: str) -> str:
-        why = command_path_problem(v) if v else None
-        if why:
-            raise ValueError(why)
-        return v
-
-    @field_validator("coordinator")
-    @classmethod
-    def _coordinator_port(cls, v: str) -> str:
-        port = v.rpartition(":")[2]
-        if v and not (len(port) <= 5 and 1 <= int(port) <= 65535):
-            raise ValueError(f"port {port}: a TCP port is 1 to 65535")
-        return v
-
-    @model_validator(mode="after")
-    def _one_way_to_name_places(self) -> LabgridSpec:
-        if self.place and self.places:
-            raise located("places", "give either place or places, not both")
-        if not self.place and not self.places:
-            raise located("place", "missing: the labgrid place of the board (or places = [...])")
-        dup = first_duplicate(self.places)
-        if dup is not None:
-            raise located("places", f"{dup!r} is listed twice")
-        return self
-
-    def names(self) -> list[str]:
-        """The places the board's boots run on: [place], or places."""
-        return list(self.places) if self.places else [self.place]
 
 
 def _dev_path(v: str) -> str:

@@ -136,6 +136,6 @@ def _console_cost(
     return {
         "rows": rows,
         "end": end.label if end else None,
-        "qemu": board.qemu is not None,
+        "qemu": not board.target.console_rate_limited,
         "until": next((m.label for m in rules.milestones if m.after_initcalls), None),
     }

@@ -1,18 +1,23 @@
 """Targets: the boards the boot engine boots, each implementing the Target
-protocol of bringup.boot.target.
+protocol of bringup.boot.target.  Each kind of target is one module here that
+declares its board-file table (a model/targetkind.py TargetSpec), makes its
+Target and registers itself; importing this package imports them all, so a new
+kind is a new module and nothing else:
 
-  qemu.QemuTarget      QEMU (a board file with a [qemu] table)
-  serial.SerialTarget  a board on the bench: [serial], [power], [tftp]
-  labgrid.LabgridTarget  a labgrid place: [labgrid] (console, power, TFTP from the lab)
-  bench                what a board outside QEMU boots over: network, NFS address, TFTP staging
+  qemu.py     QemuSpec [qemu], QemuTarget: QEMU
+  serial.py   SerialSpec [serial], SerialTarget: a board on the bench ([power], [tftp] beside)
+  labgrid.py  LabgridSpec [labgrid], LabgridTarget, LabPlace: a labgrid place (console, power, TFTP from the lab)
+  bench.py    what a board outside QEMU boots over: network, NFS address, TFTP staging
 
-for_board(), places() and disk_image_attachment() are the one place that looks at which kind a board is
-(below targets/, model/ validates the tables and says which boot paths they allow).
+for_board(), places() and disk_image_attachment() ask the board's target table
+(board.target); nothing outside the kinds' modules looks at which kind a board is.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
+import pkgutil
 import re
 import threading
 from collections.abc import Iterator
@@ -22,18 +27,10 @@ from pathlib import Path
 from bringup.boot.target import Place, Target, TargetFactory
 from bringup.errors import BringupError
 from bringup.model.board import Board
-from bringup.targets.labgrid import LabgridTarget
-from bringup.targets.qemu import QemuTarget
-from bringup.targets.serial import SerialTarget
-from bringup.util import net
 
 __all__ = [
     "BoardPlace",
-    "LabPlace",
-    "LabgridTarget",
     "Place",
-    "QemuTarget",
-    "SerialTarget",
     "Target",
     "disk_image_attachment",
     "for_board",
@@ -45,19 +42,13 @@ __all__ = [
 def for_board(board: Board, run_dir: Path, *, say=print, disk: Path | None = None) -> Target:
     """A fresh target for one boot of `board`; its files go to run_dir.  disk: an
     image QEMU attaches (a real board's disk is its own partition)."""
-    if board.qemu is not None:
-        return QemuTarget(board, run_dir, disk=disk)
-    if board.labgrid is not None:
-        return LabgridTarget(board, say=say)
-    return SerialTarget(board, say=say)
+    return board.target.target(board, run_dir, say=say, disk=disk)
 
 
 def disk_image_attachment(board: Board) -> str | None:
     """How the board's target attaches the disk image bringup makes fresh for each boot
     of the disk workloads (QEMU's device), or None: a real board's disk is its own partition."""
-    if board.qemu is None:
-        return None
-    return f"QEMU {board.qemu.disk_device}: a fresh raw image per boot, the host's page cache behind it"
+    return board.target.disk_attachment()
 
 
 @dataclass
@@ -72,23 +63,6 @@ class BoardPlace:
     def hold(self, cancel: threading.Event | None = None) -> Iterator[TargetFactory]:
         say = self.say
         yield lambda run_dir: for_board(self.board, run_dir, say=say)
-
-
-@dataclass
-class LabPlace:
-    """A labgrid place held for a whole step: acquired once, released at the end (also
-    on errors and Ctrl-C); each boot's target switches the power only."""
-
-    board: Board
-    name: str | None  # always a place's name (the Place protocol's type)
-    shared: bool = False  # one of several places of the study
-    say: object = print
-
-    @contextlib.contextmanager
-    def hold(self, cancel: threading.Event | None = None) -> Iterator[TargetFactory]:
-        b, name, shared, say = self.board, self.name, self.shared, self.say
-        with LabgridTarget(b, say=say, place=name, shared=shared, cancel=cancel) as held:
-            yield lambda run_dir: LabgridTarget(b, say=say, place=name, held_by=held, shared=shared)
 
 
 PLACE_RE = re.compile(r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,199}$")  # no leading -: an option
@@ -112,14 +86,17 @@ def parse_places(text: str | None, option: str = "--places") -> list[str]:
 def places(board: Board, names: list[str] | None = None, *, say=print) -> list[Place]:
     """Where the boots of a step of `board` go: its labgrid places (names, e.g. from
     PLACES=, instead of the board file's place/places), or the board itself."""
-    if board.labgrid is None:
-        if names:
-            raise BringupError(
-                f"--places {','.join(names)}: board {board.name} is not a labgrid board "
-                f"(no [labgrid] table in {board.file.name})"
-            )
-        return [BoardPlace(board, say)]
-    if not board.labgrid.coordinator:
-        net.coordinator_from_env()  # a bad LG_COORDINATOR: refused here, not at the first boot
-    names = names or board.labgrid.names()
-    return [LabPlace(board, n, shared=len(names) > 1, say=say) for n in names]
+    own = board.target.held_places(board, names or [], say)
+    if own is not None:
+        return own
+    if names:
+        raise BringupError(
+            f"--places {','.join(names)}: board {board.name} is not a labgrid board "
+            f"(no [labgrid] table in {board.file.name})"
+        )
+    return [BoardPlace(board, say)]
+
+
+# every kind of target is a module of this package that registers itself (model/targetkind.py)
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")

@@ -1,5 +1,7 @@
-"""A labgrid place as a Target: the board lives in a shared lab, and labgrid's
-coordinator says where its console, power and TFTP directory are.
+"""A labgrid place as a kind of target (model/targetkind.py): the board file's
+[labgrid] table (LabgridSpec), its places (LabPlace), and the place as a Target:
+the board lives in a shared lab, and labgrid's coordinator says where its
+console, power and TFTP directory are.
 
 labgrid only tells where things are and switches power: bringup keeps its own
 console reader (per-line host timestamps, boot/console.py) on the place's
@@ -43,12 +45,19 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from bringup.boot.target import BootSpec, Staging, Target
+from pydantic import Field, field_validator, model_validator
+
+from bringup.boot.target import BootSpec, Staging, Target, TargetFactory
 from bringup.errors import BringupError
-from bringup.model.board import Board
+from bringup.model.base import first_duplicate, located
+from bringup.model.board import Board, BoardFile
+from bringup.model.specs import command_path_problem
+from bringup.model.targetkind import TargetSpec, register
 from bringup.parse import labgrid as lgparse
 from bringup.targets import bench
 from bringup.util import net, paths
@@ -68,9 +77,9 @@ SERIAL_CLASSES = ("NetworkSerialPort",)
 
 def client_path(board: Board) -> str:
     """The labgrid-client to run: the board file's, .venv-labgrid's, or the one on PATH."""
-    assert board.labgrid is not None
-    if board.labgrid.client:
-        return board.labgrid.client
+    spec = LabgridSpec.of(board)
+    if spec.client:
+        return spec.client
     own = paths.ROOT / ".venv-labgrid" / "bin" / "labgrid-client"
     if own.exists():
         return str(own)
@@ -84,8 +93,7 @@ def client_path(board: Board) -> str:
 
 
 def coordinator_address(board: Board) -> str:
-    assert board.labgrid is not None
-    addr = board.labgrid.coordinator or net.coordinator_from_env() or ""
+    addr = LabgridSpec.of(board).coordinator or net.coordinator_from_env() or ""
     if not addr:
         raise BringupError(
             f"board {board.name}: no labgrid coordinator: set labgrid.coordinator in {board.file.name} "
@@ -113,15 +121,13 @@ class LabgridTarget(bench.BenchBoard):
         releases); shared: one of several places of one study (boot files go under the
         place's name, so places sharing a TFTP directory do not overwrite each other's);
         cancel: set to give up waiting for the place (another place's worker failed, Ctrl-C)."""
-        if board.labgrid is None:
-            raise BringupError(f"board {board.name}: no [labgrid] table")
-        self.board, self.spec, self.say = board, board.labgrid, say
-        self.place_name = place or board.labgrid.names()[0]
+        self.board, self.spec, self.say = board, LabgridSpec.of(board), say
+        self.place_name = place or self.spec.names()[0]
         self.held_by, self.shared, self.cancel = held_by, shared, cancel
         self.off_at: float | None = None  # when this hold last switched the board off (None: not known off)
         self.coordinator = coordinator_address(board)
         self.client = client_path(board)
-        self.watch_interval, self.poll = board.labgrid.watch_interval, poll
+        self.watch_interval, self.poll = self.spec.watch_interval, poll
         self.console_url = ""
         self.baud = 115200
         self.t0: float | None = None
@@ -389,6 +395,132 @@ class LabgridTarget(bench.BenchBoard):
             # the release must happen, even when the user presses Ctrl-C again now
             with _sigint_deferred():
                 self.release()
+
+
+PlaceName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]*$", max_length=200)]
+
+
+@register
+class LabgridSpec(TargetSpec):
+    # [labgrid]: the board is a labgrid place (or several identical ones).
+
+    table = "labgrid"
+    table_doc = "the board is a labgrid place: console, power and TFTP come from it (docs/labgrid.md)"
+    rank = 30
+    lab = True
+    alone = "a labgrid place brings its own console and power"
+
+    place: Annotated[
+        str,
+        Field(
+            pattern=r"^([A-Za-z0-9_.+][A-Za-z0-9_.+-]*)?$",
+            max_length=200,
+            description="the labgrid place the board is (or give `places`; no leading '-': labgrid-client would "
+            "read an option)",
+        ),
+    ] = ""
+    places: Annotated[
+        list[PlaceName],
+        Field(
+            max_length=64,
+            description="several identical places: the boot rounds of a study are spread over them in "
+            "parallel, one worker per place (docs/labgrid.md, 'Several places'); PLACES=a,b overrides",
+        ),
+    ] = []
+    coordinator: Annotated[
+        str,
+        Field(
+            pattern=r"^([A-Za-z0-9_.-]+|\[[0-9A-Fa-f:]+\]):\d+$|^$",
+            max_length=300,
+            description="the coordinator's HOST:PORT (labgrid 25+, gRPC); empty: $LG_COORDINATOR",
+        ),
+    ] = ""
+    acquire_timeout: Annotated[
+        float, Field(ge=0, le=86400, description="seconds to wait for a place someone else holds, then fail")
+    ] = 600
+    client: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_./+-]*$",
+            max_length=4096,
+            description="the labgrid-client to run; empty: .venv-labgrid/bin/labgrid-client (make deps), "
+            "then labgrid-client on PATH",
+        ),
+    ] = ""
+    power_settle: Annotated[float, Field(ge=0, le=60, description="seconds to wait after switching the board off")] = (
+        1.0
+    )
+    watch_interval: Annotated[
+        float,
+        Field(
+            ge=0,
+            le=3600,
+            description="seconds between two checks, while a boot runs, that the place's resources are "
+            "still there (an exporter gone fails the run); 0: no checks",
+        ),
+    ] = 5.0
+
+    @field_validator("client")
+    @classmethod
+    def _client_program(cls, v: str) -> str:
+        why = command_path_problem(v) if v else None
+        if why:
+            raise ValueError(why)
+        return v
+
+    @field_validator("coordinator")
+    @classmethod
+    def _coordinator_port(cls, v: str) -> str:
+        port = v.rpartition(":")[2]
+        if v and not (len(port) <= 5 and 1 <= int(port) <= 65535):
+            raise ValueError(f"port {port}: a TCP port is 1 to 65535")
+        return v
+
+    @model_validator(mode="after")
+    def _one_way_to_name_places(self) -> LabgridSpec:
+        if self.place and self.places:
+            raise located("places", "give either place or places, not both")
+        if not self.place and not self.places:
+            raise located("place", "missing: the labgrid place of the board (or places = [...])")
+        dup = first_duplicate(self.places)
+        if dup is not None:
+            raise located("places", f"{dup!r} is listed twice")
+        return self
+
+    def names(self) -> list[str]:
+        """The places the board's boots run on: [place], or places."""
+        return list(self.places) if self.places else [self.place]
+
+    def check_board(self, board: BoardFile) -> None:
+        self.check_disk(board)  # tftp.dir may be empty: the place's TFTP provider says where files go
+
+    def target(self, board: Board, run_dir: Path, *, say: Any, disk: Path | None) -> LabgridTarget:
+        return LabgridTarget(board, say=say)
+
+    def held_places(self, board: Board, names: list[str], say: Any) -> list[LabPlace]:
+        """The board's places (names, e.g. from PLACES=, instead of the board file's place/places),
+        each held for a whole step."""
+        if not self.coordinator:
+            net.coordinator_from_env()  # a bad LG_COORDINATOR: refused here, not at the first boot
+        names = names or self.names()
+        return [LabPlace(board, n, shared=len(names) > 1, say=say) for n in names]
+
+
+@dataclass
+class LabPlace:
+    """A labgrid place held for a whole step: acquired once, released at the end (also
+    on errors and Ctrl-C); each boot's target switches the power only."""
+
+    board: Board
+    name: str | None  # always a place's name (the Place protocol's type)
+    shared: bool = False  # one of several places of the study
+    say: object = print
+
+    @contextlib.contextmanager
+    def hold(self, cancel: threading.Event | None = None) -> Iterator[TargetFactory]:
+        b, name, shared, say = self.board, self.name, self.shared, self.say
+        with LabgridTarget(b, say=say, place=name, shared=shared, cancel=cancel) as held:
+            yield lambda run_dir: LabgridTarget(b, say=say, place=name, held_by=held, shared=shared)
 
 
 def _holder(msg: str) -> str | None:

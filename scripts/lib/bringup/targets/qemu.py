@@ -1,4 +1,5 @@
-"""QEMU as a Target: the emulated board, its serial port on a loopback TCP
+"""QEMU as a kind of target (model/targetkind.py): the board file's [qemu] table
+(QemuSpec), and QEMU as a Target: the emulated board, its serial port on a loopback TCP
 socket, its user networking's TFTP server and host address.
 
 QEMU is spawned in prepare() with `server=on,wait=on`: it listens on the
@@ -21,12 +22,18 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
 
 from bringup.boot.target import BootSpec, Network, Staging, Target
 from bringup.errors import BootFailed, BringupError
-from bringup.model.board import Board
-from bringup.model.clocks import clock_of
+from bringup.model.base import DataError, located
+from bringup.model.board import Board, BoardFile
+from bringup.model.clocks import HOST, Clock, ClockKind, clock_of
+from bringup.model.targetkind import TargetSpec, register
+from bringup.model.values import Argv
+from bringup.util import paths
 from bringup.util.net import free_port
 from bringup.util.procutil import die_with_parent
 
@@ -52,9 +59,7 @@ def qemu_argv(
 ) -> list[str]:
     """QEMU's argument list for a board.  mode: 'direct' or 'u-boot'.  disk: a raw
     image attached with the board's qemu.disk_device (the disk workloads' ext4 image)."""
-    q = board.qemu
-    if q is None:
-        raise BringupError(f"board {board.name}: no [qemu] table; it is not a QEMU board")
+    q = QemuSpec.of(board)
     argv = [q.binary, "-M", q.machine]
     if q.cpu:
         argv += ["-cpu", q.cpu]
@@ -106,8 +111,7 @@ class QemuTarget:
     """One QEMU run of a board; its files (qemu.stderr, tftp/) go to run_dir."""
 
     def __init__(self, board: Board, run_dir: Path, disk: Path | None = None):
-        if board.qemu is None:
-            raise BringupError(f"board {board.name}: no [qemu] table; it is not a QEMU board")
+        QemuSpec.of(board)  # a QEMU board
         self.board = board
         self.run_dir = Path(run_dir)
         self.disk = disk
@@ -229,6 +233,144 @@ class QemuTarget:
 
     def __exit__(self, *exc: object) -> None:
         self.power_off()
+
+
+# QEMU options bringup gives itself (targets/qemu.py): qemu.args repeating one would override what
+# the board file and the records say (-m 4096 against memory_mb = 512), or the console bringup reads
+QEMU_OWN_OPTIONS = (
+    "M", "machine", "cpu", "m", "smp", "display", "monitor", "nodefaults", "serial",
+    "kernel", "initrd", "dtb", "append", "bios", "icount", "rtc", "seed",
+)  # fmt: skip
+
+
+# QEMU options that stop or detach the guest bringup boots and reads
+QEMU_STOPPING_OPTIONS = {
+    "S": "wait, CPU stopped, for a monitor's 'cont'",
+    "daemonize": "detach from bringup into the background",
+    "incoming": "wait for a migration stream",
+    "nographic": "take the console to its standard input and output",
+}
+
+
+@register
+class QemuSpec(TargetSpec):
+    # [qemu]: the board is emulated by QEMU, which loads the kernel itself (-kernel).
+
+    table = "qemu"
+    table_doc = "how QEMU emulates the board (a QEMU board)"
+    rank = 10
+    loads_kernel_itself = True
+    console_rate_limited = False  # QEMU's serial line is not rate-limited
+
+    binary: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+-]+$", max_length=4096)]
+    machine: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.,=+-]+$", max_length=256)]
+    cpu: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.,=+-]*$", max_length=256)] = ""
+    smp: Annotated[int, Field(ge=1, le=64)] = 1
+    args: Annotated[Argv, Field(description="extra QEMU arguments")] = []
+    net_device: Annotated[
+        str, Field(pattern=r"^[A-Za-z0-9_.,=-]*$", max_length=256, description="QEMU NIC model for user networking")
+    ] = ""
+    disk_device: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9_.-]*$",
+            max_length=64,
+            description="QEMU device that attaches the disk workloads' ext4 image (virtio-blk-device on "
+            "virtio-mmio, virtio-blk-pci on PCI); empty: the board has no disk",
+        ),
+    ] = ""
+    clock: Annotated[
+        Literal["host", "instructions"],
+        Field(
+            description="what measures time: 'instructions' (QEMU icount: guest time advances by executed "
+            "instructions, 2^icount_shift ns each, and jumps over idle time; deterministic, docs/clock.md) or "
+            "'host' (the guest runs as fast as the host lets it; noisy, measured in rounds)"
+        ),
+    ] = "host"
+    icount_shift: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=10,
+            description="instruction clock: 2^icount_shift ns per instruction (3: 8 ns, 125 MIPS); "
+            "choose it to approximate the real CPU's instruction rate",
+        ),
+    ] = 3
+
+    @field_validator("binary")
+    @classmethod
+    def _command(cls, v: str) -> str:
+        if v.startswith("-"):
+            raise ValueError("starts with '-': not a command")
+        if "/" in v and not v.startswith("/"):
+            raise ValueError(
+                "a relative path (it would depend on the directory bringup runs in): give a command on PATH "
+                "(qemu-system-arm) or an absolute path"
+            )
+        if ".." in v.split("/"):
+            raise ValueError("a path with '..': give the absolute path of the QEMU binary")
+        return v
+
+    @model_validator(mode="after")
+    def _icount_without_kvm(self) -> QemuSpec:
+        if self.clock == "instructions":
+            for i, arg in enumerate(self.args):
+                nxt = self.args[i + 1] if i + 1 < len(self.args) else ""
+                if arg in ("-enable-kvm", "--enable-kvm") or (arg in ("-accel", "--accel") and nxt.startswith("kvm")):
+                    raise located(
+                        f"args[{i}]",
+                        f'{arg!r}: QEMU\'s instruction counter (clock = "instructions") runs under TCG only; '
+                        'drop KVM or set clock = "host"',
+                    )
+        return self
+
+    @field_validator("args")
+    @classmethod
+    def _not_own_options(cls, v: list[str]) -> list[str]:
+        for i, arg in enumerate(v):
+            name = arg.lstrip("-").partition("=")[0]
+            if arg.startswith("-") and name in QEMU_STOPPING_OPTIONS:
+                raise ValueError(
+                    f"@[{i}]@{arg!r}: QEMU would {QEMU_STOPPING_OPTIONS[name]}, and the boot bringup watches would "
+                    "never come"
+                )
+            if arg.startswith("-") and name in QEMU_OWN_OPTIONS:
+                raise ValueError(
+                    f"@[{i}]@{arg!r}: an option bringup gives QEMU itself or keeps for the instruction clock (from "
+                    "memory_mb, qemu.machine, qemu.cpu, qemu.smp, qemu.clock, the console and the boot files); "
+                    "set those fields instead"
+                )
+        return v
+
+    def check_disk(self, board: BoardFile) -> None:
+        if self.disk_device and not board.workloads.disk:
+            raise located("workloads.disk", "missing: qemu.disk_device attaches a disk; name it as the guest sees it")
+        if board.workloads.disk and not self.disk_device:
+            raise located("qemu.disk_device", "missing: QEMU attaches no disk for workloads.disk without it")
+
+    def check_boot_path(self, board: Board, path: str) -> None:
+        if path == "u-boot" and board.uboot is not None:
+            bios = paths.expand_user(board.uboot.binary, "uboot.binary")
+            if not bios.is_file():  # QEMU would stop at its start, after the ramdisk was built
+                raise DataError(
+                    f"{paths.rel(board.file)}: field 'uboot.binary': {board.uboot.binary!r}: no such file "
+                    "(QEMU loads it as -bios; Debian's u-boot-qemu has the qemu boards' U-Boot)"
+                )
+
+    def measuring_clock(self) -> Clock:
+        return Clock("instructions", self.icount_shift) if self.clock == "instructions" else HOST
+
+    def with_clock(self, kind: ClockKind) -> QemuSpec:
+        return self if self.clock == kind else self.model_copy(update={"clock": kind})
+
+    def emulator(self) -> str:
+        return self.binary
+
+    def disk_attachment(self) -> str:
+        return f"QEMU {self.disk_device}: a fresh raw image per boot, the host's page cache behind it"
+
+    def target(self, board: Board, run_dir: Path, *, say: Any, disk: Path | None) -> QemuTarget:
+        return QemuTarget(board, run_dir, disk=disk)
 
 
 def _qemu_package(binary: str) -> str:

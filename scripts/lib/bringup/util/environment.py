@@ -71,15 +71,16 @@ def capture(qemu_binary: str | None) -> dict[str, Any]:
     }
 
 
-class _Qemu(Protocol):
-    binary: str
+class _Target(Protocol):
+    def emulator(self) -> str | None: ...
 
 
 class _Board(Protocol):
     @property
-    def qemu(self) -> _Qemu | None: ...
+    def target(self) -> _Target: ...
 
 
 def of_board(board: _Board) -> dict[str, Any]:
-    """capture() for a board: its QEMU's version when it boots in QEMU."""
-    return capture(board.qemu.binary if board.qemu else None)
+    """capture() for a board: the version of the program that emulates it (its target
+    table's emulator(), QEMU's binary), None for hardware."""
+    return capture(board.target.emulator())
