@@ -397,18 +397,6 @@ defconfig = "xconfig"
     assert saved["status"] == "fail" and "power.on command false failed" in saved["error"]
 
 
-def test_mann_whitney_exact_and_ties():
-    # fully separated groups of 5: the most extreme of C(10,5)=252 splits, two-sided p = 2/252
-    r = stats.mann_whitney([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
-    assert r["method"] == "exact" and r["u"] == 0 and r["p"] == pytest.approx(2 / 252)
-    assert stats.mann_whitney([1, 2, 3], [1, 2, 3])["p"] == 1.0
-    # interleaved values are not significant
-    assert stats.mann_whitney([1, 3, 5, 7, 9], [2, 4, 6, 8, 10])["p"] > 0.5
-    assert stats.mann_whitney([1.0], [2.0, 3.0]) is None
-    big = stats.mann_whitney(list(range(30)), [x + 100 for x in range(30)])
-    assert big["method"] == "asymptotic" and big["p"] < 1e-6
-
-
 def test_table_marks_significant_and_insignificant_deltas(arm):
     rules = load_rules()
 
@@ -428,7 +416,7 @@ def test_table_marks_significant_and_insignificant_deltas(arm):
             for i, t in enumerate(logins)
         ]
 
-    # six rounds: the paired signed-rank test's smallest p is 2/2^6 = 0.031 (five rounds cannot reach 0.05)
+    # six rounds, paired: login 1 s later in every round is marked after the table's correction, the version is not
     recs = runs("A", [1.0, 1.1, 1.05, 0.95, 1.02, 1.01], [0.10, 0.12, 0.11, 0.09, 0.10, 0.11]) + runs(
         "B", [2.0, 2.1, 2.05, 1.95, 2.02, 2.03], [0.11, 0.09, 0.12, 0.10, 0.10, 0.105]
     )

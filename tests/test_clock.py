@@ -142,12 +142,15 @@ def test_the_aa_judge_counts_deterministic_claims():
 # --- the host clock's test ----------------------------------------------------
 
 
+R = [1, 2, 3, 4, 5]  # the rounds of a test's values
+
+
 def test_five_rounds_of_a_consistent_difference_pass_a_family_s_correction():
     a = [14.8, 15.1, 14.5, 15.3, 14.9]
     b = [43.0, 41.0, 44.0, 42.5, 43.2]
-    t = stats.t_test(a, b, paired=True)
-    assert t is not None and t["scale"] == "log" and t["df"] == 4
-    assert t["p"] < 0.05 / 80  # the signed-rank test's smallest p with 5 rounds is 0.0625
+    t = stats.study_test(a, b, R[:5], R[:5])
+    assert t is not None and t.scale == "log" and t.df == 4
+    assert t.p < 0.05 / 80  # the signed-rank test's smallest p with 5 rounds is 0.0625
     assert stats.smallest_p(5, paired=True) > 0.05
 
 
@@ -156,27 +159,27 @@ def test_the_paired_t_test_by_hand():
     d = [math.log(2), math.log(2), math.log(3)]
     mean = sum(d) / 3
     sd = math.sqrt(sum((x - mean) ** 2 for x in d) / 2)
-    t = stats.t_test(a, b, paired=True)
-    assert t is not None and t["se"] == pytest.approx(sd / math.sqrt(3))
+    t = stats.study_test(a, b, R[:3], R[:3])
+    assert t is not None and t.se == pytest.approx(sd / math.sqrt(3))
     from scipy import stats as sps
 
-    assert t["p"] == pytest.approx(2 * sps.t.sf(mean / (sd / math.sqrt(3)), 2))
+    assert t.p == pytest.approx(2 * sps.t.sf(mean / (sd / math.sqrt(3)), 2))
 
 
 def test_no_difference_is_p_one_and_detectable_grows_with_the_noise():
-    same = stats.t_test([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], paired=True)
-    assert same is not None and same["p"] == 1.0
-    quiet = stats.t_test([1.0, 1.01, 0.99, 1.0], [1.0, 1.0, 1.01, 0.99], paired=True)
-    noisy = stats.t_test([1.0, 1.2, 0.8, 1.0], [1.0, 0.9, 1.2, 1.1], paired=True)
+    same = stats.study_test([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], R[:3], R[:3])
+    assert same is not None and same.p == 1.0
+    quiet = stats.study_test([1.0, 1.01, 0.99, 1.0], [1.0, 1.0, 1.01, 0.99], R[:4], R[:4])
+    noisy = stats.study_test([1.0, 1.2, 0.8, 1.0], [1.0, 0.9, 1.2, 1.1], R[:4], R[:4])
     assert quiet is not None and noisy is not None
-    dq, dn = stats.detectable(quiet, 0.05), stats.detectable(noisy, 0.05)
+    dq, dn = quiet.detectable(0.05), noisy.detectable(0.05)
     assert dq is not None and dn is not None and 0 < dq < dn
     assert stats.detectable({"scale": "raw", "se": 1.0, "df": 3}, 0.05) is None
 
 
 def test_a_value_at_or_below_zero_is_tested_on_the_raw_scale():
-    t = stats.t_test([0.0, 1.0, 2.0], [1.0, 2.0, 3.5], paired=True)
-    assert t is not None and t["scale"] == "raw"
+    t = stats.study_test([0.0, 1.0, 2.0], [1.0, 2.0, 3.5], R[:3], R[:3])
+    assert t is not None and t.scale == "raw" and t.ratio is None and t.detectable(0.05) is None
 
 
 # --- the sensitivity check ----------------------------------------------------

@@ -21,24 +21,23 @@ def run_line(r: dict, rnd: int, limit: int, rules: ms.Rules, on: str = "") -> st
     return f"  run {rnd}/{limit} {r['kernel']}{on}: ok ({', '.join(parts)}; from {ref_name})"
 
 
-def _delta_cell(summary: dict, base: str, k: str, name: str, med0: float | None, med: float | None) -> str:
-    """One delta of the boot table: percent against the base kernel and the test's mark
-    (paired by round when both kernels' runs carry their rounds)."""
+def _test_p(summary: dict, base: str, k: str, name: str) -> float | None:
+    """The study's test of a milestone, kernel k against the base (stats.study_test: paired by
+    round when both kernels' runs carry their rounds); its p, None when it cannot be tested."""
+    a = summary["kernels"][base]["milestones"].get(name, {})
+    b = summary["kernels"][k]["milestones"].get(name, {})
+    t = stats.study_test(a.get("values") or [], b.get("values") or [], a.get("rounds"), b.get("rounds"))
+    return None if t is None else t.p
+
+
+def _delta_cell(med0: float | None, med: float | None, q: float | None) -> str:
+    """One delta of the boot table: percent against the base kernel and the mark of its test
+    after the table's correction (q: None when not tested)."""
     if med is None or med0 in (None, 0):
         return "n/a"
     assert med0 is not None
     d = (med - med0) / med0 * 100
-    a = summary["kernels"][base]["milestones"].get(name, {})
-    b = summary["kernels"][k]["milestones"].get(name, {})
-    ra, rb = a.get("rounds"), b.get("rounds")
-    va, vb = a.get("values") or [], b.get("values") or []
-    if ra and rb and len(ra) == len(va) and len(rb) == len(vb):
-        bmap = dict(zip(rb, vb, strict=True))
-        pairs = [(x, bmap[r]) for r, x in zip(ra, va, strict=True) if r in bmap]
-        test = stats.t_test([x for x, _ in pairs], [y for _, y in pairs], paired=True)
-    else:
-        test = stats.t_test(va, vb, paired=False)  # the summary's tests (stats.compare), uncorrected here
-    mark = "" if test is None else " *" if test["p"] < stats.ALPHA else " (n.s.)"
+    mark = "" if q is None else " *" if stats.claimed(q) else " (n.s.)"
     return f"{'+' if d >= 0 else '-'} {abs(d):.0f} %{mark}"
 
 
@@ -60,9 +59,8 @@ def render_table(summary: dict, rules: ms.Rules) -> str:
         "; the instruction clock is deterministic: a delta is a measured difference, judged in the "
         "report against the A/A floor (docs/clock.md)"
         if guest
-        else "; ± is the 95 % confidence half-width; * marks a delta significant at p < 0.05 "
-        "(paired t-test of log ratios over the rounds, else Welch's t-test; uncorrected: the report "
-        "corrects for the number of tests), (n.s.) one that is not"
+        else "; ± is the 95 % confidence half-width; * marks a delta significant at q < 0.05 "
+        f"(the study's test: {stats.RULE}; Benjamini-Hochberg over this table's tests), (n.s.) one that is not"
     )
     out = [
         f"Boot timing for {summary['board']} ({summary.get('path')}): medians of "
@@ -95,23 +93,32 @@ def _ref_label(summary: dict, rules: ms.Rules, refs: set[str], guest: bool) -> s
 
 
 def _rows(summary: dict, rules: ms.Rules, refs: set[str], guest: bool) -> list[list[str]]:
-    """A row per milestone shown: each kernel's median, and the deltas against the first kernel."""
+    """A row per milestone shown: each kernel's median, and the deltas against the first kernel
+    (on the host clock marked by the study's test, Benjamini-Hochberg over the table's tests)."""
     kern = list(summary["kernels"])
-    rows = []
+    shown = []
     for m in rules.shown(refs):
         cells, meds = [], []
         for k in kern:
             cell, med = _cell(summary["kernels"][k]["milestones"].get(m.name), guest)
             cells.append(cell)
             meds.append(med)
-        if all(c == "-" for c in cells):
-            continue
-        deltas = [
-            _guest_delta(meds[0], v) if guest else _delta_cell(summary, kern[0], k, m.name, meds[0], v)
-            for k, v in zip(kern[1:], meds[1:], strict=True)
+        if not all(c == "-" for c in cells):
+            shown.append((m, cells, meds))
+    if guest:
+        return [
+            [f"... until {m.label}", *cells, *(_guest_delta(meds[0], v) for v in meds[1:])] for m, cells, meds in shown
         ]
-        rows.append([f"... until {m.label}", *cells, *deltas])
-    return rows
+    ps = [
+        None if v is None or meds[0] in (None, 0) else _test_p(summary, kern[0], k, m.name)
+        for m, _, meds in shown
+        for k, v in zip(kern[1:], meds[1:], strict=True)
+    ]
+    qs = iter(stats.correct(ps))
+    return [
+        [f"... until {m.label}", *cells, *(_delta_cell(meds[0], v, next(qs)) for v in meds[1:])]
+        for m, cells, meds in shown
+    ]
 
 
 def _cell(st: dict | None, guest: bool) -> tuple[str, float | None]:

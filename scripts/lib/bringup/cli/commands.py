@@ -280,7 +280,7 @@ TABLE = (
         "size diff in the manner of bloat-o-meter, and a .config diff. A record "
         "is a build.json path, its directory, or <board>/<kernel> under logs/. "
         "With --boot, two kernels' boots from boot-timing records: each milestone's medians, shift "
-        "with its 95 %% interval and Mann-Whitney over the boots (Benjamini-Hochberg), and the "
+        "with its 95 %% interval and the study's test over the boots (Benjamini-Hochberg), and the "
         "initcall attribution when both booted with initcall_debug; a side is <record>.json:<kernel> "
         "or <board>/<kernel> (its boot-timing-initcalls.json, else boot-timing.json).",
     ),

@@ -6,9 +6,10 @@ A side is `<record>:<kernel>` (a boot-timing*.json and a kernel id in it), or
 `<board>/<kernel>` under the logs directory, which reads the board's
 boot-timing-initcalls.json (the initcalls profile: milestones and initcalls) when
 it has that kernel, else its boot-timing.json.  The result: each milestone both
-sides reached, medians, the Hodges-Lehmann shift with its 95 % interval and
-Mann-Whitney over the boots (the unit of replication), Benjamini-Hochberg over
-the milestones; and, when both sides ran with initcall_debug, the same initcall
+sides reached, medians, the Hodges-Lehmann shift with its 95 % interval and the
+study's test over the boots (the unit of replication; stats.study_test, paired by
+round when both sides are kernels of one record), Benjamini-Hochberg over the
+milestones; and, when both sides ran with initcall_debug, the same initcall
 attribution as the report's "Boot time explained" (report/bootexplain.py).  A
 kernel compared with itself shows no difference."""
 
@@ -25,8 +26,6 @@ from bringup.errors import BringupError
 from bringup.records import BootTiming
 from bringup.report import bootexplain, setcheck
 from bringup.report.reading import present
-
-ALPHA = stats.ALPHA  # the one definition is stats.py's
 
 
 def resolve(ref: str, logs: Path) -> tuple[Path, str]:
@@ -80,6 +79,8 @@ def compare(a_ref: tuple[Path, str], b_ref: tuple[Path, str]) -> dict:
             f"{fa} and {fb}: one was measured on the {ra.clock.kind} clock, the other on the {rb.clock.kind} "
             "clock; their times do not compare (docs/clock.md)"
         )
+    # two kernels of one record ran in the same rounds: their boots pair by round; other sides do not
+    same = fa.resolve() == fb.resolve()
     rows: list[dict[str, Any]] = []
     for name, ma in a.milestones.items():
         mb = b.milestones.get(name)
@@ -87,9 +88,8 @@ def compare(a_ref: tuple[Path, str], b_ref: tuple[Path, str]) -> dict:
         if mb is None or sa is None or sb is None:
             continue
         va, vb = list(ma.values or []), list(mb.values or [])
-        t = stats.mann_whitney(va, vb) if va and vb else None
-        shift = stats.hodges_lehmann(va, vb) if va and vb else None
-        ci = stats.shift_interval(va, vb) if va and vb else None
+        t = stats.study_test(va, vb, ma.rounds if same else None, mb.rounds if same else None)
+        ci = None if t is None else t.shift_ci95
         rows.append(
             {
                 "milestone": name,
@@ -97,17 +97,17 @@ def compare(a_ref: tuple[Path, str], b_ref: tuple[Path, str]) -> dict:
                 "a_s": sa.median,
                 "b_s": sb.median,
                 "n": [len(va), len(vb)],
-                "shift_s": shift,
+                "shift_s": None if t is None else t.shift,
                 "ci95_s": list(ci) if ci else None,
-                "p": None if t is None else t["p"],
+                "test": None if t is None else t.name,
+                "p": None if t is None else t.p,
                 "q": None,
                 "significant": False,
             }
         )
-    tested = [r for r in rows if r["p"] is not None]
-    for r, q in zip(tested, stats.fdr([r["p"] for r in tested]), strict=True):
+    for r, q in zip(rows, stats.correct([r["p"] for r in rows]), strict=True):
         r["q"] = q
-        r["significant"] = q < ALPHA
+        r["significant"] = stats.claimed(q)
     out: dict[str, Any] = {
         "a": {"label": la, "record": str(fa), "profile": ra.profile, "runs": a.ok},
         "b": {"label": lb, "record": str(fb), "profile": rb.profile, "runs": b.ok},
@@ -115,7 +115,7 @@ def compare(a_ref: tuple[Path, str], b_ref: tuple[Path, str]) -> dict:
         "initcalls": None,
     }
     if a.initcalls is not None and b.initcalls is not None:
-        out["initcalls"] = bootexplain.attribute(a.initcalls.model_dump(), b.initcalls.model_dump(), la, lb)
+        out["initcalls"] = bootexplain.attribute(a.initcalls.model_dump(), b.initcalls.model_dump(), la, lb, same)
     elif a.initcalls is not None or b.initcalls is not None:
         out["initcalls_left_out"] = "only one side booted with initcall_debug (the initcalls profile)"
     return out
@@ -125,6 +125,11 @@ def _ms(x: float | None) -> str:
     return "-" if x is None else f"{x * 1000:.1f}"
 
 
+def _tests(rows: list[dict]) -> str:
+    """The tests the rows used, by name ("paired t-test (log ratios)")."""
+    return " / ".join(dict.fromkeys(r["test"] for r in rows if r.get("test"))) or "no test"
+
+
 def render(c: dict, top: int = 20) -> str:
     a, b = c["a"], c["b"]
     lines = [
@@ -132,7 +137,7 @@ def render(c: dict, top: int = 20) -> str:
         f"B = {b['label']} ({b['runs']} boots, profile {b['profile']})",
         "",
         "Milestones (ms after the reference; shift B-A: Hodges-Lehmann with its 95 % interval; "
-        "Mann-Whitney over the boots, Benjamini-Hochberg over the milestones; * q < 0.05):",
+        f"{_tests(c['milestones'])} over the boots, Benjamini-Hochberg over the milestones; * q < 0.05):",
     ]
     w = max([len(r["label"]) for r in c["milestones"]] + [10])
     lines.append(f"  {'':<{w}} {'A':>9} {'B':>9} {'shift':>9}  {'95 % interval':<21} {'p':>6} {'q':>6}")

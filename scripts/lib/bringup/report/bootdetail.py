@@ -97,7 +97,8 @@ def _console_cost(
 ) -> dict | None:
     """Console output before user space per kernel (the timing profile's runs), its cost
     at the console's baud rate, and the end milestone's time in quiet runs against the
-    timing runs when both records exist (Mann-Whitney U, uncorrected: shown, never claimed)."""
+    timing runs when both records exist: the study's test (stats.study_test; unpaired: the
+    two profiles' runs are different boots), Benjamini-Hochberg over the kernels' rows."""
     end = next((m for m in rules.milestones if m.end), None)
     rows = []
     for k in kernels:
@@ -115,6 +116,8 @@ def _console_cost(
             "timing_s": None,
             "quiet_s": None,
             "p": None,
+            "q": None,
+            "test": None,
         }
         if end is not None and t and q and end.name in t.milestones and end.name in q.milestones:
             a, b = t.milestones[end.name], q.milestones[end.name]
@@ -122,11 +125,14 @@ def _console_cost(
             ha, hb = boot.times(a), quiet.times(b)
             row["timing_s"] = ha.median if ha else None
             row["quiet_s"] = hb.median if hb else None
-            test = stats.mann_whitney(a.values or [], b.values or [])
-            row["p"] = test["p"] if test else None
+            test = stats.study_test(a.values or [], b.values or [])
+            if test is not None:
+                row.update(p=test.p, test=test.name)
         rows.append(row)
     if not rows:
         return None
+    for row, qvalue in zip(rows, stats.correct([r["p"] for r in rows]), strict=True):
+        row["q"] = qvalue
     return {
         "rows": rows,
         "end": end.label if end else None,

@@ -24,27 +24,27 @@ Between two kernels (`attribute`), the rules:
   - unexplained = D minus the sum of every row's share: the kernel's own work outside
     initcalls (start_kernel before the first initcall, the work between them), the
     console output of the initcall lines themselves, and the error of summing medians;
-  - significance: Mann-Whitney U over the runs (bringup.stats) for each row whose
-    median is at least MIN_TESTED_US in either kernel (a filter on size, not on the
-    difference), Benjamini-Hochberg over those rows; a row is significant when its
-    q-value is below ALPHA;
+  - significance: the study's test over the runs (stats.study_test: paired by round
+    when both kernels' runs are of one record's rounds; on the values themselves
+    when a run printed 0) for each row whose median is at least MIN_TESTED_US in
+    either kernel (a filter on size, not on the difference), Benjamini-Hochberg over
+    those rows (stats.correct); a row is significant when its q-value is below stats.ALPHA;
   - clock ticks: until its real clocksource runs, a kernel times initcalls with the
     jiffy, and prints 0 or one tick (10000 us at HZ=100) and nothing between.  A
     kernel's tick is the duration of 1 ms or more it prints most often (at least 5
     times, 3 times as often as any other); a row whose every duration in both
     kernels is a whole number of ticks, and whose difference is no more than a tick,
-    is marked `tick` and not tested.  With n runs a side the smallest p is 2 / C(2n, n)
-    (3 runs: 0.1), so a few runs claim nothing, and the report says so.
+    is marked `tick` and not tested.
 """
 
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 from typing import Any
 
 from bringup import stats
 
-ALPHA = stats.ALPHA  # the one definition is stats.py's
 MIN_TESTED_US = 1000  # rows smaller than this in both kernels are shown, never tested
 LEVEL_ORDER = ("early", "pure", "core", "postcore", "arch", "subsys", "fs", "rootfs", "device", "late")
 
@@ -161,9 +161,23 @@ def _before_clock(a: dict, b: dict) -> list[tuple[str, list[float], list[float]]
     return [(BEFORE_CLOCK, wa, wb)]
 
 
-def _row(kind: str, label: str, va: list[float], vb: list[float], ticks: tuple, status: str | None) -> dict[str, Any]:
-    """One row of the attribution: the medians of a and b, the change, and its rank test when
-    it is large enough to test and not a clock tick's step."""
+@dataclass(frozen=True)
+class Sides:
+    """What every row of one attribution shares: each kernel's clock tick, and each
+    kernel's round of every run (None: the runs do not pair by round)."""
+
+    ticks: tuple[int | None, int | None]
+    rounds: tuple[list[int] | None, list[int] | None]
+
+    def test(self, va: list, vb: list) -> stats.Comparison | None:
+        """The study's test of one row's runs."""
+        return stats.study_test(va, vb, *self.rounds)
+
+
+def _row(kind: str, label: str, va: list[float], vb: list[float], sides: Sides, status: str | None) -> dict[str, Any]:
+    """One row of the attribution: the medians of a and b, the change, and the study's test
+    when it is large enough to test and not a clock tick's step."""
+    ticks = sides.ticks
     ma, mb = _median(list(va)) or 0.0, _median(list(vb)) or 0.0
     tick = (
         kind == "initcall"
@@ -185,15 +199,15 @@ def _row(kind: str, label: str, va: list[float], vb: list[float], ticks: tuple, 
         "tested": max(abs(ma), abs(mb)) >= MIN_TESTED_US and not tick,
     }
     if row["tested"]:
-        t = stats.mann_whitney(va, vb)
-        row["p"] = None if t is None else t["p"]
+        t = sides.test(va, vb)
+        row["p"] = None if t is None else t.p
     return row
 
 
-def _rows(a: dict, b: dict, ticks: tuple) -> list[dict[str, Any]]:
+def _rows(a: dict, b: dict, sides: Sides) -> list[dict[str, Any]]:
     """The time before the kernel's clock, then every initcall of either kernel (one that
     ran in one kernel only counts 0 in the other's runs)."""
-    rows = [_row("clock", label, va, vb, ticks, None) for label, va, vb in _before_clock(a, b)]
+    rows = [_row("clock", label, va, vb, sides, None) for label, va, vb in _before_clock(a, b)]
     ca = {key(c): c for c in a.get("calls") or []}
     cb = {key(c): c for c in b.get("calls") or []}
     na, nb = len(a.get("runs") or []), len(b.get("runs") or [])
@@ -201,14 +215,15 @@ def _rows(a: dict, b: dict, ticks: tuple) -> list[dict[str, Any]]:
         va = _per_run(ca[k]) if k in ca else [0.0] * na
         vb = _per_run(cb[k]) if k in cb else [0.0] * nb
         status = "appeared" if k not in ca else "vanished" if k not in cb else None
-        rows.append(_row("initcall", k, va, vb, ticks, status))
+        rows.append(_row("initcall", k, va, vb, sides, status))
     return rows
 
 
-def attribute(a: dict, b: dict, name_a: str, name_b: str, alpha: float = ALPHA) -> dict[str, Any] | None:
+def attribute(a: dict, b: dict, name_a: str, name_b: str, by_round: bool = True) -> dict[str, Any] | None:
     """What makes kernel b's time to the after_initcalls milestone differ from kernel a's
     (see the module's rules); None when either has no runs with that milestone, or
-    printed no initcall (a 2.4 kernel: every initcall of the other would look new)."""
+    printed no initcall (a 2.4 kernel: every initcall of the other would look new).
+    by_round: a and b are kernels of one record, their runs pair by round."""
     end_a, end_b = _median(a.get("end_s") or []), _median(b.get("end_s") or [])
     if end_a is None or end_b is None:
         return None
@@ -216,25 +231,25 @@ def attribute(a: dict, b: dict, name_a: str, name_b: str, alpha: float = ALPHA) 
         return None  # a kernel that printed no initcall at all (2.4 has no initcall_debug): nothing to attribute
     d_us = (end_b - end_a) * 1e6
     ticks = (clock_tick(a), clock_tick(b))
-    rows = _rows(a, b, ticks)
+    sides = Sides(ticks, (a.get("rounds") or None, b.get("rounds") or None) if by_round else (None, None))
+    rows = _rows(a, b, sides)
     na, nb = len(a.get("runs") or []), len(b.get("runs") or [])
-    tested = [r for r in rows if r["p"] is not None]
-    for r, q in zip(tested, stats.fdr([r["p"] for r in tested]), strict=True):
+    for r, q in zip(rows, stats.correct([r["p"] for r in rows]), strict=True):
         r["q"] = q
-        r["significant"] = q < alpha
+        r["significant"] = stats.claimed(q)
     explained = sum(r["delta_us"] for r in rows)
     ta = [float(x) for x in a.get("total_us") or []]
     tb = [float(x) for x in b.get("total_us") or []]
-    total = stats.mann_whitney(ta, tb)
+    total = sides.test(ta, tb)
     initcall_rows = [r for r in rows if r["kind"] == "initcall"]
-    dtest = stats.mann_whitney(a.get("end_s") or [], b.get("end_s") or [])
+    dtest = sides.test(a.get("end_s") or [], b.get("end_s") or [])
     return {
         "a": name_a,
         "b": name_b,
         "end_milestone": a.get("end_milestone") or b.get("end_milestone"),
         "runs": [na, nb],
         "delta_us": d_us,
-        "delta_p": None if dtest is None else dtest["p"],
+        "delta_p": None if dtest is None else dtest.p,
         "end_a_s": end_a,
         "end_b_s": end_b,
         "explained_us": explained,
@@ -243,12 +258,11 @@ def attribute(a: dict, b: dict, name_a: str, name_b: str, alpha: float = ALPHA) 
         "initcalls_total": {
             "a_us": _median(list(ta)),
             "b_us": _median(list(tb)),
-            "p": None if total is None else total["p"],
+            "p": None if total is None else total.p,
         },
         "rows": rows,
-        "tested": len(tested),
+        "tested": sum(1 for r in rows if r["p"] is not None),
         "significant": [r for r in rows if r["significant"]],
-        "smallest_p": stats.smallest_p(min(na, nb), False, max(na, nb)) if na and nb else None,
         "ticks_us": list(ticks),
         "appeared": [r for r in initcall_rows if r["status"] == "appeared"],
         "vanished": [r for r in initcall_rows if r["status"] == "vanished"],
@@ -263,8 +277,8 @@ def top_changes(att: dict, n: int = 10) -> list[dict]:
 def claim(att: dict, label: str | None = None) -> str | None:
     """The summary's sentence, in seed 002's voice, only when a row is significant after
     the correction; None otherwise (nothing is claimed).  The difference in the time to
-    the milestone is stated as a finding only when it is itself significant (Mann-Whitney
-    over the runs).  label: the after_initcalls milestone's label, else its name."""
+    the milestone is stated as a finding only when it is itself significant (the study's
+    test over the runs, alone: p < stats.ALPHA).  label: the after_initcalls milestone's label, else its name."""
     sig = sorted(att["significant"], key=lambda r: -abs(r["delta_us"]))
     if not sig:
         return None
@@ -273,7 +287,7 @@ def claim(att: dict, label: str | None = None) -> str | None:
     rows = ", ".join(f"`{r['key']}` {r['delta_us'] / 1000:+.1f} ms" for r in sig[:4])
     more = f" and {len(sig) - 4} more" if len(sig) > 4 else ""
     tested = f"significant after Benjamini-Hochberg over {att['tested']} tests"
-    if att.get("delta_p") is not None and att["delta_p"] < ALPHA:
+    if stats.claimed(att.get("delta_p")):
         when = "later" if d > 0 else "sooner"
         head = f"with initcall_debug, {att['b']} reaches {what} {abs(d):.1f} ms {when} than {att['a']}"
         return f"{head}; in initcalls: {rows}{more} ({tested})"

@@ -1,7 +1,7 @@
 """The report's boot sections, from the boot-timing summaries: per milestone and kernel
 the median with its interval, linked to the console line of the median run; the
-deltas against the first kernel with the summary's test (marked after the family's
-correction: report/marks.py); the same for the boot over an NFS root; the places of a
+deltas against the first kernel with the study's test (stats.study_test; marked from
+the summary's corrected family: report/marks.py); the same for the boot over an NFS root; the places of a
 labgrid board (report/places.py); and the boot explained, console cost and deferred
 probes (report/bootdetail.py)."""
 
@@ -117,13 +117,11 @@ class BootTable:
             return {"pct": d, "p": None, "significant": None} if same else None
         if boot.clock.kind == "instructions":  # deterministic: the summary judges it against the A/A floor
             return {"pct": d, "p": None, "significant": None}
-        # the summary's test (stats.compare); the family's correction then marks the row
-        t = stats.t_test((first.values if first else None) or [], st.values or [], paired=False)
-        return {
-            "pct": d,
-            "p": None if t is None else t["p"],
-            "significant": None if t is None else t["p"] < stats.ALPHA,
-        }
+        # the study's test (paired by round, as the summary's); the summary's corrected family marks the row
+        t = stats.study_test(
+            (first.values if first else None) or [], st.values or [], first.rounds if first else None, st.rounds
+        )
+        return {"pct": d, "p": None if t is None else t.p, "significant": None}
 
 
 def _median_run(g: Gathered, kernel: str, kinfo: KernelTiming, name: str, value: float) -> dict | None:

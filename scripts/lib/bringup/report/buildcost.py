@@ -2,11 +2,12 @@
 each kernel's CPU and wall times per round, every kernel after the first compared with
 the first, paired by round.
 
-A comparison is Student's paired t-test of the per-round log ratios (stats.t_test),
-stated as the ratio's geometric mean in % with its 95 % interval (exp(mean ± t·se) - 1:
-the interval matches the test).  The tests of a record (CPU and wall of every kernel
-against the base) are one family, corrected with Benjamini-Hochberg (stats.fdr): a
-difference is claimed only when its q-value < ALPHA.  One round cannot be tested.
+A comparison is the study's test paired by round (stats.study_test: today Student's
+paired t-test of the per-round log ratios), stated as the ratio b/a in % with its 95 %
+interval (the test's: exp(mean ± t·se) - 1).  The tests of a record (CPU and wall of
+every kernel against the base) are one family, corrected with Benjamini-Hochberg
+(stats.correct): a difference is claimed only when its q-value < stats.ALPHA.  One round
+cannot be tested.
 The summary line reads, in seed 002's voice:
 
     2.6.32 → 6.12: build +208 % CPU (95 % interval +204 … +212 %), +196 % wall (+180 … +213 %); 3 rounds
@@ -14,14 +15,12 @@ The summary line reads, in seed 002's voice:
 
 from __future__ import annotations
 
-import math
 import statistics
 from typing import Any
 
 from bringup import stats
 from bringup.records.buildcost import BuildCost
 
-ALPHA = stats.ALPHA
 METRICS = ("cpu", "real")  # CPU time (user + sys) first: the primary figure
 WORDS = {"cpu": "CPU", "real": "wall"}
 
@@ -36,22 +35,17 @@ def _ratio(a: dict[int, float], b: dict[int, float]) -> dict[str, Any] | None:
     xs, ys = [a[r] for r in common], [b[r] for r in common]
     if not common or not all(v > 0 for v in xs + ys):
         return None
-    logs = [math.log(y / x) for x, y in zip(xs, ys, strict=True)]
-    mean = statistics.fmean(logs)
-    out: dict[str, Any] = {
+    t = stats.study_test(xs, ys, common, common)  # None on one round: its one ratio, untested
+    ratio = t.ratio if t is not None and t.ratio is not None else ys[0] / xs[0]
+    ci = None if t is None else t.ratio_ci95
+    return {
         "rounds": len(common),
         "a": statistics.median(xs),
         "b": statistics.median(ys),
-        "pct": (math.exp(mean) - 1) * 100,
-        "ci_pct": None,
-        "p": None,
+        "pct": (ratio - 1) * 100,
+        "ci_pct": None if ci is None else ((ci[0] - 1) * 100, (ci[1] - 1) * 100),
+        "p": None if t is None else t.p,
     }
-    t = stats.t_test(xs, ys, paired=True)
-    if t is not None:
-        half = stats.t95(int(t["df"])) * t["se"]
-        out["ci_pct"] = ((math.exp(mean - half) - 1) * 100, (math.exp(mean + half) - 1) * 100)
-        out["p"] = t["p"]
-    return out
 
 
 def ratio_pct(a: dict[int, float], b: dict[int, float]) -> float | None:
@@ -71,14 +65,10 @@ def compare(rec: BuildCost) -> list[dict[str, Any]]:
             c[m] = _ratio(values(rec, ks[0], m), values(rec, k, m))
         c["rounds"] = max((c[m]["rounds"] for m in METRICS if c[m]), default=0)
         out.append(c)
-    family = [c[m] for c in out for m in METRICS if c[m] and c[m]["p"] is not None]
-    for f, q in zip(family, stats.fdr([f["p"] for f in family]), strict=True):
+    family = [c[m] for c in out for m in METRICS if c[m]]
+    for f, q in zip(family, stats.correct([f["p"] for f in family]), strict=True):
         f["q"] = q
-    for c in out:
-        for m in METRICS:
-            if c[m]:
-                c[m].setdefault("q", None)
-                c[m]["claimed"] = c[m]["q"] is not None and c[m]["q"] < ALPHA
+        f["claimed"] = stats.claimed(q)
     return out
 
 

@@ -6,14 +6,13 @@ Rules (docs/report.md says the same, for readers):
   the kernel's own `Memory:` line, MemTotal) are stated as they are when they
   differ by at least SIZE_PCT %, else "about the same".
 - Quantities measured in rounds of boots on the host clock (boot milestones, mem_eat,
-  lmbench: one value per kernel per boot) are tested: Student's t-test of the per-round
-  log ratios when the values pair by round, else Welch's t-test of the logs (a rank
-  test cannot pass the correction with the default 5 rounds).  All
+  lmbench: one value per kernel per boot) are tested by the study's test
+  (stats.study_test: paired by round when the values carry their rounds).  All
   the tests of one kernel against the base form one family, corrected with
-  Benjamini-Hochberg: a difference is claimed only when its q-value < ALPHA, and
-  it is stated with its Hodges-Lehmann shift and bootstrap 95 % interval.
+  Benjamini-Hochberg (stats.correct): a difference is claimed only when its q-value
+  < ALPHA, and it is stated with its Hodges-Lehmann shift and bootstrap 95 % interval.
   Otherwise the finding reads "no significant difference" and gives the smallest
-  difference the run could have claimed (the t-test's threshold at alpha/family).
+  difference the run could have claimed (the test's threshold at alpha/family).
 - Quantities measured once per kernel (build time, a single round) cannot be
   tested: the finding gives the delta and says "one run each: not tested".
 - Quantities measured on the instruction clock (model/clocks.py: QEMU icount; boot
@@ -40,7 +39,7 @@ from bringup import stats
 from bringup.model.clocks import FLOOR_MULTIPLE
 from bringup.report.tables import pct
 
-ALPHA = stats.ALPHA  # the one definition is stats.py's
+ALPHA = stats.ALPHA  # the one definition is stats/study.py's
 SIZE_PCT = 1.0
 DEFAULT_FLOOR_PCT = 0.1  # the A/A floor of a metric without a measured one (configs/clock.toml overrides)
 # build times compare only when both builds were (nearly) cold: a cold ccache still gives some hits
@@ -104,25 +103,22 @@ def tested_finding(
     if clock == "mixed":  # one kernel on the instruction clock, the other on the host's: never compared
         why = "not comparable (docs/clock.md)"
         return untested_finding(what, ma, mb, *words, runs="measured on different clocks", why=why)
-    pairs = _pairs(a_vals, a_rounds, b_vals, b_rounds)
-    paired = pairs is not None and len(pairs[0]) >= 2
-    n = _n_text(pairs if paired else None, a_clean, b_clean)
-    if len(a_clean) < 2 or len(b_clean) < 2:
+    c = stats.study_test(a_vals, b_vals, a_rounds, b_rounds)
+    n = _n_text(c, a_clean, b_clean)
+    if c is None:
         return untested_finding(what, ma, mb, *words, runs="one run each" if len(a_clean) == len(b_clean) == 1 else n)
-    c = stats.compare(pairs[0], pairs[1], paired=True) if paired and pairs else stats.compare(a_clean, b_clean, False)
-    assert c is not None  # two values or more on each side
     return {
         "kind": "tested",
         "key": key or what,
         **_compared(what, ma, mb, unit, better, (slower, faster)),
-        "p": c["p"],
+        "p": c.p,
         "q": None,
-        "test": f"{c['test']} ({c['method']})",
-        "paired": paired,
-        "rounds": len(pairs[0]) if paired and pairs else min(len(a_clean), len(b_clean)),
-        "shift": c["shift"],
-        "shift_ci95": c["shift_ci95"],
-        "t": {"se": c.get("se"), "df": c.get("df"), "scale": c.get("scale")},
+        "test": c.name,
+        "paired": c.paired,
+        "rounds": c.n,
+        "shift": c.shift,
+        "shift_ci95": c.shift_ci95,
+        "t": {"se": c.se, "df": c.df, "scale": c.scale},
         "n": [len(a_clean), len(b_clean)],
         "n_text": n,
         "link": link,
@@ -149,20 +145,11 @@ def _medians(a_vals: list, b_vals: list) -> tuple[list, list, float | None, floa
     )
 
 
-def _n_text(pairs: tuple[list, list] | None, a_clean: list, b_clean: list) -> str:
+def _n_text(c: stats.Comparison | None, a_clean: list, b_clean: list) -> str:
     """How many values the test has: rounds when paired, else each side's count."""
-    if pairs:
-        return f"n={len(pairs[0])} rounds"
+    if c is not None and c.paired:
+        return f"n={c.n} rounds"
     return f"n={len(a_clean)}" if len(a_clean) == len(b_clean) else f"n={len(a_clean)}/{len(b_clean)}"
-
-
-def _pairs(a_vals, a_rounds, b_vals, b_rounds) -> tuple[list, list] | None:
-    """The values of both kernels joined by round, when both carry their rounds."""
-    if not a_rounds or not b_rounds or len(a_rounds) != len(a_vals) or len(b_rounds) != len(b_vals):
-        return None
-    bmap = dict(zip(b_rounds, b_vals, strict=True))
-    joined = [(v, bmap[r]) for r, v in zip(a_rounds, a_vals, strict=True) if r in bmap]
-    return [x for x, _ in joined], [y for _, y in joined]
 
 
 def same_clock(a: str, b: str) -> str:
@@ -236,8 +223,7 @@ def decide_all(model: dict, fs: list[dict]) -> list[dict]:
 
 def resolve(family: list[dict]) -> None:
     """Benjamini-Hochberg over a family of tested findings, then each one's verdict."""
-    qs = stats.fdr([f["p"] for f in family])
-    for f, q in zip(family, qs, strict=True):
+    for f, q in zip(family, stats.correct([f["p"] for f in family]), strict=True):
         f["q"] = q
         _verdict(f, len(family))
 
@@ -246,7 +232,7 @@ def _verdict(f: dict, family: int) -> None:
     d, q, unit = f["delta_pct"], f["q"], f["unit"]
     slower, faster = f["words"]
     where = f"{f['test']}, {f['n_text']}, q={q:.3f} over {family} test{'s' if family != 1 else ''}"
-    if q < ALPHA and d is not None:
+    if stats.claimed(q) and d is not None:
         f["worse"] = (d > 0) == (f["better"] == "lower")
         shift = f["shift"]
         ci = f["shift_ci95"]

@@ -1,6 +1,8 @@
 """The report's memory and lmbench sections: the footprint rows (the kernel's own
 `Memory:` line, total "free", what malloc() got), the lmbench tables by group with
-each value linked to its raw output, and the bw_mem series for the cascade chart."""
+each value linked to its raw output and each delta with the study's test (stats.study_test;
+marked from the summary's corrected family: report/marks.py), and the bw_mem series for
+the cascade chart."""
 
 from __future__ import annotations
 
@@ -116,11 +118,13 @@ def _lmbench_rows(lm: dict[str, Lmbench], measured: list[str]) -> dict[str, dict
                         "bench": bname,
                         "values": {},
                         "runs": {},
+                        "rounds": {},
                         "raw_lines": {},
                     },
                 )
                 row["values"][k] = m.value
                 row["runs"][k] = m.values or [m.value]
+                row["rounds"][k] = m.rounds
                 row["raw_lines"][k] = b.raw_lines
     return groups
 
@@ -130,12 +134,14 @@ def _lmbench_delta(lm: dict[str, Lmbench], measured: list[str], r: dict, k: str,
         return None
     if lm[k].imported is not None or lm[measured[0]].imported is not None:
         return {"pct": d, "worse": None, "p": None, "significant": None}  # imported: side by side, never tested
-    t = stats.mann_whitney(r["runs"].get(measured[0], []), r["runs"].get(k, []))
+    base = measured[0]
+    # the study's test (paired by round, as the summary's); the summary's corrected family marks the row
+    t = stats.study_test(r["runs"].get(base, []), r["runs"].get(k, []), r["rounds"].get(base), r["rounds"].get(k))
     return {
         "pct": d,
         "worse": (d > 0) == (r["better"] == "lower"),
-        "p": t and t["p"],
-        "significant": None if t is None else t["p"] < stats.ALPHA,
+        "p": None if t is None else t.p,
+        "significant": None,
     }
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import jinja2
 
-from bringup import records
+from bringup import records, stats
 from bringup.errors import BringupError
 from bringup.model.board import Board
 from bringup.report import (
@@ -88,6 +88,7 @@ def _env(html: bool = True) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    e.globals["test_rule"] = stats.RULE  # the study's test in words, for the legends
 
     def num(v, digits=1):
         if v is None:

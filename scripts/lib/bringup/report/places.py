@@ -8,11 +8,13 @@ each kernel and headline milestone (the milestones the management summary
 states), each place against the first place of the record, over that kernel's
 runs on each:
 
-  - Mann-Whitney U (the places' runs are different boots, not pairs),
+  - the study's test (stats.study_test), unpaired: the places' runs are
+    different boots, not pairs,
   - the Hodges-Lehmann shift with its bootstrap 95 % interval, also in % of the
     first place's median,
-  - Benjamini-Hochberg over the family of these place tests (their own family:
-    the kernel comparison's family is not made larger by them, nor they by it).
+  - Benjamini-Hochberg over the family of these place tests (stats.correct; their
+    own family: the kernel comparison's family is not made larger by them, nor
+    they by it).
 
 A difference is claimed only when q < ALPHA and the interval excludes 0; with
 identical places none should be.  Records only (boot-timing.json /5:
@@ -43,7 +45,7 @@ def compare_places(values: list[float], places: list[str], order: list[str]) -> 
     out = []
     for p in order[1:]:
         a, b = by[base], by[p]
-        c = stats.compare(a, b, paired=False)
+        c = stats.study_test(a, b)
         row: dict[str, Any] = {
             "base": base,
             "place": p,
@@ -60,12 +62,12 @@ def compare_places(values: list[float], places: list[str], order: list[str]) -> 
         }
         if c is not None:
             row.update(
-                p=c["p"],
-                test=f"{c['test']} ({c['method']})",
-                shift=c["shift"],
-                shift_ci95=list(c["shift_ci95"]) if c["shift_ci95"] else None,
-                relative=c["relative"],
-                relative_ci95=list(c["relative_ci95"]) if c["relative_ci95"] else None,
+                p=c.p,
+                test=c.name,
+                shift=c.shift,
+                shift_ci95=list(c.shift_ci95) if c.shift_ci95 else None,
+                relative=c.relative,
+                relative_ci95=list(c.relative_ci95) if c.relative_ci95 else None,
             )
         out.append(row)
     return out
@@ -74,14 +76,11 @@ def compare_places(values: list[float], places: list[str], order: list[str]) -> 
 def resolve(rows: list[dict[str, Any]], alpha: float = stats.ALPHA) -> None:
     """Benjamini-Hochberg over the rows that were tested (their own family); a row is
     `significant` when q < alpha and its shift interval excludes 0."""
-    tested = [r for r in rows if r["p"] is not None]
-    for r, q in zip(tested, stats.fdr([r["p"] for r in tested]), strict=True):
+    for r, q in zip(rows, stats.correct([r["p"] for r in rows]), strict=True):
         ci = r["shift_ci95"]
         r["q"] = q
-        r["significant"] = bool(q < alpha and ci is not None and (ci[0] > 0 or ci[1] < 0))
-    for r in rows:
-        if r["p"] is None:
-            r["q"], r["significant"] = None, None
+        tested = r["p"] is not None
+        r["significant"] = (stats.claimed(q, alpha) and ci is not None and (ci[0] > 0 or ci[1] < 0)) if tested else None
         r["verdict"] = (
             "not tested (fewer than 2 runs on a place)"
             if r["significant"] is None

@@ -4,8 +4,6 @@ workload metrics, tested like lmbench's in the kernel's family (findings.py)."""
 
 from __future__ import annotations
 
-import math
-
 from bringup import stats
 from bringup.records import Workloads
 from bringup.records.workloads import WorkloadFile, WorkloadMetric
@@ -38,6 +36,7 @@ def tables(wl: dict[str, Workloads], kernels: list[str]) -> dict:
                 row = rows.setdefault(m.name, {"name": m.name, "unit": m.unit, "better": m.better, "values": {}})
                 row["values"][k] = m.value
                 row.setdefault("runs", {})[k] = m.values
+                row.setdefault("rounds", {})[k] = m.rounds
         for row in rows.values():
             vals = [row["values"].get(k) for k in ks]
             row["cells"] = [
@@ -74,30 +73,24 @@ def tables(wl: dict[str, Workloads], kernels: list[str]) -> dict:
 def relative(wt: dict) -> dict:
     """Each workload metric of each kernel as performance relative to the first kernel
     (>1: better, whatever the metric's direction; Phoronix's relative-performance
-    view), with a 95 % interval: the Hodges-Lehmann shift of the log values over the
-    rounds and its bootstrap interval (stats), back as ratios.  {kernels (the others),
-    rows: [{label, ratios: {k: {ratio, lo, hi}}}]}."""
+    view), with a 95 % interval: the study's test's ratio b/a and its interval
+    (stats.study_test, paired by round), turned over when lower is better.  A metric
+    with a value at or below 0 has no ratio.  {kernels (the others), rows: [{label,
+    ratios: {k: {ratio, lo, hi}}}]}."""
     ks = wt.get("kernels") or []
     rows = []
     for w in wt.get("workloads") or []:
         for r in w["rows"]:
-            runs = r.get("runs") or {}
-            a = [v for v in runs.get(ks[0]) or [] if v and v > 0] if ks else []
+            runs, rounds = r.get("runs") or {}, r.get("rounds") or {}
             out = {}
             for k in ks[1:]:
-                b = [v for v in runs.get(k) or [] if v and v > 0]
-                if not a or not b:
+                t = stats.study_test(runs.get(ks[0]) or [], runs.get(k) or [], rounds.get(ks[0]), rounds.get(k))
+                if t is None or t.ratio is None or t.ratio_ci95 is None:
                     continue
-                la: list[float | None] = [math.log(v) for v in a]
-                lb: list[float | None] = [math.log(v) for v in b]
-                shift = stats.hodges_lehmann(la, lb)
-                ci = stats.shift_interval(la, lb)
-                if shift is None:
-                    continue
-                sign = 1 if r["better"] == "higher" else -1
-                lo, hi = ci if ci else (shift, shift)
-                ends = sorted((math.exp(sign * lo), math.exp(sign * hi)))
-                out[k] = {"ratio": round(math.exp(sign * shift), 4), "lo": round(ends[0], 4), "hi": round(ends[1], 4)}
+                flip = r["better"] != "higher"
+                ratio = 1 / t.ratio if flip else t.ratio
+                lo, hi = sorted(1 / x if flip else x for x in t.ratio_ci95)
+                out[k] = {"ratio": round(ratio, 4), "lo": round(lo, 4), "hi": round(hi, 4)}
             if out:
                 rows.append({"label": f"{w['name']}: {r['name']}", "ratios": out})
     return {"base": ks[0] if ks else None, "kernels": ks[1:], "rows": rows}
