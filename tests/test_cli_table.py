@@ -6,7 +6,9 @@ parser's description, written by this file (`python tests/test_cli_table.py --wr
 only when a change to the command line is meant).  Changed since 45fb26f on purpose:
 a help text where there was none (footprint-report's and workloads' --kernel, study's
 --jobs, aa's --lmbench), and --no-wait's help naming aa among the commands that hold a
-board (made from the table's holds_board); nothing else."""
+board (made from the table's holds_board), and a literal "%%" that build-cost's and
+compare's descriptions printed (argparse formats option help with %, not descriptions);
+nothing else."""
 
 import argparse
 import json
@@ -113,6 +115,14 @@ def test_every_command_has_its_handler():
     sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
     for name, s in sub.choices.items():
         assert callable(s._defaults.get("fn")), name
+
+
+def test_no_help_text_prints_a_doubled_percent_sign():
+    p = cli.build_parser()
+    sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+    shown = {name: s.format_help() for name, s in sub.choices.items()}
+    assert [name for name, text in shown.items() if "%%" in text] == []
+    assert "95 % interval" in shown["build-cost"]  # the description's own % stays one
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:

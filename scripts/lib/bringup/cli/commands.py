@@ -108,7 +108,7 @@ TABLE = (
         "same config and -j as the study's build, no ccache; rounds interleaved across the kernels; CPU time "
         "(user+sys of make's process tree) and wall time. The study's builds and records are not touched. "
         "Writes logs/<board>/build-cost.json (reused while the builds are the same; --force measures again) "
-        "and prints each kernel against the first: the % change of CPU and wall time with its 95%% interval "
+        "and prints each kernel against the first: the % change of CPU and wall time with its 95 % interval "
         "(paired t-test of the per-round log ratios, Benjamini-Hochberg). docs/building.md.",
     ),
     Command(
@@ -280,7 +280,7 @@ TABLE = (
         "size diff in the manner of bloat-o-meter, and a .config diff. A record "
         "is a build.json path, its directory, or <board>/<kernel> under logs/. "
         "With --boot, two kernels' boots from boot-timing records: each milestone's medians, shift "
-        "with its 95 %% interval and the study's test over the boots (Benjamini-Hochberg), and the "
+        "with its 95 % interval and the study's test over the boots (Benjamini-Hochberg), and the "
         "initcall attribution when both booted with initcall_debug; a side is <record>.json:<kernel> "
         "or <board>/<kernel> (its boot-timing-initcalls.json, else boot-timing.json).",
     ),
