@@ -196,8 +196,17 @@ def test_the_ab_board_gives_both_arms_command_lines_of_one_length():
     assert "delay_ms" not in aa.aa_board(board, "6.12").kernels[1].cmdline
 
 
-def claim(key, a, b, kind="deterministic", shift=None):
-    return {"kind": kind, "significant": True, "key": key, "a": a, "b": b, "shift": shift, "claim": key}
+def claim(key, a, b, kind="deterministic", shift=None, ci=None):
+    return {
+        "kind": kind,
+        "significant": True,
+        "key": key,
+        "a": a,
+        "b": b,
+        "shift": shift,
+        "shift_ci95": ci,
+        "claim": key,
+    }
 
 
 @pytest.mark.parametrize(
@@ -209,6 +218,11 @@ def claim(key, a, b, kind="deterministic", shift=None):
         ([claim("boot-timing.json:userspace", 0.5, 1.0), claim("lmbench:Simple syscall", 1, 2)], False),
         ([claim("boot-timing.json:freeing_init", 0.5, 1.0)], False),  # before the delay: nothing changed
         ([claim("boot-timing.json:login", 0, 0, kind="tested", shift=0.52)], True),
+        # a noisy clock: 13 % off, but its own interval holds the known cost
+        ([claim("boot-timing.json:login", 0, 0, kind="tested", shift=0.565, ci=(0.48, 0.64))], True),
+        ([claim("boot-timing.json:login", 0, 0, kind="tested", shift=0.7, ci=(0.6, 0.8))], False),  # it does not
+        ([claim("boot-timing.json:login", 0, 0, kind="tested", shift=-0.45, ci=(-0.6, 0.6))], False),  # wrong sign
+        ([claim("boot-timing.json:login", 0, 0, kind="tested", shift=0.7, ci=(0.4, None))], False),  # half an interval
         ([], False),  # the known cost not seen
     ],
 )
