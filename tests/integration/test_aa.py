@@ -133,8 +133,11 @@ def test_the_sensitivity_check_sees_the_known_cost(arm_built, clock):
     result = json.loads((arm_built["logs"] / "qemu-arm-ab" / "ab.json").read_text())
     sens = result["sensitivity"]
     assert sens["passed"] and sens["claimed_right"] and not sens["claimed_elsewhere"], sens
-    for c in sens["claimed_right"]:  # the right sign and size: within 10 %, or (host clock) in its interval
-        within = abs(c["measured_s"] - 1.0) <= 0.1
+    # the right sign and size: within 10 % on the instruction clock; on the host clock, whose guest
+    # sleeps overshoot (aa.SENSITIVITY_TOLERANCE), within 25 % or in the claim's own interval
+    tolerance = 0.1 if clock == "instructions" else 0.25
+    for c in sens["claimed_right"]:
+        within = abs(c["measured_s"] - 1.0) <= tolerance
         covered = clock == "host" and c["ci95_s"] is not None and c["ci95_s"][0] <= 1.0 <= c["ci95_s"][1]
         assert c["measured_s"] > 0 and (within or covered), c
     assert result["claims"] == [c["claim"] for c in sens["claimed_right"]]  # and nothing else

@@ -19,7 +19,8 @@ added to arm b: its init waits delay_ms before the userspace marker (the
 command line's bringup.delay_ms=, read by rootfs-overlay's rcS; arm a gets
 bringup.delay_ms=0, so both command lines are the same length).  The summary
 must claim that difference, with the right sign and within SENSITIVITY_TOLERANCE
-of its size, on the milestones from the `delayed` one on, and nothing else.
+of its size (10 % on the instruction clock, 25 % on the host clock, whose guest sleeps
+overshoot), on the milestones from the `delayed` one on, and nothing else.
 The board is B-ab and the result logs/B-ab/ab.json.
 """
 
@@ -48,7 +49,10 @@ from bringup.util import clock, lock
 
 ARMS = ("a", "b")
 Say = Callable[[str], None]
-SENSITIVITY_TOLERANCE = 0.10  # the sensitivity check's claimed size must be within 10 % of the known cost
+# how far the sensitivity check's claimed size may be from the known cost, by clock: the
+# instruction clock's wait is the wait; on the host clock a TCG guest's sleep overshoots
+# (1 s measured as 1.06 s in session 11, 1.11 to 1.13 s with 8 rounds in session 13)
+SENSITIVITY_TOLERANCE = {"instructions": 0.10, "host": 0.25}
 
 
 def aa_board(board: Board, kernel_id: str, delay_ms: int = 0) -> Board:
@@ -169,7 +173,7 @@ def _result(board: Board, kernel_id: str, aa: Board, logs: Path, plan: Plan) -> 
         arm_difference={} if plan.delay_ms else arm_differences(aa, logs, plan.root),
     )
     if plan.delay_ms:
-        result["sensitivity"] = sensitivity(model, plan.delay_ms)
+        result["sensitivity"] = sensitivity(model, plan.delay_ms, clock_of(aa).kind)
     return result
 
 
@@ -254,9 +258,11 @@ def _footprint_values(d: Path) -> Values:
     return out
 
 
-def sensitivity(model: dict, delay_ms: int) -> dict[str, Any]:
+def sensitivity(model: dict, delay_ms: int, clock_kind: str) -> dict[str, Any]:
     """The sensitivity check's verdict: the boot milestones from the `delayed` one on must
-    be claimed slower by delay_ms (within SENSITIVITY_TOLERANCE), and nothing else claimed."""
+    be claimed slower by delay_ms (within the clock's SENSITIVITY_TOLERANCE), and nothing
+    else claimed."""
+    tolerance = SENSITIVITY_TOLERANCE[clock_kind]
     delayed = set(model.get("delayed_milestones") or [])
     want = delay_ms / 1000
     seen: list[dict] = []
@@ -274,7 +280,7 @@ def sensitivity(model: dict, delay_ms: int) -> dict[str, Any]:
                     if got is None and it.get("a") is not None and it.get("b") is not None:
                         got = it["b"] - it["a"]
                     ci = it.get("shift_ci95") if it.get("kind") == "tested" else None
-                    ok = _seen_right(got, ci, want)
+                    ok = _seen_right(got, ci, want, tolerance)
                     (seen if ok else wrong).append({"claim": it["claim"], "measured_s": got, "ci95_s": ci})
                 else:
                     other.append(it["claim"])
@@ -289,13 +295,13 @@ def sensitivity(model: dict, delay_ms: int) -> dict[str, Any]:
     }
 
 
-def _seen_right(got: float | None, ci: Any, want: float) -> bool:
-    """A claimed delay is the known one when its estimate is within SENSITIVITY_TOLERANCE of
-    it, or (a noisy clock's estimate) when the claim's own 95 % interval holds it: the right
-    sign and a size the measurement cannot tell from the known one."""
+def _seen_right(got: float | None, ci: Any, want: float, tolerance: float) -> bool:
+    """A claimed delay is the known one when its estimate is within tolerance (a fraction)
+    of it, or (a noisy clock's estimate) when the claim's own 95 % interval holds it: the
+    right sign and a size the measurement cannot tell from the known one."""
     if got is None or got <= 0:
         return False
-    if abs(got - want) <= SENSITIVITY_TOLERANCE * want:
+    if abs(got - want) <= tolerance * want:
         return True
     return ci is not None and None not in ci and ci[0] <= want <= ci[1]
 
