@@ -50,9 +50,11 @@ def test_two_cold_rounds_of_a_real_kernel_leave_the_study_build_alone(shared_env
     runs = [r for r in k["runs"] if not r["redone"]]
     assert [r["round"] for r in runs] == [1, 2]
     cpu = [r["cpu"] for r in runs]
-    # a cold build of this kernel costs tens of CPU seconds, and CPU time repeats (the primary figure)
+    # a cold build of this kernel costs tens of CPU seconds in every round (a round that hit a cache or
+    # built incrementally would cost a few), and CPU time repeats far better than wall time; on a shared
+    # host not to a few percent: CI's fresh clone once measured 147.3 and 170.0 CPU-s (15 % apart)
     assert min(cpu) > 20, cpu
-    assert max(cpu) / min(cpu) < 1.15, cpu
+    assert max(cpu) / min(cpu) < 1.5, cpu
     for r in runs:
         assert r["real"] > 0 and [s["name"] for s in r["steps"]] == ["make bzImage"]
     assert "cold CPU (user+sys)" in p.stdout and "study build (ccache)" in p.stdout
