@@ -34,10 +34,18 @@ def test_no_wait_names_every_command_that_holds_a_board():
 
 def test_each_command_that_holds_a_board_refuses_with_no_wait_naming_the_holder(tmp_path, monkeypatch):
     """The A/A check holds a board of its own (<board>-aa): held too, it refuses as the others.
-    The workloads' packages (apt, before the lock) are none here: the lock is what is tested."""
+    No command asks apt first (the workloads' packages are resolved under the lock: apt takes
+    about 30 s): a PrivateApt made here fails the test."""
     from bringup.measure import workloads
 
-    monkeypatch.setattr(workloads, "payload", lambda *a, **kw: ([], {}, {}))
+    made: list[str] = []
+
+    class NoApt:
+        def __init__(self, *a, **kw):
+            made.append(str(a[0]) if a else "apt")
+            raise AssertionError("apt asked before the board's lock")
+
+    monkeypatch.setattr(workloads, "PrivateApt", NoApt)
     logs = tmp_path / "logs"
     for k in ("5.10", "6.12"):  # the commands get as far as the board's lock
         records.write(logs / "qemu-arm" / k / "build.json", rf.build(k))
@@ -56,6 +64,7 @@ def test_each_command_that_holds_a_board_refuses_with_no_wait_naming_the_holder(
             assert p.stderr.count("\n") == 1, (c.name, p.stderr)
             assert f"is being measured by pid {holder.pid}, footprint, since " in p.stderr, (c.name, p.stderr)
             assert p.stderr.rstrip().endswith("not waiting (--no-wait)"), (c.name, p.stderr)
+            assert made == [], (c.name, made)
     finally:
         holder.stdin.write("done\n")
         holder.stdin.flush()

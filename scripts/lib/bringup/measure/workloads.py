@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ import pexpect
 
 from bringup import records, stats, targets
 from bringup.boot import rounds
+from bringup.boot.target import Place
 from bringup.builder import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure.footprint import MeasuringStep
@@ -268,25 +270,46 @@ def workloads(
     rounds.check(where, jobs, guard)  # --jobs that cannot work: refused here
     kernels = [k.id for k in board.kernels if not only or k.id in only]
     builds = build_records(board, kernels, logs)
-    entries, versions, missing = payload(board, {n: w for n, w in specs.items() if n not in no_disk}, mode, cache, say)
-    plan = _Plan(board, Path(logs), cache, kernels, builds, specs, mode, rule, disk, {**no_disk, **missing}, versions)
-    with lock.board(plan.bdir, "workloads", say=say):  # one measurement of a board at a time
-        records.sets.tidy(plan.bdir, say)
-        space.check(plan.bdir, WORKLOAD_BYTES * len(kernels) * rule.limit, "workloads")
-        ramdisk = _ramdisk(plan, entries, say)
-        step = MeasuringStep(board, logs, builds, plan.bdir / "rootfs" / ramdisk.file, timeout_factor, "workload-runs")
-        done = step.rounds(
-            kernels,
-            rule,
-            _booter(plan, step),
-            where,
-            jobs,
-            guard,
-            lambda kept: headline(kept, kernels),
-            "workload",
-            say,
+    with lock.board(Path(logs) / board.name, "workloads", say=say):  # one at a time; taken before apt's ~30 s
+        measured = {n: w for n, w in specs.items() if n not in no_disk}
+        entries, versions, missing = payload(board, measured, mode, cache, say)
+        plan = WorkloadPlan(
+            board, Path(logs), cache, kernels, builds, specs, mode, rule, disk, {**no_disk, **missing}, versions
         )
-        return _land(plan, done, ramdisk, say)
+        return _measure(plan, entries, RoundSettings(where, jobs, guard, timeout_factor), say)
+
+
+@dataclass(frozen=True)
+class RoundSettings:
+    """How the boots of a workloads step run: the places, boots at once, the host-load guard,
+    the timeouts' factor."""
+
+    places: Sequence[Place]
+    jobs: int
+    guard: bool
+    timeout_factor: float
+
+
+def _measure(plan: WorkloadPlan, entries: list[cpio.Entry], how: RoundSettings, say) -> dict[str, records.Workloads]:
+    """Under the board's lock: the ramdisk, the rounds of boots, the records."""
+    records.sets.tidy(plan.bdir, say)
+    space.check(plan.bdir, WORKLOAD_BYTES * len(plan.kernels) * plan.rule.limit, "workloads")
+    ramdisk = _ramdisk(plan, entries, say)
+    initrd = plan.bdir / "rootfs" / ramdisk.file
+    step = MeasuringStep(plan.board, plan.logs, plan.builds, initrd, how.timeout_factor, "workload-runs")
+    kernels = plan.kernels
+    done = step.rounds(
+        kernels,
+        plan.rule,
+        _booter(plan, step),
+        how.places,
+        how.jobs,
+        how.guard,
+        lambda kept: headline(kept, kernels),
+        "workload",
+        say,
+    )
+    return _land(plan, done, ramdisk, say)
 
 
 WORKLOAD_BYTES = 4 * 1024 * 1024  # what one boot's run directory holds, about (console log, outputs)
@@ -294,7 +317,7 @@ FAILED = records.failed_name("workloads")
 
 
 @dataclass
-class _Plan:
+class WorkloadPlan:
     """What a workloads step settled before its boots: the kernels, the workloads and
     the ones that cannot run (missing: name -> reason), the disk, the packages."""
 
@@ -326,13 +349,13 @@ def _disk_checked(board: Board, specs: dict[str, WorkloadSpec], say) -> tuple[di
     return disk, no_disk
 
 
-def _ramdisk(plan: _Plan, entries: list[cpio.Entry], say) -> records.Rootfs:
+def _ramdisk(plan: WorkloadPlan, entries: list[cpio.Entry], say) -> records.Rootfs:
     """logs/<board>/rootfs/workloads.cpio.gz with the workloads' files (rootfs.build)."""
     key = {"libraries": [f"{p}={v}" for p, v in sorted(plan.versions.items())], "mode": plan.mode}
     return rootfs.build(plan.board, plan.logs, plan.cache, extra=entries, name="workloads", extra_key=key, say=say)
 
 
-def _booter(plan: _Plan, step: MeasuringStep):
+def _booter(plan: WorkloadPlan, step: MeasuringStep):
     """The round engine's boot(run) of the workloads: one boot of a kernel with every
     workload in it.  A failed boot is a result (`failed`: the line), not an error: the
     step goes on with the next kernel."""
@@ -351,7 +374,7 @@ def _booter(plan: _Plan, step: MeasuringStep):
     return boot
 
 
-def _land(plan: _Plan, done: dict[str, dict], ramdisk: records.Rootfs, say) -> dict[str, records.Workloads]:
+def _land(plan: WorkloadPlan, done: dict[str, dict], ramdisk: records.Rootfs, say) -> dict[str, records.Workloads]:
     """Every measured kernel's workloads.json, and a left-out kernel's failure record beside
     its earlier one, as one set; then BootFailed naming the kernels left out, if any."""
     results: dict[str, records.Workloads] = {}
@@ -384,7 +407,7 @@ def _land(plan: _Plan, done: dict[str, dict], ramdisk: records.Rootfs, say) -> d
     return results
 
 
-def _failure(plan: _Plan, kernel_id: str, bad: dict, recdir: Path) -> dict:
+def _failure(plan: WorkloadPlan, kernel_id: str, bad: dict, recdir: Path) -> dict:
     """The failure record (bringup.failure) of a kernel the step left out."""
     return {
         "step": "workloads",
