@@ -62,8 +62,8 @@ def main():
     logs = paths.logs_dir()
     recdir = logs / board.name / k.id
     build = records.read(recdir / "build.json", records.Build)
-    rd = rootfs.build(board, logs, paths.cache_dir(), say=lambda m: None)
-    initrd = logs / board.name / "rootfs" / rd.file
+    rootfs_record = rootfs.build(board, logs, paths.cache_dir(), say=lambda m: None)
+    initrd = logs / board.name / "rootfs" / rootfs_record.file
     files = session.boot_files(board, build, recdir, "direct")
     files["initrd"] = initrd
     cmdline = session.kernel_cmdline(board, k.cmdline)

@@ -101,15 +101,15 @@ def _boot_json(d: dict, arm: str, t: Table, all_milestones: bool) -> None:
 
 
 def _boot_timing_json(d: dict, arm: str, t: Table, all_milestones: bool) -> None:
-    for kid, k in (d.get("kernels") or {}).items():
+    for kernel_id, k in (d.get("kernels") or {}).items():
         for name, ms in (k.get("milestones") or {}).items():
             p = ms.get("printk")
             if not p or (name in BEFORE_KERNEL and not all_milestones):
                 continue
             key = f"boot {name} ({d.get('path', '?')}, {d.get('root', 'ramdisk')})"
             m = t.metrics.setdefault(key, Metric(key, "s", bounds_only=True))
-            m.add(f"{arm}:{kid}", float(p["min"]))
-            m.add(f"{arm}:{kid}", float(p["max"]))
+            m.add(f"{arm}:{kernel_id}", float(p["min"]))
+            m.add(f"{arm}:{kernel_id}", float(p["max"]))
 
 
 def _text(text: str, arm: str, t: Table, all_printk: bool) -> None:

@@ -21,12 +21,12 @@ from conftest import make_fake_tree, run_cli, write_board
 
 def two_kernel_board(env, name="fakecost"):
     ks = []
-    for kid, version in (("k1", "6.1.0"), ("k2", "6.6.0")):
+    for kernel_id, version in (("k1", "6.1.0"), ("k2", "6.6.0")):
         tree = make_fake_tree(env["tmp"] / f"linux-{version}", version)
         tb = env["tmp"] / f"linux-{version}.tar.gz"
         with tarfile.open(tb, "w:gz") as tf:
             tf.add(tree, arcname=f"linux-{version}")
-        ks.append({"id": kid, "source": {"tarball": str(tb)}, "defconfig": "tinyconfig"})
+        ks.append({"id": kernel_id, "source": {"tarball": str(tb)}, "defconfig": "tinyconfig"})
     boards = env["tmp"] / "boards"
     write_board(boards, name, ks)
     return load_board(name, boards=boards)
@@ -318,12 +318,16 @@ def test_the_study_measures_the_build_cost_after_the_builds_unless_told_not_to(t
     monkeypatch.setattr(study.report, "write", lambda *a, **kw: calls.append("report"))
     said: list[str] = []
     study.run(
-        board, tmp_path, tmp_path, study.Plan(workloads=[], jobs=2, build_cost=True, build_cost_runs=4), say=said.append
+        board,
+        tmp_path,
+        tmp_path,
+        study.StudyPlan(workloads=[], jobs=2, build_cost=True, build_cost_runs=4),
+        say=said.append,
     )
     assert calls == ["build", ("cost", 4, 2), "report"]
     assert any(s.startswith("  5.10 → 6.12: build +") and "% CPU (95 % interval" in s for s in said)
     calls.clear()
-    study.run(board, tmp_path, tmp_path, study.Plan(workloads=[], build_cost=False), say=said.append)
+    study.run(board, tmp_path, tmp_path, study.StudyPlan(workloads=[], build_cost=False), say=said.append)
     assert calls == ["build", "report"]
 
 

@@ -108,7 +108,7 @@ def test_study_arguments_reach_the_study(empty_logs, monkeypatch, capsys):
     # BUILD_COST=0 (--build-cost-if=0, as make passes it) leaves it out
     seen.clear()
     assert cli.main(["study", "-b", "qemu-arm", "--build-cost-if=0"]) == 2
-    assert seen["build_cost"] is False and seen["build_cost_runs"] == study.Plan().build_cost_runs
+    assert seen["build_cost"] is False and seen["build_cost_runs"] == study.StudyPlan().build_cost_runs
 
 
 CPUS = os.cpu_count() or 1

@@ -56,12 +56,12 @@ def test_deb_entries_skip_docs_and_keep_links(tmp_path):
 def _results():
     """(footprint.json, lmbench.json) per kernel, as footprint() returns them."""
 
-    def fp(k, code, total, malloc):
+    def footprint_record(k, code, total, malloc):
         return rf.footprint(
             k, memory_mb=512, kernel_code_data_kb=code, total_free_kb=total, malloc_kb=malloc
         ).model_dump()
 
-    def lm(k, pipe, bw):
+    def lmbench_record(k, pipe, bw):
         benchmarks = {
             "lat_pipe": {
                 "group": "Local communication latencies",
@@ -79,8 +79,8 @@ def _results():
         return rf.lmbench(k, benchmarks=benchmarks).model_dump()
 
     return {
-        "2.4.25": (fp("2.4.25", 1144, 15032, 9024), lm("2.4.25", 100.0, 50.0)),
-        "2.6.11.7": (fp("2.6.11.7", 1528, 14676, 8320), lm("2.6.11.7", 180.0, 25.0)),
+        "2.4.25": (footprint_record("2.4.25", 1144, 15032, 9024), lmbench_record("2.4.25", 100.0, 50.0)),
+        "2.6.11.7": (footprint_record("2.6.11.7", 1528, 14676, 8320), lmbench_record("2.6.11.7", 180.0, 25.0)),
     }
 
 
@@ -170,12 +170,12 @@ def canned_guest(tmp_path, monkeypatch):
     monkeypatch.setattr(footprint, "mem_eat_binary", lambda b, c: mem_eat)
     info = {"lmbench": "debian bookworm lmbench:armhf 3.0-a9", "libraries": ["libc6:armhf"]}
     monkeypatch.setattr(footprint, "lmbench_entries", lambda arch, cache, say: ([], info))
-    rd = rf.rootfs("footprint", mem_eat=True, **info, mode="quick")
+    rootfs_record = rf.rootfs("footprint", mem_eat=True, **info, mode="quick")
     built: list[dict] = []
 
     def build(*a, **kw):
         built.append(kw)
-        return rd
+        return rootfs_record
 
     monkeypatch.setattr(footprint.rootfs, "build", build)
     sessions: list[dict] = []
@@ -183,9 +183,9 @@ def canned_guest(tmp_path, monkeypatch):
     class FakeSession:
         """The boot session, as far as footprint uses it: a context that boots."""
 
-        def __init__(self, board, kid, build, recdir, initrd, run_dir, *a, **kw):
+        def __init__(self, board, kernel_id, build, recdir, initrd, run_dir, *a, **kw):
             run_dir.mkdir(parents=True, exist_ok=True)
-            self.kid = kid
+            self.kernel_id = kernel_id
             sessions.append(kw)
 
         def __enter__(self):
@@ -196,14 +196,22 @@ def canned_guest(tmp_path, monkeypatch):
 
     monkeypatch.setattr(footprint, "BootSession", FakeSession)
     guest = types.SimpleNamespace(
-        board=board, logs=logs, cache=cache, rd=rd, boots=[], answer=None, sessions=sessions, built=built, typed=[]
+        board=board,
+        logs=logs,
+        cache=cache,
+        rootfs_record=rootfs_record,
+        boots=[],
+        answer=None,
+        sessions=sessions,
+        built=built,
+        typed=[],
     )
 
     def measure(session, *a, typed=True, **kw):
-        n = 1 + sum(1 for k, _ in guest.boots if k == session.kid)
-        guest.boots.append((session.kid, n))
+        n = 1 + sum(1 for k, _ in guest.boots if k == session.kernel_id)
+        guest.boots.append((session.kernel_id, n))
         guest.typed.append(typed)
-        return guest.answer(session.kid, n)
+        return guest.answer(session.kernel_id, n)
 
     monkeypatch.setattr(footprint, "measure", measure)
     monkeypatch.setattr(footprint, "measure_autorun", lambda session, *a, **kw: measure(session, typed=False))
@@ -217,35 +225,62 @@ def test_records_of_a_run_name_their_lines(canned_guest):
     from bringup import records
 
     g = canned_guest
-    board, logs, cache, rd, memory = g.board, g.logs, g.cache, g.rd, MEMORY_LINE
+    board, logs, cache, rootfs_record, memory = g.board, g.logs, g.cache, g.rootfs_record, MEMORY_LINE
     passes = [
         guest_outputs(2.0, 10.0),
         guest_outputs(3.0, 12.0),
         dict(guest_outputs(), lmbench=[""], lmbench_parsed=[{}]),
     ]
-    g.answer = lambda kid, n: passes[min(n, 3) - 1]  # one lmbench pass per boot, one boot per kernel per round
+    g.answer = lambda kernel_id, n: passes[min(n, 3) - 1]  # one lmbench pass per boot, one boot per kernel per round
     footprint.footprint(board, logs, cache, lmbench_runs=2, say=lambda m: None, guard=False)
 
     recdir = logs / "qemu-arm" / "6.12"
-    fp = records.read(recdir / "footprint.json", records.Footprint)
-    assert fp.run is not None and fp.run.startswith("footprint-runs/") and fp.memory_line is not None
-    assert fp.memory_line.line == 4 and fp.memory_line.text == memory.strip()
-    assert fp.kernel_code_data_kb == 2048 + 394 + 540 and fp.malloc_kb == 2048 and fp.mem_eat.completed
-    assert fp.rootfs == rd.ref()
-    lm = records.read(recdir / "lmbench.json", records.Lmbench)
-    assert lm.run == fp.run and lm.runs == 2 and lm.measured and lm.reason is None
-    pipe = lm.benchmarks["lat_pipe"]
+    footprint_record = records.read(recdir / "footprint.json", records.Footprint)
+    assert (
+        footprint_record.run is not None
+        and footprint_record.run.startswith("footprint-runs/")
+        and footprint_record.memory_line is not None
+    )
+    assert footprint_record.memory_line.line == 4 and footprint_record.memory_line.text == memory.strip()
+    assert (
+        footprint_record.kernel_code_data_kb == 2048 + 394 + 540
+        and footprint_record.malloc_kb == 2048
+        and footprint_record.mem_eat.completed
+    )
+    assert footprint_record.rootfs == rootfs_record.ref()
+    lmbench_record = records.read(recdir / "lmbench.json", records.Lmbench)
+    assert (
+        lmbench_record.run == footprint_record.run
+        and lmbench_record.runs == 2
+        and lmbench_record.measured
+        and lmbench_record.reason is None
+    )
+    pipe = lmbench_record.benchmarks["lat_pipe"]
     assert pipe.metrics[0].values == [2.0, 3.0] and pipe.metrics[0].value == 2.5
-    assert pipe.metrics[0].rounds == [1, 2] and fp.rounds == [1, 2] and fp.malloc_kb_values == [2048, 2048]
-    assert len(fp.runs) == 2 and fp.runs[0] == fp.run and fp.disturbed == 0 and fp.stopped == "2 rounds, as asked"
-    raw = (recdir / lm.run / "lmbench.txt").read_text().split("\n")
+    assert (
+        pipe.metrics[0].rounds == [1, 2]
+        and footprint_record.rounds == [1, 2]
+        and footprint_record.malloc_kb_values == [2048, 2048]
+    )
+    assert (
+        len(footprint_record.runs) == 2
+        and footprint_record.runs[0] == footprint_record.run
+        and footprint_record.disturbed == 0
+        and footprint_record.stopped == "2 rounds, as asked"
+    )
+    raw = (recdir / lmbench_record.run / "lmbench.txt").read_text().split("\n")
     assert len(pipe.raw_lines) == 2 and all(raw[n - 1].startswith("@@@ BEGIN lat_pipe @@@") for n in pipe.raw_lines)
-    ctx = lm.benchmarks["lat_ctx_0k"].raw_lines
+    ctx = lmbench_record.benchmarks["lat_ctx_0k"].raw_lines
     assert len(ctx) == 2 and all(raw[n - 1].startswith("@@@ BEGIN lat_ctx_0k @@@") for n in ctx)
     # lmbench not requested: the record says so, with no benchmarks and no passes
     footprint.footprint(board, logs, cache, mode="none", say=lambda m: None, guard=False)
-    lm = records.read(recdir / "lmbench.json", records.Lmbench)
-    assert not lm.measured and lm.reason == "not requested" and lm.runs == 0 and lm.benchmarks == {}
+    lmbench_record = records.read(recdir / "lmbench.json", records.Lmbench)
+    assert (
+        not lmbench_record.measured
+        and lmbench_record.reason == "not requested"
+        and lmbench_record.runs == 0
+        and lmbench_record.benchmarks == {}
+    )
 
 
 def test_lmbench_that_cannot_run_on_the_kernel_is_not_measured_and_says_why():
@@ -273,16 +308,20 @@ def test_until_ci_adds_footprint_rounds_until_every_headline_difference_is_narro
 
     g = canned_guest
     pipe = {"5.10": [10.0] * 12, "6.12": [10.0, 10.4, 9.6] + [10.0] * 9}
-    g.answer = lambda kid, n: guest_outputs(pipe[kid][n - 1], 10.0)
+    g.answer = lambda kernel_id, n: guest_outputs(pipe[kernel_id][n - 1], 10.0)
     footprint.footprint(
         g.board, g.logs, g.cache, lmbench_runs=3, until_ci=2.0, max_rounds=12, say=lambda m: None, guard=False
     )
-    for kid in ("5.10", "6.12"):
-        fp = records.read(g.logs / "qemu-arm" / kid / "footprint.json", records.Footprint)
-        assert fp.stopped == "95 % confidence intervals of 3 headline differences within ±2 % after 8 rounds"
-        assert fp.rounds == list(range(1, 9)) and len(fp.malloc_kb_values) == 8
-        lm = records.read(g.logs / "qemu-arm" / kid / "lmbench.json", records.Lmbench)
-        assert lm.runs == 8 and lm.benchmarks["lat_pipe"].metrics[0].values == pipe[kid][:8]
+    for kernel_id in ("5.10", "6.12"):
+        footprint_record = records.read(g.logs / "qemu-arm" / kernel_id / "footprint.json", records.Footprint)
+        assert (
+            footprint_record.stopped == "95 % confidence intervals of 3 headline differences within ±2 % after 8 rounds"
+        )
+        assert footprint_record.rounds == list(range(1, 9)) and len(footprint_record.malloc_kb_values) == 8
+        lmbench_record = records.read(g.logs / "qemu-arm" / kernel_id / "lmbench.json", records.Lmbench)
+        assert (
+            lmbench_record.runs == 8 and lmbench_record.benchmarks["lat_pipe"].metrics[0].values == pipe[kernel_id][:8]
+        )
     assert g.boots[:4] == [("5.10", 1), ("6.12", 1), ("6.12", 2), ("5.10", 2)]  # A B, B A
     assert len(g.boots) == 16
 
@@ -292,23 +331,23 @@ def test_until_ci_stops_the_footprint_at_the_maximum_and_says_why(canned_guest):
 
     g = canned_guest
     malloc = {"5.10": [2048] * 6, "6.12": [2048, 1800, 2300, 1850, 2250, 1900]}
-    g.answer = lambda kid, n: guest_outputs(malloc_kb=malloc[kid][n - 1])
+    g.answer = lambda kernel_id, n: guest_outputs(malloc_kb=malloc[kernel_id][n - 1])
     footprint.footprint(
         g.board, g.logs, g.cache, lmbench_runs=3, until_ci=2.0, max_rounds=4, say=lambda m: None, guard=False
     )
-    fp = records.read(g.logs / "qemu-arm" / "6.12" / "footprint.json", records.Footprint)
-    assert fp.stopped is not None
-    assert fp.stopped.startswith(
+    footprint_record = records.read(g.logs / "qemu-arm" / "6.12" / "footprint.json", records.Footprint)
+    assert footprint_record.stopped is not None
+    assert footprint_record.stopped.startswith(
         "--max-rounds 4 reached before the intervals were within ±2 %: memory available to malloc() (6.12 against 5.10)"
     )
-    assert fp.rounds == [1, 2, 3, 4] and fp.malloc_kb_values == malloc["6.12"][:4]
+    assert footprint_record.rounds == [1, 2, 3, 4] and footprint_record.malloc_kb_values == malloc["6.12"][:4]
 
 
 def test_until_ci_that_cannot_work_is_refused_before_any_boot(canned_guest):
     from bringup.errors import BringupError
 
     g = canned_guest
-    g.answer = lambda kid, n: guest_outputs()
+    g.answer = lambda kernel_id, n: guest_outputs()
     with pytest.raises(BringupError, match="--max-rounds 4 is below the 5 rounds"):
         footprint.footprint(
             g.board, g.logs, g.cache, lmbench_runs=5, until_ci=5.0, max_rounds=4, say=lambda m: None, guard=False
@@ -328,7 +367,7 @@ def test_drift_in_one_kernel_s_early_footprint_rounds_is_not_claimed(canned_gues
     noise = [0.1, -0.2, 0.1, 0.2, -0.1, 0.1, -0.2, 0.1, -0.1, 0.2, -0.1, 0.1]
     drifted = [x + e + (10.0 if i < 3 else 0.0) for i, (x, e) in enumerate(zip(base, noise, strict=True))]
     pipe = {"5.10": base, "6.12": drifted}
-    g.answer = lambda kid, n: guest_outputs(pipe[kid][n - 1], 10.0)
+    g.answer = lambda kernel_id, n: guest_outputs(pipe[kernel_id][n - 1], 10.0)
     footprint.footprint(
         g.board, g.logs, g.cache, lmbench_runs=3, until_ci=5.0, max_rounds=12, say=lambda m: None, guard=False
     )
@@ -356,7 +395,7 @@ def test_on_the_instruction_clock_one_round_is_a_measurement_decided_against_the
     g.board = load_board("qemu-arm")
     pipe = {"5.10": 2.0, "6.12": 3.0}  # +50 %
     ctx = {"5.10": 10.0, "6.12": 10.05}  # +0.5 %: below 1 %
-    g.answer = lambda kid, n: guest_outputs(pipe[kid], ctx[kid])
+    g.answer = lambda kernel_id, n: guest_outputs(pipe[kernel_id], ctx[kernel_id])
     footprint.footprint(g.board, g.logs, g.cache, lmbench_runs=1, say=lambda m: None, guard=False)
     d = g.logs / "qemu-arm"
     fa, fb = (records.read(d / k / "footprint.json", records.Footprint) for k in ("5.10", "6.12"))
@@ -388,7 +427,7 @@ def test_footprint_rounds_count_boots_against_the_plan(canned_guest, monkeypatch
     import re
 
     g = canned_guest
-    g.answer = lambda kid, n: guest_outputs(2.0 + n, 10.0)
+    g.answer = lambda kernel_id, n: guest_outputs(2.0 + n, 10.0)
     from bringup.boot import rounds
 
     monkeypatch.setattr(rounds, "Progress", functools.partial(rounds.Progress, every=0, tty=False))  # the engine's
@@ -416,14 +455,14 @@ def test_footprint_runs_on_the_round_engine_with_two_local_workers(canned_guest,
 
     monkeypatch.setattr(rounds, "run", spy)
     g = canned_guest
-    g.answer = lambda kid, n: guest_outputs(2.0, 10.0)
+    g.answer = lambda kernel_id, n: guest_outputs(2.0, 10.0)
     footprint.footprint(g.board, g.logs, g.cache, lmbench_runs=4, say=lambda m: None, guard=False, jobs=2)
     assert len(seen) == 1 and seen[0]["jobs"] == 2 and seen[0]["label"] == "  footprint rounds"
     assert len(g.boots) == 8
-    for kid in ("5.10", "6.12"):
-        fp = records.read(g.logs / "qemu-arm" / kid / "footprint.json", records.Footprint)
-        assert fp.rounds == [1, 2, 3, 4] and len(set(fp.runs)) == 4
-        assert [r.rsplit("-", 1)[1] for r in fp.runs] == ["r01", "r02", "r03", "r04"]
+    for kernel_id in ("5.10", "6.12"):
+        footprint_record = records.read(g.logs / "qemu-arm" / kernel_id / "footprint.json", records.Footprint)
+        assert footprint_record.rounds == [1, 2, 3, 4] and len(set(footprint_record.runs)) == 4
+        assert [r.rsplit("-", 1)[1] for r in footprint_record.runs] == ["r01", "r02", "r03", "r04"]
     g.boots.clear()
     with pytest.raises(BringupError, match=r"^--jobs 2: the host-load guard judges one run at a time"):
         footprint.footprint(g.board, g.logs, g.cache, say=lambda m: None, guard=True, jobs=2)

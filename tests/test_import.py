@@ -70,15 +70,20 @@ def test_bootlog_26_arm_printk_times_and_memory_line(tmp_path, board):
     assert login.host is None and login.printk is None and login.line == 154  # reached, no time in the log
     assert k.milestones["kernel_load"].line == 14  # "RedBoot> fis load kernel1"
 
-    fp = records.read(kdir / "footprint.json", records.Footprint)
-    ml = fp.memory_line
+    footprint_record = records.read(kdir / "footprint.json", records.Footprint)
+    ml = footprint_record.memory_line
     assert ml is not None and ml.line == 31
     assert (ml.available_kb, ml.kernel_code_kb, ml.data_kb, ml.init_kb) == (62860, 1588, 327, 88)
-    assert fp.kernel_code_data_kb == 1588 + 327
-    assert fp.memory_mb == 64  # "Memory: 64MB = 64MB total"
+    assert footprint_record.kernel_code_data_kb == 1588 + 327
+    assert footprint_record.memory_mb == 64  # "Memory: 64MB = 64MB total"
     # not in a boot log: absent, not zero
-    assert fp.malloc_kb is None and fp.mem_eat is None and fp.total_free_kb is None and fp.free is None
-    assert fp.kernelrelease == "2.6.18.8"
+    assert (
+        footprint_record.malloc_kb is None
+        and footprint_record.mem_eat is None
+        and footprint_record.total_free_kb is None
+        and footprint_record.free is None
+    )
+    assert footprint_record.kernelrelease == "2.6.18.8"
     copy = kdir / "imported-bootlog" / "console.log"
     assert copy.read_bytes() == src.read_bytes()  # verbatim: the report links to its lines
     assert copy.read_text().splitlines()[30].endswith("] Memory: 62860KB available (1588K code, 327K data, 88K init)")
@@ -100,19 +105,23 @@ def test_bootlog_24_ppc_wrapped_without_times(tmp_path, board):
         "linux_version": (12, None, None),
         "freeing_init": (79, None, None),
     }
-    fp = records.read(kdir / "footprint.json", records.Footprint)
-    assert fp.memory_line is not None and fp.memory_line.line == 23
-    assert (fp.memory_line.kernel_code_kb, fp.memory_line.data_kb, fp.memory_line.init_kb) == (1068, 368, 60)
-    assert fp.kernel_code_data_kb == 1436
-    assert fp.memory_mb is None  # 2.4 PowerPC prints no total
+    footprint_record = records.read(kdir / "footprint.json", records.Footprint)
+    assert footprint_record.memory_line is not None and footprint_record.memory_line.line == 23
+    assert (
+        footprint_record.memory_line.kernel_code_kb,
+        footprint_record.memory_line.data_kb,
+        footprint_record.memory_line.init_kb,
+    ) == (1068, 368, 60)
+    assert footprint_record.kernel_code_data_kb == 1436
+    assert footprint_record.memory_mb is None  # 2.4 PowerPC prints no total
 
 
 def test_bootlog_68_modern_memory_line(tmp_path, board):
     """dmesg-6.8.6: line 26 "Memory: 449408K/622592K available (18432K kernel code,
     2459K rwdata, 6288K rodata, 1024K init, 6735K bss, 42112K reserved, 131072K cma-reserved)"."""
     importer.import_bootlog(board, tmp_path, BOOT / "dmesg-6.8.6-armv7-imx6-riotboard.log", "6.8.6-riot", say=quiet)
-    fp = records.read(tmp_path / BOARD / "6.8.6-riot" / "footprint.json", records.Footprint)
-    ml = fp.memory_line
+    footprint_record = records.read(tmp_path / BOARD / "6.8.6-riot" / "footprint.json", records.Footprint)
+    ml = footprint_record.memory_line
     assert ml is not None and ml.wording == "modern" and ml.line == 26
     assert (ml.available_kb, ml.total_kb, ml.kernel_code_kb, ml.init_kb, ml.bss_kb, ml.reserved_kb) == (
         449408,
@@ -123,8 +132,8 @@ def test_bootlog_68_modern_memory_line(tmp_path, board):
         42112,
     )
     assert ml.parts_kb["cma-reserved"] == 131072
-    assert fp.kernel_code_data_kb == 18432 + 2459 + 6288
-    assert fp.memory_mb == 622592 // 1024 and fp.kernelrelease == "6.8.6-riotboard"
+    assert footprint_record.kernel_code_data_kb == 18432 + 2459 + 6288
+    assert footprint_record.memory_mb == 622592 // 1024 and footprint_record.kernelrelease == "6.8.6-riotboard"
 
 
 def test_bootlog_with_host_stamps_times_from_the_kernel_load(tmp_path, board):
@@ -157,8 +166,8 @@ def test_bootlog_with_a_panic_is_a_failed_run(tmp_path, board):
 # --- lmbench --------------------------------------------------------------------
 
 
-def metrics(lm: records.Lmbench) -> dict[str, records.measure.Metric]:
-    return {m.name: m for b in lm.benchmarks.values() for m in b.metrics}
+def metrics(lmbench_record: records.Lmbench) -> dict[str, records.measure.Metric]:
+    return {m.name: m for b in lmbench_record.benchmarks.values() for m in b.metrics}
 
 
 def test_lmbench2_summary_one_host_of_five(tmp_path, board):
@@ -167,18 +176,23 @@ def test_lmbench2_summary_one_host_of_five(tmp_path, board):
     2p/64K); line 69 bandwidths "808. 680. <blank TCP> 187.2 203.8 101.5 101.4 203. 190.1"."""
     src = LMB / "lmbench2-summary-5kernels-frodo-i686.txt"
     importer.import_lmbench(board, tmp_path, src, "2.4.19-frodo", host="Linux 2.4.19", label="2002", say=quiet)
-    lm = records.read(tmp_path / BOARD / "2.4.19-frodo" / "lmbench.json", records.Lmbench)
-    assert lm.imported is not None and lm.imported.format == "lmbench 2.0 summary"
-    assert "frodo Linux 2.4.19, 1 run" in lm.imported.assumed
-    assert (lm.mode, lm.runs, lm.measured, lm.build_key) == ("imported", 1, True, None)
-    m = metrics(lm)
+    lmbench_record = records.read(tmp_path / BOARD / "2.4.19-frodo" / "lmbench.json", records.Lmbench)
+    assert lmbench_record.imported is not None and lmbench_record.imported.format == "lmbench 2.0 summary"
+    assert "frodo Linux 2.4.19, 1 run" in lmbench_record.imported.assumed
+    assert (lmbench_record.mode, lmbench_record.runs, lmbench_record.measured, lmbench_record.build_key) == (
+        "imported",
+        1,
+        True,
+        None,
+    )
+    m = metrics(lmbench_record)
     # the names, units and better directions of a live run's metrics
     assert (m["Simple syscall"].value, m["Simple syscall"].unit, m["Simple syscall"].better) == (0.40, "us", "lower")
     assert m["Simple stat"].value == 3.07 and m["Simple open/close"].value == 3.88
     assert m["Process fork+exit"].value == 129.0  # "129."
     assert m["Process fork+/bin/sh -c"].value == 13000.0  # "13.K"
     assert m["ctx 2p/0K"].value == 0.9 and m["ctx 2p/64K"].value == 15.3
-    assert lm.benchmarks["lat_ctx_0k"].group == "Context switching"  # as configs/lmbench.toml's lat_ctx_0k
+    assert lmbench_record.benchmarks["lat_ctx_0k"].group == "Context switching"  # as configs/lmbench.toml's lat_ctx_0k
     assert (m["Pipe bandwidth"].value, m["Pipe bandwidth"].unit, m["Pipe bandwidth"].better) == (
         808.0,
         "MB/s",
@@ -186,8 +200,8 @@ def test_lmbench2_summary_one_host_of_five(tmp_path, board):
     )
     assert "TCP bandwidth" not in m  # blank: not measured, not 0
     assert m["Simple syscall"].values is None  # one run
-    assert lm.benchmarks["lat_syscall_null"].raw_lines == [25]
-    assert lm.benchmarks["lat_ctx_0k"].raw_lines == [36]
+    assert lmbench_record.benchmarks["lat_syscall_null"].raw_lines == [25]
+    assert lmbench_record.benchmarks["lat_ctx_0k"].raw_lines == [36]
 
 
 def test_lmbench2_five_runs_of_one_host_are_its_runs(tmp_path, board):
@@ -195,9 +209,9 @@ def test_lmbench2_five_runs_of_one_host_are_its_runs(tmp_path, board):
     null call 0.38 0.41 0.38 0.41 0.41, fork proc 303 239 253 291 237, Pipe bandwidth
     634 248 608 667 681 (lines 21-25, 59-63)."""
     importer.import_lmbench(board, tmp_path, LMB / "lmbench2-summary-5runs-same-host-2.5.55.txt", "2.5.55", say=quiet)
-    lm = records.read(tmp_path / BOARD / "2.5.55" / "lmbench.json", records.Lmbench)
-    assert lm.runs == 5
-    m = metrics(lm)
+    lmbench_record = records.read(tmp_path / BOARD / "2.5.55" / "lmbench.json", records.Lmbench)
+    assert lmbench_record.runs == 5
+    m = metrics(lmbench_record)
     assert m["Simple syscall"].values == [0.38, 0.41, 0.38, 0.41, 0.41] and m["Simple syscall"].value == 0.41
     assert m["Process fork+exit"].values == [303, 239, 253, 291, 237] and m["Process fork+exit"].value == 253
     assert m["Pipe bandwidth"].value == 634 and m["Pipe bandwidth"].rounds is None
@@ -212,30 +226,30 @@ def test_lmbench1_summary_and_raw_output(tmp_path, board):
     importer.import_lmbench(
         board, tmp_path, LMB / "lmbench1.0-summary-linux1.3-vs-sunos.txt", "1.3.97", host="Linux 1.3.97", say=quiet
     )
-    lm = records.read(tmp_path / BOARD / "1.3.97" / "lmbench.json", records.Lmbench)
-    assert lm.imported is not None and lm.imported.format == "lmbench 1.0 summary"
-    assert "trombetas Linux 1.3.97" in lm.imported.assumed
-    m = metrics(lm)
+    lmbench_record = records.read(tmp_path / BOARD / "1.3.97" / "lmbench.json", records.Lmbench)
+    assert lmbench_record.imported is not None and lmbench_record.imported.format == "lmbench 1.0 summary"
+    assert "trombetas Linux 1.3.97" in lmbench_record.imported.assumed
+    m = metrics(lmbench_record)
     assert m["Simple syscall"].value == 14.0 and m["Process fork+exit"].value == 8900.0
     assert m["Process fork+/bin/sh -c"].value == 56000.0 and m["2-process context switch (lmbench 1.0)"].value == 86
-    assert lm.benchmarks["lat_syscall_null"].raw_lines == [10]
+    assert lmbench_record.benchmarks["lat_syscall_null"].raw_lines == [10]
 
     importer.import_lmbench(board, tmp_path, LMB / "lmbench2alpha8-raw-2.4.10-ac10-preempt.txt", "2.4.10", say=quiet)
-    lm = records.read(tmp_path / BOARD / "2.4.10" / "lmbench.json", records.Lmbench)
-    m = metrics(lm)
+    lmbench_record = records.read(tmp_path / BOARD / "2.4.10" / "lmbench.json", records.Lmbench)
+    m = metrics(lmbench_record)
     assert m["Simple syscall"].value == 0.3226 and m["Simple syscall"].unit == "us"
     assert m["Pagefaults on /something.avi"].value == 13098.0
     assert m["0K file create"].value == pytest.approx(1e6 / 36770, abs=0.001)
-    assert lm.imported is not None and lm.imported.format == "lmbench raw"
+    assert lmbench_record.imported is not None and lmbench_record.imported.format == "lmbench raw"
 
 
 def test_lmbench3_summary_two_runs(tmp_path, board):
     """lmbench3-summary-beaglebone: lines 19-20 "B1 Linux 3.8.13+ 995 1.30 ..." and
     "... 994 4.26 ..." (null call of the two runs)."""
     importer.import_lmbench(board, tmp_path, LMB / "lmbench3-summary-beaglebone-black-armv7.txt", "3.8-bbb", say=quiet)
-    lm = records.read(tmp_path / BOARD / "3.8-bbb" / "lmbench.json", records.Lmbench)
-    assert lm.runs == 2 and metrics(lm)["Simple syscall"].values == [1.30, 4.26]
-    assert lm.imported is not None and lm.imported.format == "lmbench 3.0 summary"
+    lmbench_record = records.read(tmp_path / BOARD / "3.8-bbb" / "lmbench.json", records.Lmbench)
+    assert lmbench_record.runs == 2 and metrics(lmbench_record)["Simple syscall"].values == [1.30, 4.26]
+    assert lmbench_record.imported is not None and lmbench_record.imported.format == "lmbench 3.0 summary"
 
 
 # --- bad input: one line, non-zero, nothing written ---------------------------------
@@ -304,8 +318,8 @@ def test_an_earlier_import_is_kept_unless_replace(tmp_path, monkeypatch, capsys)
     assert code == 2 and err.count("\n") == 1 and "lmbench.json: exists" in err and "--replace" in err
     assert (out / BOARD / "old" / "lmbench.json").read_bytes() == before
     assert run(capsys, *base, "--host", "Linux 2.4.19", "--replace")[0] == 0
-    lm = records.read(out / BOARD / "old" / "lmbench.json", records.Lmbench)
-    assert metrics(lm)["Simple stat"].value == 3.07  # 2.4.19's, line 25
+    lmbench_record = records.read(out / BOARD / "old" / "lmbench.json", records.Lmbench)
+    assert metrics(lmbench_record)["Simple stat"].value == 3.07  # 2.4.19's, line 25
 
 
 def test_replacing_a_boot_log_drops_what_the_new_one_lacks(tmp_path, board):

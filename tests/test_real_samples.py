@@ -497,8 +497,8 @@ def test_lmbench3_raw_blocks():
         e["first_lat_ctx_line"] + 1
     )
     assert physical_lines(data)[-1].decode() == e["last_line_text"]
-    rd = {m["size_mb"]: m for m in b["bw_mem_rd"]["metrics"]}
-    assert rd[1.05]["line"] == 313 and rd[1.05]["block"] == "Memory read bandwidth"
+    read_bandwidth = {m["size_mb"]: m for m in b["bw_mem_rd"]["metrics"]}
+    assert read_bandwidth[1.05]["line"] == 313 and read_bandwidth[1.05]["block"] == "Memory read bandwidth"
     assert b["bw_mmap_rd"]["metrics"][0]["name"] == "Mmap read bandwidth 512B"
     assert b["lat_mmap"]["metrics"][0] == {
         **b["lat_mmap"]["metrics"][0],

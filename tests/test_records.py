@@ -150,7 +150,7 @@ def test_v1_boot_timing_and_rootfs_migrate(tmp_path):
     rec = records.read(tmp_path / "bt.json", records.BootTiming)
     assert rec.root == "ramdisk" and rec.rootfs.inputs_key is None and rec.kernels["5.10"].run_ids == ["r1"]
     assert rec.clock.kind == "host"
-    rd = {
+    rootfs_record = {
         "schema": "bringup.rootfs/1",
         "board": "qemu-arm",
         "name": "initramfs",
@@ -162,7 +162,7 @@ def test_v1_boot_timing_and_rootfs_migrate(tmp_path):
         "files": ["bin/busybox"],
         "extra": {},
     }
-    (tmp_path / "rd.json").write_text(json.dumps(rd))
+    (tmp_path / "rd.json").write_text(json.dumps(rootfs_record))
     old = records.read(tmp_path / "rd.json", records.Rootfs)
     assert old.inputs_key is None and old.archive_sha256 is None
 

@@ -74,13 +74,13 @@ def test_ramdisk_of_a_v1_summary_is_judged_by_the_rootfs_record(tmp_path, board)
     write_builds(tmp_path, board)
     records.write(tmp_path / "qemu-arm" / "boot-timing.json", timing(board, None))
     assert study.boot_fresh(board, tmp_path, tmp_path, 5, "u-boot") == "no record of the ramdisk initramfs.cpio.gz"
-    rd = rf.rootfs_ref("initramfs")
+    rootfs_record = rf.rootfs_ref("initramfs")
     rec = records.Rootfs(
         board="qemu-arm",
         name="initramfs",
-        file=rd["file"],
+        file=rootfs_record["file"],
         bytes=1000,
-        sha256=rd["sha256"],
+        sha256=rootfs_record["sha256"],
         archive_sha256=None,
         inputs_key=rootfs.inputs_key(board),
         userspace_arch="armhf",
@@ -102,17 +102,17 @@ def test_footprint_step(tmp_path, board):
     assert study.footprint_fresh(board, tmp_path, "quick") == "no footprint records for 5.10"
     for k in board.kernels:
         d = tmp_path / "qemu-arm" / k.id
-        fp = rf.footprint(k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("footprint", now))
-        records.write(d / "footprint.json", fp)
+        footprint_record = rf.footprint(k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("footprint", now))
+        records.write(d / "footprint.json", footprint_record)
         records.write(d / "lmbench.json", rf.lmbench(k.id, runs=5))
     assert study.footprint_fresh(board, tmp_path, "quick", 5) is None
     assert study.footprint_fresh(board, tmp_path, "quick", 6) == "5.10: 5 lmbench run(s), 6 wanted"
     assert study.footprint_fresh(board, tmp_path, "full", 5) == "5.10: lmbench quick, full wanted"
     d = tmp_path / "qemu-arm" / "5.10"
-    fp = records.read(d / "footprint.json", records.Footprint)
+    footprint_record = records.read(d / "footprint.json", records.Footprint)
     records.write(
         d / "footprint.json",
-        fp.model_copy(update={"rootfs": records.RootfsRef(**rf.rootfs_ref("footprint", rf.key("old")))}),
+        footprint_record.model_copy(update={"rootfs": records.RootfsRef(**rf.rootfs_ref("footprint", rf.key("old")))}),
     )
     assert study.footprint_fresh(board, tmp_path, "quick", 5) == "5.10: the ramdisk's inputs changed since"
     write_builds(tmp_path, board, key="k2")
@@ -230,15 +230,15 @@ def test_the_study_runs_the_workloads_step_unless_told_none(tmp_path, board, mon
     monkeypatch.setattr(study.appworkloads, "workloads", lambda *a, **kw: calls.append(("workloads", kw["names"])))
     monkeypatch.setattr(study.report, "write", lambda *a, **kw: calls.append("report"))
     said: list[str] = []
-    study.run(board, tmp_path, tmp_path, study.Plan(workloads=["openssl"]), say=said.append)
+    study.run(board, tmp_path, tmp_path, study.StudyPlan(workloads=["openssl"]), say=said.append)
     assert calls == ["build", ("workloads", ["openssl"]), "report"]
     assert "== [4/5] workloads qemu-arm: 3 rounds, quick (no workloads record for 5.10)" in said
     calls.clear()
-    study.run(board, tmp_path, tmp_path, study.Plan(workloads=[]), say=said.append)
+    study.run(board, tmp_path, tmp_path, study.StudyPlan(workloads=[]), say=said.append)
     assert calls == ["build", "report"]
     calls.clear()
     with pytest.raises(DataError, match="workload 'nope': no file"):
-        study.run(board, tmp_path, tmp_path, study.Plan(workloads=["nope"]), say=said.append)
+        study.run(board, tmp_path, tmp_path, study.StudyPlan(workloads=["nope"]), say=said.append)
     assert calls == []
 
 
@@ -255,17 +255,17 @@ def test_a_bad_profile_lmbench_set_or_mode_is_refused_before_anything_is_built(t
     calls: list = []
     monkeypatch.setattr(study.build, "build_all", lambda *a, **kw: calls.append("build"))
     with pytest.raises(BringupError, match="lmbench mode 'fast': use quick, full or none"):
-        study.run(board, tmp_path, tmp_path, study.Plan(workloads=[], lmbench="fast"), say=lambda s: None)
+        study.run(board, tmp_path, tmp_path, study.StudyPlan(workloads=[], lmbench="fast"), say=lambda s: None)
     configs = tmp_path / "configs"
     shutil.copytree(paths.CONFIGS, configs)
     monkeypatch.setattr(paths, "CONFIGS", configs)
     (configs / "lmbench.toml").write_text("[[bench]]\nname = 5\n")
     with pytest.raises(DataError, match=r"lmbench\.toml: field '"):
-        study.run(board, tmp_path, tmp_path, study.Plan(workloads=[]), say=lambda s: None)
+        study.run(board, tmp_path, tmp_path, study.StudyPlan(workloads=[]), say=lambda s: None)
     shutil.copy(paths.ROOT / "configs" / "lmbench.toml", configs / "lmbench.toml")
     (configs / "profiles" / "initcalls.toml").write_text('description = "x"\nstudy_runs = -1\n')
     with pytest.raises(DataError, match=r"initcalls\.toml: field 'study_runs'"):
-        study.run(board, tmp_path, tmp_path, study.Plan(workloads=[]), say=lambda s: None)
+        study.run(board, tmp_path, tmp_path, study.StudyPlan(workloads=[]), say=lambda s: None)
     assert calls == []
 
 
@@ -292,7 +292,7 @@ def test_the_study_ends_with_its_time_line(tmp_path, board, monkeypatch):
     monkeypatch.setattr(study, "footprint_fresh", lambda *a, **kw: None)
     monkeypatch.setattr(study.report, "write", lambda *a, **kw: "the report")
     said: list[str] = []
-    assert study.run(board, tmp_path, tmp_path, study.Plan(workloads=[]), say=said.append) == "the report"
+    assert study.run(board, tmp_path, tmp_path, study.StudyPlan(workloads=[]), say=said.append) == "the report"
     assert re.fullmatch(
         r"Time: build-all 0m0\ds, boot-timing up to date, initcalls up to date, footprint-report up to date, "
         r"report 0m0\ds; total 0m0\ds",
@@ -325,8 +325,8 @@ def test_a_record_measured_on_another_clock_is_out_of_date(tmp_path, board):
     # footprint and workloads: per kernel
     for k in board.kernels:
         d = tmp_path / "qemu-arm" / k.id
-        fp = rf.footprint(k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("footprint", now))
-        records.write(d / "footprint.json", fp)
+        footprint_record = rf.footprint(k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("footprint", now))
+        records.write(d / "footprint.json", footprint_record)
         records.write(d / "lmbench.json", rf.lmbench(k.id, runs=5))
         wl = rf.workloads(k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("workloads", now))
         records.write(d / "workloads.json", wl)
@@ -336,10 +336,10 @@ def test_a_record_measured_on_another_clock_is_out_of_date(tmp_path, board):
     assert study.workloads_fresh(shipped, tmp_path, ["openssl"], "quick", 3) == f"5.10: {wanted}"
     for k in board.kernels:
         d = tmp_path / "qemu-arm" / k.id
-        fp = rf.footprint(
+        footprint_record = rf.footprint(
             k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("footprint", now), clock=rf.INSTRUCTIONS
         )
-        records.write(d / "footprint.json", fp)
+        records.write(d / "footprint.json", footprint_record)
         wl = rf.workloads(
             k.id, build_key=rf.key(f"k1-{k.id}"), rootfs=rf.rootfs_ref("workloads", now), clock=rf.INSTRUCTIONS
         )
@@ -361,7 +361,7 @@ def test_the_study_says_which_clock_measures(tmp_path, board, monkeypatch):
         (board, "host clock"),
     ]:
         said: list[str] = []
-        study.run(b, tmp_path, tmp_path, study.Plan(workloads=[]), say=said.append)
+        study.run(b, tmp_path, tmp_path, study.StudyPlan(workloads=[]), say=said.append)
         assert said[0] == f"== qemu-arm: measured on the {words}"
 
 
@@ -394,7 +394,7 @@ study.boot_fresh = lambda *a, **kw: "asked"
 study.boot_on_ramdisk = boots
 study.footprint_fresh = between
 study.report.write = lambda *a, **kw: step("report")
-study.run(with_clock(load_board("qemu-arm"), "host"), logs, logs, study.Plan(workloads=[]), say=lambda m: None)
+study.run(with_clock(load_board("qemu-arm"), "host"), logs, logs, study.StudyPlan(workloads=[]), say=lambda m: None)
 """
 
 WAITER = """

@@ -154,15 +154,15 @@ def canned_boots(tmp_path, monkeypatch):
     times: dict[str, list[float]] = {}
     calls: list[tuple[str, int]] = []
 
-    def boot_once(board, kid, rec_b, recdir, initrd, run_dir, target, rules, options):
+    def boot_once(board, kernel_id, rec_b, recdir, initrd, run_dir, target, rules, options):
         run_index = options.run_index
-        calls.append((kid, run_index))
-        t = times[kid][run_index - 1]
+        calls.append((kernel_id, run_index))
+        t = times[kernel_id][run_index - 1]
         ms = {
             name: {"host_s": t * f, "printk_s": None, "line": i + 1, "text": name}
             for i, (name, f) in enumerate((("freeing_init", 0.6), ("login", 1.0)))
         }
-        r = boot_run(kid, run_id=f"{kid}-{run_index}", run_index=run_index, path="direct", milestones=ms)
+        r = boot_run(kernel_id, run_id=f"{kernel_id}-{run_index}", run_index=run_index, path="direct", milestones=ms)
         return r.model_dump(mode="json", by_alias=True)
 
     monkeypatch.setattr(boottiming, "boot_once", boot_once)
@@ -214,7 +214,7 @@ def test_boot_timing_reads_each_console_log_once_after_its_boot(tmp_path, monkey
     for k in board.kernels:
         records.write(logs / "qemu-arm" / k.id / "build.json", build(k.id))
 
-    def boot_once(board, kid, rec_b, recdir, initrd, run_dir, target, rules, options):
+    def boot_once(board, kernel_id, rec_b, recdir, initrd, run_dir, target, rules, options):
         run_index = options.run_index
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "console.log").write_text("[    0.000000] Linux version 6.12\nlogin:\n")
@@ -222,7 +222,7 @@ def test_boot_timing_reads_each_console_log_once_after_its_boot(tmp_path, monkey
             name: {"host_s": t + 0.01 * run_index, "printk_s": None, "line": i + 1, "text": name}
             for i, (name, t) in enumerate((("freeing_init", 0.6), ("login", 1.0)))
         }
-        r = boot_run(kid, run_id=run_dir.name, run_index=run_index, path="direct", milestones=ms)
+        r = boot_run(kernel_id, run_id=run_dir.name, run_index=run_index, path="direct", milestones=ms)
         return r.model_dump(mode="json", by_alias=True)
 
     monkeypatch.setattr(boottiming, "boot_once", boot_once)

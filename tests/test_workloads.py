@@ -460,30 +460,30 @@ def test_the_round_loop_boots_each_kernel_once_per_round_interleaved(tmp_path, m
     for k in board.kernels:
         records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
     monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {"openssl": "3.0.20-1~deb12u2"}, {}))
-    rd = rf.rootfs("workloads", "qemu-arm", mode="quick")
-    monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rd)
+    rootfs_record = rf.rootfs("workloads", "qemu-arm", mode="quick")
+    monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rootfs_record)
     text = capture("openssl-speed-armhf.txt")
     boots: list[str] = []
 
     class FakeSession:
-        def __init__(self, step, kid, run_dir, *a, **kw):
+        def __init__(self, step, kernel_id, run_dir, *a, **kw):
             run_dir.mkdir(parents=True, exist_ok=True)
-            self.kid = kid
+            self.kernel_id = kernel_id
 
         def __enter__(self):
-            boots.append(self.kid)
+            boots.append(self.kernel_id)
             return self
 
         def __exit__(self, *exc):
             return False
 
         def shell(self):
-            n = boots.count(self.kid)  # 6.12's sha256 is 1000 kB/s higher in its 2nd boot
-            out = text.replace("40895.11k", f"{40895.11 + (1000 if self.kid == '6.12' and n == 2 else 0):.2f}k")
+            n = boots.count(self.kernel_id)  # 6.12's sha256 is 1000 kB/s higher in its 2nd boot
+            out = text.replace("40895.11k", f"{40895.11 + (1000 if self.kernel_id == '6.12' and n == 2 else 0):.2f}k")
             return FakeShell({"openssl speed": (out, 0)})
 
-    def session(step, kid, run_dir, *_a, **_kw):
-        return FakeSession(step, kid, run_dir)
+    def session(step, kernel_id, run_dir, *_a, **_kw):
+        return FakeSession(step, kernel_id, run_dir)
 
     monkeypatch.setattr(footprint, "measure_session", session)
     import functools
@@ -773,13 +773,13 @@ def test_a_round_with_a_disk_workload_makes_mounts_and_deletes_a_fresh_image(tmp
     for k in board.kernels:
         records.write(logs / "qemu-arm" / k.id / "build.json", rf.build(k.id))
     monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {"postmark": "1.53-2+b1"}, {}))
-    rd = rf.rootfs("workloads", "qemu-arm", mode="quick")
-    monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rd)
+    rootfs_record = rf.rootfs("workloads", "qemu-arm", mode="quick")
+    monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rootfs_record)
     body = wp.split(capture("postmark-guest-armhf.txt"))[0] + "\n"
     seen, shells = [], []
 
     class FakeSession:
-        def __init__(self, step, kid, run_dir, *a, target_for=None, disk=None, cancel=None, **kw):
+        def __init__(self, step, kernel_id, run_dir, *a, target_for=None, disk=None, cancel=None, **kw):
             assert disk == run_dir / "disk.img" and disk.stat().st_size == 256 * 1024 * 1024
             assert target_for is None  # QEMU's own target attaches the image
             seen.append(disk)
@@ -813,7 +813,7 @@ class OpensslSession:
     """A booted workload ramdisk (measure_session's session) whose shell answers `openssl
     speed` with the table a guest printed."""
 
-    def __init__(self, step, kid, run_dir, *a, **kw):
+    def __init__(self, step, kernel_id, run_dir, *a, **kw):
         run_dir.mkdir(parents=True, exist_ok=True)
         self.run_dir, self.target = run_dir, None
 
@@ -841,8 +841,8 @@ def test_a_labgrid_board_holds_its_place_for_all_workload_rounds(tmp_path, monke
     for k in board.kernels:
         records.write(logs / board.name / k.id / "build.json", rf.build(k.id))
     monkeypatch.setattr(mw, "payload", lambda *a, **kw: ([], {}, {}))
-    rd = rf.rootfs("workloads", board.name, mode="quick")
-    monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rd)
+    rootfs_record = rf.rootfs("workloads", board.name, mode="quick")
+    monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rootfs_record)
     log: list = []
 
     class HeldPlace:
@@ -857,9 +857,9 @@ def test_a_labgrid_board_holds_its_place_for_all_workload_rounds(tmp_path, monke
     monkeypatch.setattr(mw.targets, "places", lambda board, names=None, say=print: [HeldPlace()])
 
     class FakeSession(OpensslSession):
-        def __init__(self, step, kid, run_dir, *a, target_for=None, disk=None, cancel=None, **kw):
+        def __init__(self, step, kernel_id, run_dir, *a, target_for=None, disk=None, cancel=None, **kw):
             assert disk is None
-            super().__init__(step, kid, run_dir)
+            super().__init__(step, kernel_id, run_dir)
             log.append(target_for(run_dir)[0])
 
     monkeypatch.setattr(footprint, "measure_session", FakeSession)
@@ -1120,9 +1120,9 @@ def _workloads_on_fake_guests(tmp_path, monkeypatch, dies: set[str]):
     monkeypatch.setattr(mw.rootfs, "build", lambda *a, **kw: rf.rootfs("workloads", "qemu-arm", mode="quick"))
 
     class Session(OpensslSession):
-        def __init__(self, step, kid, run_dir, *a, **kw):
-            super().__init__(step, kid, run_dir)
-            self.kid = kid
+        def __init__(self, step, kernel_id, run_dir, *a, **kw):
+            super().__init__(step, kernel_id, run_dir)
+            self.kernel_id = kernel_id
             # a QEMU target's process (QemuTarget.proc): a real one, ended, standing in for QEMU
             self.target = types.SimpleNamespace(proc=subprocess.Popen(["true"]))
             self.target.proc.wait()
@@ -1130,7 +1130,7 @@ def _workloads_on_fake_guests(tmp_path, monkeypatch, dies: set[str]):
 
         def shell(self):
             sh = super().shell()
-            sh.dies_at = "openssl speed" if self.kid in dies else None
+            sh.dies_at = "openssl speed" if self.kernel_id in dies else None
             return sh
 
     monkeypatch.setattr(footprint, "measure_session", Session)

@@ -77,12 +77,12 @@ def arm_boot(arm_built):
     done = {}
     logs = arm_built["logs"] / "qemu-arm"
 
-    def run_dirs(kid):
-        return set((logs / kid / "boot").glob("*"))
+    def run_dirs(kernel_id):
+        return set((logs / kernel_id / "boot").glob("*"))
 
     def boot(path="u-boot"):
         if path not in done:
-            before = {kid: run_dirs(kid) for kid in ARM_KERNELS}
+            before = {kernel_id: run_dirs(kernel_id) for kernel_id in ARM_KERNELS}
             # the host clock: these boots check its machinery (host times from the bootloader's load, the
             # printk lag, the login prompt's time); the instruction clock's boots are test_parallel's and test_aa's
             p = bringup(
@@ -101,7 +101,7 @@ def arm_boot(arm_built):
             done[path] = {
                 "proc": p,
                 "summary": json.loads((logs / "boot-timing.json").read_text()) if p.returncode == 0 else None,
-                "runs": {kid: sorted(run_dirs(kid) - before[kid]) for kid in ARM_KERNELS},
+                "runs": {kernel_id: sorted(run_dirs(kernel_id) - before[kernel_id]) for kernel_id in ARM_KERNELS},
             }
         return done[path]
 

@@ -56,8 +56,12 @@ def test_a_kernel_compared_with_itself_shows_no_difference(arm_built):
     timing = json.loads((arm_built["logs"] / "qemu-arm-aa" / "boot-timing.json").read_text())
     assert timing["order"][:2] == [["a", "b"], ["b", "a"]]  # balanced rounds
     assert all(k["ok"] == 4 for k in timing["kernels"].values())
-    fp = json.loads((arm_built["logs"] / "qemu-arm-aa" / "a" / "footprint.json").read_text())
-    assert fp["rounds"] == [1, 2, 3] and len(fp["malloc_kb_values"]) == 3 and len(fp["host"]) == 3
+    footprint_record = json.loads((arm_built["logs"] / "qemu-arm-aa" / "a" / "footprint.json").read_text())
+    assert (
+        footprint_record["rounds"] == [1, 2, 3]
+        and len(footprint_record["malloc_kb_values"]) == 3
+        and len(footprint_record["host"]) == 3
+    )
 
 
 @contextlib.contextmanager
@@ -97,8 +101,10 @@ def test_on_the_instruction_clock_a_loaded_host_changes_nothing(arm_built):
     diff = result["arm_difference"]  # the two arms of a round boot from the same seed
     boot = {k: v for k, v in diff.items() if k.startswith("boot-timing.json:")}
     assert boot and max(boot.values()) <= 0.1, boot  # every printk milestone within 0.1 %
-    lm = {k: v for k, v in diff.items() if k.startswith("lmbench:")}
-    assert lm and max(lm.values()) <= 0.1, sorted(lm.items(), key=lambda kv: -kv[1])[:5]  # nothing typed
+    lmbench_record = {k: v for k, v in diff.items() if k.startswith("lmbench:")}
+    assert lmbench_record and max(lmbench_record.values()) <= 0.1, sorted(
+        lmbench_record.items(), key=lambda kv: -kv[1]
+    )[:5]  # nothing typed
     assert sum(1 for v in diff.values() if v == 0) >= len(diff) // 2  # most of them identical
     timing = json.loads((arm_built["logs"] / "qemu-arm-aa" / "boot-timing.json").read_text())
     assert timing["clock"]["kind"] == "instructions"

@@ -60,19 +60,22 @@ def test_2_4_boots_the_ext2_initrd_into_the_musl_userspace_and_its_footprint_is_
         timeout=1500,
     )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    rd = json.loads((shared_env["logs"] / BOARD / "rootfs" / "footprint.json").read_text())
-    assert rd["libc"].startswith("musl ") and "against musl" in rd["busybox"]["source"]
+    rootfs_record = json.loads((shared_env["logs"] / BOARD / "rootfs" / "footprint.json").read_text())
+    assert rootfs_record["libc"].startswith("musl ") and "against musl" in rootfs_record["busybox"]["source"]
     assert (
-        rd["ext2"]["file"] == "footprint.ext2" and (shared_env["logs"] / BOARD / "rootfs" / "footprint.ext2").is_file()
+        rootfs_record["ext2"]["file"] == "footprint.ext2"
+        and (shared_env["logs"] / BOARD / "rootfs" / "footprint.ext2").is_file()
     )
-    fp = json.loads((shared_env["logs"] / BOARD / KERNEL / "footprint.json").read_text())
-    ml = fp["memory_line"]  # "Memory: 123572k/130944k available (847k kernel code, ... 253k data, ...)"
+    footprint_record = json.loads((shared_env["logs"] / BOARD / KERNEL / "footprint.json").read_text())
+    ml = footprint_record["memory_line"]  # "Memory: 123572k/130944k available (847k kernel code, ... 253k data, ...)"
     # 2.4 and 2.6 word it alike on i386 (the parser calls that wording "2.6")
     assert ml["kernel_code_kb"] > 300 and ml["total_kb"] > 200_000 and "k kernel code" in ml["text"]
-    assert fp["kernel_code_data_kb"] == ml["kernel_code_kb"] + ml["data_kb"]
+    assert footprint_record["kernel_code_data_kb"] == ml["kernel_code_kb"] + ml["data_kb"]
     board = load_board(BOARD)
-    assert 0 < fp["malloc_kb"] < board.memory_mb * 1024 < fp["total_free_kb"] + 64 * 1024
-    assert fp["mem_eat"]["completed"] is False, "2.4 never refuses the mapping: the OOM killer ends mem_eat"
+    assert 0 < footprint_record["malloc_kb"] < board.memory_mb * 1024 < footprint_record["total_free_kb"] + 64 * 1024
+    assert footprint_record["mem_eat"]["completed"] is False, (
+        "2.4 never refuses the mapping: the OOM killer ends mem_eat"
+    )
     boot_dirs = sorted(d for d in (shared_env["logs"] / BOARD / KERNEL / "footprint-runs").iterdir() if d.is_dir())
     boot = json.loads((boot_dirs[-1] / "boot.json").read_text())
     assert "root=/dev/ram0" in boot["cmdline"].split()

@@ -111,13 +111,18 @@ def test_2_6_32_footprint_and_lmbench_are_measured(shared_env, era26_built):
         shared_env, "footprint-report", "--board", board, "--kernel", "2.6.32", "--lmbench", "quick", timeout=1500
     )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    fp = json.loads((shared_env["logs"] / board / "2.6.32" / "footprint.json").read_text())
-    ml = fp["memory_line"]  # ARM's 2.6.32 words it as 2.4 ARM did: "NNKB available (NNK code, ...)"
-    assert ml["kernel_code_kb"] > 1000 and fp["kernel_code_data_kb"] == ml["kernel_code_kb"] + ml["data_kb"]
-    assert 0 < fp["malloc_kb"] < 256 * 1024 and fp["total_free_kb"] > fp["malloc_kb"]
-    lm = json.loads((shared_env["logs"] / board / "2.6.32" / "lmbench.json").read_text())
-    assert lm["measured"], lm["reason"]
-    metrics = {m["name"]: m["value"] for b in lm["benchmarks"].values() for m in b["metrics"]}
+    footprint_record = json.loads((shared_env["logs"] / board / "2.6.32" / "footprint.json").read_text())
+    ml = footprint_record["memory_line"]  # ARM's 2.6.32 words it as 2.4 ARM did: "NNKB available (NNK code, ...)"
+    assert (
+        ml["kernel_code_kb"] > 1000 and footprint_record["kernel_code_data_kb"] == ml["kernel_code_kb"] + ml["data_kb"]
+    )
+    assert (
+        0 < footprint_record["malloc_kb"] < 256 * 1024
+        and footprint_record["total_free_kb"] > footprint_record["malloc_kb"]
+    )
+    lmbench_record = json.loads((shared_env["logs"] / board / "2.6.32" / "lmbench.json").read_text())
+    assert lmbench_record["measured"], lmbench_record["reason"]
+    metrics = {m["name"]: m["value"] for b in lmbench_record["benchmarks"].values() for m in b["metrics"]}
     assert metrics["Simple syscall"] > 0 and metrics["Pipe latency"] > 0 and metrics["bw_mem_rd 1M"] > 0
-    missing = [b for b, v in lm["benchmarks"].items() if not v["metrics"]]
+    missing = [b for b, v in lmbench_record["benchmarks"].items() if not v["metrics"]]
     assert not missing, f"benchmarks without a number on 2.6.32: {missing}"

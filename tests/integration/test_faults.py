@@ -109,13 +109,13 @@ def wait_for(what: str, pred, timeout: float = 300.0):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def run_dirs(bdir: Path, kid: str, runs: str = "footprint-runs") -> set[Path]:
-    return set((bdir / kid / runs).glob("*"))
+def run_dirs(bdir: Path, kernel_id: str, runs: str = "footprint-runs") -> set[Path]:
+    return set((bdir / kernel_id / runs).glob("*"))
 
 
-def console_has(bdir: Path, kid: str, old: set[Path], text: str, runs: str = "footprint-runs"):
+def console_has(bdir: Path, kernel_id: str, old: set[Path], text: str, runs: str = "footprint-runs"):
     def check():
-        for d in run_dirs(bdir, kid, runs) - old:
+        for d in run_dirs(bdir, kernel_id, runs) - old:
             log = d / "console.log"
             with contextlib.suppress(OSError):
                 if text in log.read_text(errors="replace"):

@@ -26,36 +26,36 @@ def initcall_boot(arm_built):
     return {"proc": p, "file": f, "summary": json.loads(f.read_text())}
 
 
-@pytest.mark.parametrize("kid", ARM_KERNELS)
-def test_initcalls_found_and_below_freeing_time(initcall_boot, kid):
+@pytest.mark.parametrize("kernel_id", ARM_KERNELS)
+def test_initcalls_found_and_below_freeing_time(initcall_boot, kernel_id):
     s = initcall_boot["summary"]
     read(initcall_boot["file"], BootTiming)  # the record reads back under its model
     assert s["profile"] == "initcalls"
-    assert "initcall_debug" in s["cmdline_args"][kid] and "loglevel=8" in s["cmdline_args"][kid]
-    k = s["kernels"][kid]
+    assert "initcall_debug" in s["cmdline_args"][kernel_id] and "loglevel=8" in s["cmdline_args"][kernel_id]
+    k = s["kernels"][kernel_id]
     assert k["ok"] == RUNS
-    ic = k["initcalls"]
-    assert len(ic["runs"]) == RUNS and ic["format"] == "usecs"
-    assert min(ic["count"]) >= 20, ic["count"]  # a tinyconfig kernel still runs dozens of initcalls
+    initcalls = k["initcalls"]
+    assert len(initcalls["runs"]) == RUNS and initcalls["format"] == "usecs"
+    assert min(initcalls["count"]) >= 20, initcalls["count"]  # a tinyconfig kernel still runs dozens of initcalls
     # the System.map named every initcall printed as an address, and gave levels
-    assert ic["unresolved"] == 0
-    assert not any(c["fn"].startswith("0x") for c in ic["calls"])
-    levels = {c["level"] for c in ic["calls"]}
+    assert initcalls["unresolved"] == 0
+    assert not any(c["fn"].startswith("0x") for c in initcalls["calls"])
+    levels = {c["level"] for c in initcalls["calls"]}
     assert {"core", "device"} <= levels, levels
     # every run's initcalls add up to less than the time to "Freeing unused kernel memory"
-    for total_us, end_s in zip(ic["total_us"], ic["end_s"], strict=True):
+    for total_us, end_s in zip(initcalls["total_us"], initcalls["end_s"], strict=True):
         assert end_s is not None and 0 < total_us < end_s * 1e6
     # what the console printed before user space, and its cost at qemu-arm's 115200 baud
     c = k["console"]
     assert c["baud"] == 115200 and c["bytes"]["median"] > c["kernel_bytes"]["median"] > 1000
     assert c["cost_s"] == pytest.approx(c["bytes"]["median"] * 10 / 115200, rel=1e-3)
     # the console log of a run has the command line with the profile's arguments
-    run = arm_built_log(initcall_boot, kid, ic["runs"][0])
+    run = arm_built_log(initcall_boot, kernel_id, initcalls["runs"][0])
     assert "initcall_debug" in run
 
 
-def arm_built_log(initcall_boot, kid, run_id):
-    return (initcall_boot["file"].parent / kid / "boot" / run_id / "console.log").read_text(errors="replace")
+def arm_built_log(initcall_boot, kernel_id, run_id):
+    return (initcall_boot["file"].parent / kernel_id / "boot" / run_id / "console.log").read_text(errors="replace")
 
 
 def test_boot_time_explained_between_the_kernels(initcall_boot):
@@ -66,9 +66,9 @@ def test_boot_time_explained_between_the_kernels(initcall_boot):
     # the rows and the unexplained rest add up to the measured difference
     assert sum(r["delta_us"] for r in att["rows"]) + att["unexplained_us"] == pytest.approx(att["delta_us"])
     views = {k: bootexplain.kernel_view(s["kernels"][k]["initcalls"], top=5) for k in ARM_KERNELS}
-    for kid, v in views.items():
+    for kernel_id, v in views.items():
         assert len(v["top"]) == 5 and v["top"][0]["median_us"] >= v["top"][-1]["median_us"]
-        print(kid, "total", v["total_us"], "top", [(t["key"], t["level"], t["median_us"]) for t in v["top"]])
+        print(kernel_id, "total", v["total_us"], "top", [(t["key"], t["level"], t["median_us"]) for t in v["top"]])
     print("delta", att["delta_us"], "unexplained", att["unexplained_us"])
     for r in bootexplain.top_changes(att, 8):
         print(r["key"], r["status"], r["a_us"], r["b_us"], r["p"], r["q"])

@@ -129,9 +129,9 @@ def test_boot_timing_on_a_labgrid_place_through_uboot(arm_built, lab, tmp_path, 
         arm_built, "footprint-report", "--board", str(board), "--lmbench", "none", "--lmbench-runs", "1", timeout=900
     )
     assert p.returncode == 0, p.stderr[-3000:]
-    fp = json.loads((logs / KERNEL / "footprint.json").read_text())
-    assert fp["malloc_kb"] > 0 and fp["kernelrelease"] == rec["kernelrelease"]
-    frec = json.loads((logs / KERNEL / fp["run"] / "boot.json").read_text())
+    footprint_record = json.loads((logs / KERNEL / "footprint.json").read_text())
+    assert footprint_record["malloc_kb"] > 0 and footprint_record["kernelrelease"] == rec["kernelrelease"]
+    frec = json.loads((logs / KERNEL / footprint_record["run"] / "boot.json").read_text())
     assert frec["status"] == "ok" and frec["path"] == "u-boot" and frec["labgrid"]["place"] == "lab-arm-1"
     assert frec["booted_kernel"] == rec["booted_kernel"]
     assert lab.acquired_by("lab-arm-1") is None

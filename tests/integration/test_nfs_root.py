@@ -37,21 +37,21 @@ def test_boot_over_uboot_tftp_and_nfs_root(arm_built):
     assert summary["root"] == "nfs" and summary["path"] == "u-boot"
     # qemu-arm's instruction clock cannot time an NFS root (the server's answers are host time)
     assert summary["clock"]["kind"] == "host" and "measured on the host clock" in p.stderr
-    for kid in KERNELS:
-        m = summary["kernels"][kid]["milestones"]
+    for kernel_id in KERNELS:
+        m = summary["kernels"][kernel_id]["milestones"]
         assert (
             m["starting_kernel"]["host"]["median"]
             < m["nfs_root"]["host"]["median"]
             < m["freeing_init"]["host"]["median"]
             < m["login"]["host"]["median"]
         )
-        run = sorted((logs / "qemu-arm" / kid / "boot").glob("*-u-boot-nfs-r01"))[-1]
+        run = sorted((logs / "qemu-arm" / kernel_id / "boot").glob("*-u-boot-nfs-r01"))[-1]
         rec = json.loads((run / "boot.json").read_text())
         assert "root=/dev/nfs" in rec["cmdline"] and "vers=4" in rec["cmdline"]
         assert "nfs4 filesystem" in rec["milestones"]["nfs_root"]["text"]
         assert "initrd" not in (run / "console.log").read_text().split("Starting kernel")[0].split("tftpboot")[-1]
         # written by the guest's init over NFS: the kernel release it runs
-        release = json.loads((logs / "qemu-arm" / kid / "build.json").read_text())["kernelrelease"]
+        release = json.loads((logs / "qemu-arm" / kernel_id / "build.json").read_text())["kernelrelease"]
         assert (run / "nfsroot" / "bringup-booted").read_text().strip() == release
         assert rec["nfs"]["bind"] == "127.0.0.1"
     assert left_behind(logs) == []

@@ -36,12 +36,12 @@ def test_a_parallel_study_measures_what_a_serial_one_does(arm_built):
     parallel = _timing(arm_built, 2)
     assert serial["clock"]["kind"] == parallel["clock"]["kind"] == "instructions"
     compared = 0
-    for kid, k in serial["kernels"].items():
+    for kernel_id, k in serial["kernels"].items():
         for name, st in k["milestones"].items():
-            other = parallel["kernels"][kid]["milestones"].get(name)
+            other = parallel["kernels"][kernel_id]["milestones"].get(name)
             if not st["values"] or not other or not st["printk"]["median"]:
                 continue
             a, b = st["printk"]["median"], other["printk"]["median"]
-            assert abs(b - a) / a <= 0.001, (kid, name, a, b)  # the milestones' A/A floor: 0.1 %
+            assert abs(b - a) / a <= 0.001, (kernel_id, name, a, b)  # the milestones' A/A floor: 0.1 %
             compared += 1
     assert compared >= 4

@@ -24,12 +24,12 @@ from .conftest import ROOT, bringup
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize("kid", KERNELS)
-def test_build_record_matches_size_and_ls(arm_built, kid):
-    recdir = arm_built["logs"] / "qemu-arm" / kid
+@pytest.mark.parametrize("kernel_id", KERNELS)
+def test_build_record_matches_size_and_ls(arm_built, kernel_id):
+    recdir = arm_built["logs"] / "qemu-arm" / kernel_id
     rec = json.loads((recdir / "build.json").read_text())
     assert rec["status"] == "ok" and rec["schema"] == "bringup.build/4"
-    assert rec["kernelrelease"].startswith(kid + ".")
+    assert rec["kernelrelease"].startswith(kernel_id + ".")
     vm = recdir / rec["artifacts"]["vmlinux"]
     out = (
         subprocess.run(["arm-linux-gnueabihf-size", str(vm)], capture_output=True, text=True, check=True)
@@ -105,8 +105,8 @@ def test_boot_to_login(arm_boot, path):
     p, summary = booted["proc"], booted["summary"]
     assert p.returncode == 0, p.stderr[-3000:]
     assert summary["path"] == path
-    for kid in KERNELS:
-        k = summary["kernels"][kid]
+    for kernel_id in KERNELS:
+        k = summary["kernels"][kernel_id]
         assert k["ok"] == 1 and k["failed"] == 0
         m = k["milestones"]
         for name in ("linux_version", "console_enabled", "freeing_init", "run_init", "userspace", "login"):
@@ -120,7 +120,7 @@ def test_boot_to_login(arm_boot, path):
         )
         if path == "u-boot":
             assert "bootloader" in m and "starting_kernel" in m and k["reference"] == "kernel_load"
-        [run] = booted["runs"][kid]
+        [run] = booted["runs"][kernel_id]
         assert run.name.endswith(f"-{path}-r01")
         boot = json.loads((run / "boot.json").read_text())
         # printk time and host time agree: the kernel's own interval matches the host's
@@ -188,13 +188,13 @@ def test_footprint_quick(arm_built, arm_footprint):
         for b in tomllib.loads((ROOT / "configs" / "lmbench.toml").read_text())["bench"]
         if b.get("quick", True)
     ]
-    for kid in KERNELS:
-        d = arm_built["logs"] / "qemu-arm" / kid
-        fp = json.loads((d / "footprint.json").read_text())
-        assert 0 < fp["malloc_kb"] < 512 * 1024
-        assert fp["malloc_kb"] < fp["total_free_kb"] <= 512 * 1024
-        assert 0 < fp["kernel_code_data_kb"] < 20 * 1024
-        assert fp["memory_line"]["wording"] == "modern"
+    for kernel_id in KERNELS:
+        d = arm_built["logs"] / "qemu-arm" / kernel_id
+        footprint_record = json.loads((d / "footprint.json").read_text())
+        assert 0 < footprint_record["malloc_kb"] < 512 * 1024
+        assert footprint_record["malloc_kb"] < footprint_record["total_free_kb"] <= 512 * 1024
+        assert 0 < footprint_record["kernel_code_data_kb"] < 20 * 1024
+        assert footprint_record["memory_line"]["wording"] == "modern"
         # the records say where their lines are: the Memory: line in console.log, each lmbench block in lmbench.txt
         rec = records.read(d / "footprint.json", records.Footprint)
         assert rec.memory_line is not None and rec.memory_line.line and rec.run
@@ -206,10 +206,10 @@ def test_footprint_quick(arm_built, arm_footprint):
         for name, b in lmr.benchmarks.items():
             assert b.raw_lines, name
             assert all(raw[n - 1].strip().startswith(f"@@@ BEGIN {name} @@@") for n in b.raw_lines), name
-        lm = json.loads((d / "lmbench.json").read_text())
-        assert lm["measured"] is True
-        missing = [n for n in quick if not lm["benchmarks"].get(n, {}).get("metrics")]
-        assert missing == [], f"{kid}: quick benchmarks without a number: {missing}"
+        lmbench_record = json.loads((d / "lmbench.json").read_text())
+        assert lmbench_record["measured"] is True
+        missing = [n for n in quick if not lmbench_record["benchmarks"].get(n, {}).get("metrics")]
+        assert missing == [], f"{kernel_id}: quick benchmarks without a number: {missing}"
     assert "Available for malloc()" in p.stdout and "Context switching:" in p.stdout
 
 
@@ -280,10 +280,10 @@ def test_report_of_a_copy_of_logs_elsewhere_is_the_same_page(arm_built, arm_boot
         (copy_logs / "qemu-arm-aa").mkdir()
         shutil.copy2(logs / "qemu-arm-aa" / "aa.json", copy_logs / "qemu-arm-aa" / "aa.json")
     shutil.rmtree(copy_logs / "qemu-arm" / "report")
-    for kid in KERNELS:
+    for kernel_id in KERNELS:
         for name in ("vmlinux", "config"):
-            rel = records.read(logs / "qemu-arm" / kid / "build.json", records.Build).artifacts[name]
-            (copy_logs / "qemu-arm" / kid / rel).unlink()
+            rel = records.read(logs / "qemu-arm" / kernel_id / "build.json", records.Build).artifacts[name]
+            (copy_logs / "qemu-arm" / kernel_id / rel).unlink()
     # bringup elsewhere: its tracked files in a repository of their own (another HEAD), no workloads
     tree = tmp_path / "bringup"
     files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True).stdout

@@ -25,22 +25,22 @@ def test_workloads_quick_one_round(arm_built):
     assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
     logs = arm_built["logs"] / "qemu-arm"
     shipped = wm.load_all()  # the default set
-    kid = KERNEL
+    kernel_id = KERNEL
     assert not (logs / "5.10" / "workloads.json").exists(), "only the kernel asked for was booted"
-    rec = records.read(logs / kid / "workloads.json", records.Workloads)
+    rec = records.read(logs / kernel_id / "workloads.json", records.Workloads)
     assert rec.runs == 1 and rec.mode == "quick"
     assert set(rec.workloads) == set(shipped)
     for name, w in rec.workloads.items():
-        assert w.measured, f"{kid} {name}: {w.reason}"
-        assert not w.failures, f"{kid} {name}: {w.failures}"
+        assert w.measured, f"{kernel_id} {name}: {w.reason}"
+        assert not w.failures, f"{kernel_id} {name}: {w.failures}"
         assert [m.name for m in w.metrics] == [m.name for m in shipped[name].metric]
         assert all(m.value > 0 and m.rounds == [1] for m in w.metrics)
-    raw = (logs / kid / rec.run_dirs[0] / "workloads.txt").read_text()
+    raw = (logs / kernel_id / rec.run_dirs[0] / "workloads.txt").read_text()
     assert "=== openssl speed rc=0" in raw
     assert rec.packages["openssl"].startswith("3.")
     assert "=== x264 encode rc=0" in raw and "Execution ended after 0:" in raw
     assert "libx264-164" in rec.packages and "iso-codes" not in rec.packages  # left out (`without`)
-    assert_the_disk_was_used(rec, raw, logs / kid / rec.run_dirs[0])
+    assert_the_disk_was_used(rec, raw, logs / kernel_id / rec.run_dirs[0])
     p = bringup(arm_built, "report", "--board", "qemu-arm", timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     model = json.loads((logs / "report" / "model.json").read_text())

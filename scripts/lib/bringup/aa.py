@@ -94,7 +94,7 @@ def link_build(logs: Path, board: Board, kernel_id: str, aa: Board) -> None:
 
 
 @dataclass(frozen=True)
-class Plan:
+class CheckPlan:
     """What an A/A check is asked: boot rounds on a root (ramdisk, or nfs: boot-timing-nfs.json
     and the summary's "Boot, root over NFS" section), footprint rounds (the footprint always
     boots the ramdisk) in an lmbench mode, the boot path (None: the board's), the host-load
@@ -110,7 +110,12 @@ class Plan:
     delay_ms: int = 0
 
 
-def run(board: Board, kernel_id: str, logs: Path, cache: Path, plan: Plan = Plan(), say: Say = print) -> dict[str, Any]:
+Plan = CheckPlan  # its old name, kept while code on other branches says aa.Plan
+
+
+def run(
+    board: Board, kernel_id: str, logs: Path, cache: Path, plan: CheckPlan = CheckPlan(), say: Say = print
+) -> dict[str, Any]:
     """The A/A check (or the sensitivity check) of board's kernel kernel_id; its result, also
     written to logs/<board>-aa/aa.json (-ab/ab.json).  The check's board is held (util/lock.py)
     from linking the build to writing the result."""
@@ -131,7 +136,7 @@ def run(board: Board, kernel_id: str, logs: Path, cache: Path, plan: Plan = Plan
     return result
 
 
-def _prepare(board: Board, kernel_id: str, aa: Board, logs: Path, plan: Plan, say: Say) -> None:
+def _prepare(board: Board, kernel_id: str, aa: Board, logs: Path, plan: CheckPlan, say: Say) -> None:
     """The arms get the kernel's build; no boot timing is left from an earlier check."""
     link_build(logs, board, kernel_id, aa)
     d = plan.delay_ms
@@ -143,7 +148,7 @@ def _prepare(board: Board, kernel_id: str, aa: Board, logs: Path, plan: Plan, sa
             (Path(logs) / aa.name / records.boot_timing_name(r, failed=failed)).unlink(missing_ok=True)
 
 
-def _measure(aa: Board, logs: Path, cache: Path, plan: Plan, say: Say) -> None:
+def _measure(aa: Board, logs: Path, cache: Path, plan: CheckPlan, say: Say) -> None:
     """Boot timing (on the host clock with an NFS root: model/clocks.py for_root), then the footprint."""
     say(f"boot timing: {plan.runs} rounds, root {plan.root}")
     on = for_root(aa, plan.root, say)
@@ -156,7 +161,7 @@ def _measure(aa: Board, logs: Path, cache: Path, plan: Plan, say: Say) -> None:
     )
 
 
-def _result(board: Board, kernel_id: str, aa: Board, logs: Path, plan: Plan) -> dict[str, Any]:
+def _result(board: Board, kernel_id: str, aa: Board, logs: Path, plan: CheckPlan) -> dict[str, Any]:
     """What the summary claims of the two arms, judged against the shipped floors (never its own)."""
     model = report.collect(aa, logs, own_floors=False)
     result = judge(model)

@@ -19,12 +19,12 @@ Every decision reads records only; a record that does not read is redone.
   the same mode, with at least as many rounds, on the same ramdisk, and holds
   every workload asked for (with the packages its file names now; after editing
   a workload's steps, FORCE=1); skipped altogether with WORKLOADS=none;
-- build cost (Plan.build_cost; make all's default, BUILD_COST=0 leaves it out): the
+- build cost (StudyPlan.build_cost; make all's default, BUILD_COST=0 leaves it out): the
   cold cost of each kernel's build (measure/buildcost.py), up to date while
   build-cost.json (or the cache's copy) measured the same build keys with the same
   -j and at least as many rounds;
 - report: always rewritten (it takes a few seconds).
-Plan.force runs every step.
+StudyPlan.force runs every step.
 
 The study holds the board's lock (util/lock.py) from its first step to the report:
 no other measurement of the board runs in between (docs/records.md); the lock file
@@ -270,7 +270,7 @@ def workloads_fresh(board: Board, logs: Path, names: list[str] | None, mode: str
 
 
 @dataclass(frozen=True)
-class Plan:
+class StudyPlan:
     """What a study is asked to do: the command line's options (`bringup study --help`).
     path None: the board's boot path.  jobs: the builds' make -j (None: one per CPU);
     boot_jobs: the measuring steps' boots at once.  places: the labgrid places to use
@@ -297,7 +297,7 @@ class Plan:
     build_cost_runs: int = buildcost.DEFAULT_ROUNDS
 
 
-def run(board: Board, logs: Path, cache: Path, plan: Plan = Plan(), say: Say = print) -> report.Report:
+def run(board: Board, logs: Path, cache: Path, plan: StudyPlan = StudyPlan(), say: Say = print) -> report.Report:
     """The whole study (module docstring).  Every file and value its steps need is checked
     before the first build; then the board's lock (util/lock.py) is held from the first
     step to the report, so that no other measurement of the board slips in between (the
@@ -369,7 +369,7 @@ class _Study:
     """A study under way: the board, its directories and plan, the step count and the time line.
     Made only when the plan is good: what the steps will need is refused here, before any work."""
 
-    def __init__(self, board: Board, logs: Path, cache: Path, plan: Plan, say: Say) -> None:
+    def __init__(self, board: Board, logs: Path, cache: Path, plan: StudyPlan, say: Say) -> None:
         self.board, self.logs, self.cache, self.plan, self.say = board, logs, cache, plan, say
         self.bdir = Path(logs) / board.name  # its lock says the step the study is in (lock.doing)
         self.path = plan.path or board.boot

@@ -120,7 +120,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     board = common.board(args)
     places = targets.parse_places(args.places)
     targets.places(board, places)  # PLACES on a board that is not in a lab: refused before any work
-    plan = study.Plan(
+    plan = study.StudyPlan(
         runs=common.runs(board, args.runs, "boot"),
         path=args.path,
         root=args.root,
@@ -156,7 +156,7 @@ def cmd_aa(args: argparse.Namespace) -> int:
     # an A/A or A/B check needs two boots per arm at least, to see the spread within an arm too
     runs = args.runs if args.runs is not None else max(2, common.runs(board, None, "boot"))
     lmbench_runs = args.lmbench_runs if args.lmbench_runs is not None else max(2, common.runs(board, None, "lmbench"))
-    plan = aa.Plan(
+    plan = aa.CheckPlan(
         runs=runs,
         root=args.root,
         path=args.path,

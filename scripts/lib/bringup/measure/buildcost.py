@@ -58,7 +58,7 @@ ARMS = ("a", "b")  # the A/A check's two arms
 
 
 @dataclass
-class Plan:
+class BuildCostPlan:
     """One kernel to time: its source, toolchain (no ccache), era fixes, build key, and
     the study's build of that key when its build.json is there."""
 
@@ -82,7 +82,7 @@ def aa_board(board: Board, kernel_id: str) -> Board:
     return board.model_copy(update={"name": f"{board.name}-aa", "kernels": arms})
 
 
-def plan(board: Board, logs: Path, cache: Path, study: tuple[str, str] | None = None, say=print) -> list[Plan]:
+def plan(board: Board, logs: Path, cache: Path, study: tuple[str, str] | None = None, say=print) -> list[BuildCostPlan]:
     """Every kernel's sources prepared (downloaded and unpacked once, in the cache) and
     its build key; refused in one line before any build when a toolchain is missing.
     study: (board, kernel) whose build.json every kernel's study build is (the A/A
@@ -97,7 +97,9 @@ def plan(board: Board, logs: Path, cache: Path, study: tuple[str, str] | None = 
         fixes = erafixes.select_fixes(k, src, tc)
         key = kbuild.build_key(board, k, src, tc, fixes=fixes)
         board_name, kernel_id = study or (board.name, k.id)
-        out.append(Plan(k, src, tc, fixes, key, _study_build(Path(logs) / board_name / kernel_id / "build.json", key)))
+        out.append(
+            BuildCostPlan(k, src, tc, fixes, key, _study_build(Path(logs) / board_name / kernel_id / "build.json", key))
+        )
     return out
 
 
@@ -112,7 +114,7 @@ def _study_build(f: Path, key: str | None) -> records.Build | None:
     return rec if rec.key == key else None
 
 
-def store_key(board: Board, plans: list[Plan], jobs: int) -> str | None:
+def store_key(board: Board, plans: list[BuildCostPlan], jobs: int) -> str | None:
     """The key a measurement is kept under in the cache: the kernels, their build keys, -j."""
     if any(kernel_plan.key is None for kernel_plan in plans):
         return None
@@ -124,7 +126,7 @@ def store_key(board: Board, plans: list[Plan], jobs: int) -> str | None:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
-def fresh(rec: BuildCost | None, plans: list[Plan], jobs: int, runs: int) -> str | None:
+def fresh(rec: BuildCost | None, plans: list[BuildCostPlan], jobs: int, runs: int) -> str | None:
     """None when `rec` measured these builds (same kernels, build keys and -j) with at least
     `runs` rounds; else why not."""
     if rec is None:
@@ -225,7 +227,7 @@ def _store(cache: Path, board: Board, skey: str, rec_file: Path) -> None:
 
 
 def _run(
-    board, logs, cache, plans: list[Plan], rule, until_ci, jobs: int, guard: bool, parallel: int, say
+    board, logs, cache, plans: list[BuildCostPlan], rule, until_ci, jobs: int, guard: bool, parallel: int, say
 ) -> BuildCost:
     by_id = {kernel_plan.kernel.id: kernel_plan for kernel_plan in plans}
     created = clock.now()
@@ -299,7 +301,7 @@ def _say_round(d: rounds.Done[dict[str, Any]]) -> None:
     )
 
 
-def _kernel_entry(logs, kernel_plan: Plan, out: rounds.Outcome[dict[str, Any]], config: str) -> dict[str, Any]:
+def _kernel_entry(logs, kernel_plan: BuildCostPlan, out: rounds.Outcome[dict[str, Any]], config: str) -> dict[str, Any]:
     """One kernel's part of the record: its builds (every attempt) and the study's build beside them."""
     runs = [
         {
@@ -357,7 +359,7 @@ def _no_target(run_dir: Path):  # noqa: ANN202 -- the engine's target factory: b
 
 
 def _ctx(
-    board: Board, logs: Path, cache: Path, kernel_plan: Plan, jobs: int, builddir: Path, log_name: str
+    board: Board, logs: Path, cache: Path, kernel_plan: BuildCostPlan, jobs: int, builddir: Path, log_name: str
 ) -> context.Ctx:
     """The build engine's context of one scratch build: its own build directory and log (two
     rounds of one kernel may build at once with --parallel)."""
@@ -378,7 +380,7 @@ def _ctx(
 
 
 def _one(
-    board: Board, logs: Path, cache: Path, kernel_plan: Plan, jobs: int, scratch_root: Path, run: rounds.Run
+    board: Board, logs: Path, cache: Path, kernel_plan: BuildCostPlan, jobs: int, scratch_root: Path, run: rounds.Run
 ) -> dict:
     """One cold build of one kernel in a fresh scratch directory: its times."""
     scratch = Path(tempfile.mkdtemp(prefix=f"{kernel_plan.kernel.id}{run.suffix}-", dir=scratch_root))
