@@ -7,6 +7,7 @@ import pytest
 
 import recordfactory as rf
 from bringup.measure import footprint
+from bringup.measure.footprintrecords import KernelFootprint
 from bringup.parse import lmbench as lp
 from bringup.util import cpio, paths
 
@@ -54,12 +55,10 @@ def test_deb_entries_skip_docs_and_keep_links(tmp_path):
 
 
 def _results():
-    """(footprint.json, lmbench.json) per kernel, as footprint() returns them."""
+    """Each kernel's footprint.json and lmbench.json, as footprint() returns them."""
 
     def footprint_record(k, code, total, malloc):
-        return rf.footprint(
-            k, memory_mb=512, kernel_code_data_kb=code, total_free_kb=total, malloc_kb=malloc
-        ).model_dump()
+        return rf.footprint(k, memory_mb=512, kernel_code_data_kb=code, total_free_kb=total, malloc_kb=malloc)
 
     def lmbench_record(k, pipe, bw):
         benchmarks = {
@@ -76,11 +75,13 @@ def _results():
                 "raw_lines": [5],
             },
         }
-        return rf.lmbench(k, benchmarks=benchmarks).model_dump()
+        return rf.lmbench(k, benchmarks=benchmarks)
 
     return {
-        "2.4.25": (footprint_record("2.4.25", 1144, 15032, 9024), lmbench_record("2.4.25", 100.0, 50.0)),
-        "2.6.11.7": (footprint_record("2.6.11.7", 1528, 14676, 8320), lmbench_record("2.6.11.7", 180.0, 25.0)),
+        "2.4.25": KernelFootprint(footprint_record("2.4.25", 1144, 15032, 9024), lmbench_record("2.4.25", 100.0, 50.0)),
+        "2.6.11.7": KernelFootprint(
+            footprint_record("2.6.11.7", 1528, 14676, 8320), lmbench_record("2.6.11.7", 180.0, 25.0)
+        ),
     }
 
 
@@ -100,7 +101,7 @@ def test_lmbench_table_grouped_with_direction():
 
 def test_unmeasured_lmbench_is_not_zero():
     r = _results()
-    r["2.6.11.7"] = (r["2.6.11.7"][0], rf.not_measured("2.6.11.7", "no binaries for powerpc").model_dump())
+    r["2.6.11.7"] = KernelFootprint(r["2.6.11.7"].footprint, rf.not_measured("2.6.11.7", "no binaries for powerpc"))
     t = footprint.render_lmbench(r)
     assert "lmbench 2.6.11.7: not measured (no binaries for powerpc)" in t
     assert "| Pipe latency | us | lower | 100 |" in t and " 0 |" not in t

@@ -179,22 +179,22 @@ def test_two_places_run_whole_rounds_in_parallel_and_each_run_says_where(two_pla
     # each place held once for the whole run, and released
     assert [e for e in log if e[0] != "boot"].count(("acquire", "p1")) == 1
     assert ("release", "p1") in log and ("release", "p2") in log
-    assert s["places"] == ["p1", "p2"] and len(s["round_places"]) == 6 and len(s["order"]) == 6
-    assert set(s["round_places"]) == {"p1", "p2"}
+    assert s.places == ["p1", "p2"] and len(s.round_places) == 6 and len(s.order) == 6
+    assert set(s.round_places) == {"p1", "p2"}
     # a round ran on one place, every kernel once, one after the other
     boots = [e for e in log if e[0] == "boot"]
     for rnd in range(1, 7):
         mine = [e for e in boots if e[2] == rnd]
-        assert {e[1] for e in mine} == {s["round_places"][rnd - 1]}
-        assert [e[3] for e in mine] == s["order"][rnd - 1] and sorted(s["order"][rnd - 1]) == sorted(ks)
+        assert {e[1] for e in mine} == {s.round_places[rnd - 1]}
+        assert [e[3] for e in mine] == s.order[rnd - 1] and sorted(s.order[rnd - 1]) == sorted(ks)
     # each value says its round and its place; rounds pair the kernels
     for k in ks:
-        m = s["kernels"][k]["milestones"]["login"]
-        assert m["rounds"] == list(range(1, 7))
-        assert m["places"] == [s["round_places"][r - 1] for r in m["rounds"]]
-    assert s["stopped"] == "6 rounds, as asked"
-    rec = records.validate({"schema": "bringup.boot-timing/8", **s}, records.BootTiming, "summary")
-    assert rec.kernels[ks[0]].milestones["login"].places == m["places"]
+        m = s.kernels[k].milestones["login"]
+        assert m.rounds == list(range(1, 7))
+        assert m.places == [s.round_places[r - 1] for r in m.rounds]
+    assert s.stopped == "6 rounds, as asked"
+    rec = records.validate(s.model_dump(mode="json", by_alias=True), records.BootTiming, "summary")
+    assert rec.kernels[ks[0]].milestones["login"].places == m.places
 
 
 def test_an_error_on_one_place_stops_the_others_and_releases_every_place(two_places):

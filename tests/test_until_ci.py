@@ -189,13 +189,13 @@ def test_boot_timing_adds_rounds_until_the_summary_s_milestones_are_narrow(canne
     times[kernels[0]] = A
     times[kernels[1]] = B
     s = run(runs=3, until_ci=2.0, max_rounds=12)
-    assert s["stopped"] == "95 % confidence intervals of 2 headline differences within ±2 % after 8 rounds"
-    assert len(s["order"]) == 8 and len(calls) == 16
-    assert s["kernels"][kernels[1]]["milestones"]["login"]["rounds"] == list(range(1, 9))
+    assert s.stopped == "95 % confidence intervals of 2 headline differences within ±2 % after 8 rounds"
+    assert len(s.order) == 8 and len(calls) == 16
+    assert s.kernels[kernels[1]].milestones["login"].rounds == list(range(1, 9))
     s = run(runs=3, until_ci=2.0, max_rounds=5)
-    assert s["stopped"].startswith("--max-rounds 5 reached") and len(s["order"]) == 5
+    assert s.stopped is not None and s.stopped.startswith("--max-rounds 5 reached") and len(s.order) == 5
     s = run(runs=2)
-    assert s["stopped"] == "2 rounds, as asked" and len(s["order"]) == 2
+    assert s.stopped == "2 rounds, as asked" and len(s.order) == 2
     calls.clear()
     with pytest.raises(BringupError, match="--max-rounds 2 is below the 3 rounds"):
         run(runs=3, until_ci=2.0, max_rounds=2)
@@ -249,5 +249,5 @@ def test_boot_timing_reads_each_console_log_once_after_its_boot(tmp_path, monkey
     )
     assert len(reads) == 4 and len(set(reads)) == 4  # 2 kernels x 2 rounds, each log once
     k = board.kernels[0].id
-    assert s["kernels"][k]["console"]["bytes"]["n"] == 2  # the summaries had every log
-    assert s["kernels"][k]["initcalls"]["runs"] == s["kernels"][k]["run_ids"]
+    assert s.kernels[k].console is not None and s.kernels[k].console.bytes.n == 2  # the summaries had every log
+    assert s.kernels[k].initcalls is not None and s.kernels[k].initcalls.runs == s.kernels[k].run_ids

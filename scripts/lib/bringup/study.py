@@ -327,7 +327,7 @@ class Boots:
     timeout_factor: float = 1.0
 
 
-def boot_on_ramdisk(board: Board, logs: Path, cache: Path, boots: Boots, say: Say) -> dict:
+def boot_on_ramdisk(board: Board, logs: Path, cache: Path, boots: Boots, say: Say) -> records.BootTiming:
     """Boot timing on the board's ramdisk (built first, or reused when up to date); the summary."""
     ramdisk = rootfs.build(board, logs, cache, say=say)
     return boottiming.boot_timing(
@@ -479,7 +479,7 @@ class _Study:
     def boot(self, board: Board, boots: Boots) -> None:
         """One boot-timing step, failing with the record of the failed runs named."""
         summary = boot_on_ramdisk(board, self.logs, self.cache, boots, self.say)
-        failed = sum(k["failed"] for k in summary["kernels"].values())
+        failed = sum(k.failed for k in summary.kernels.values())
         if not failed:
             return
         prof = boots.profile

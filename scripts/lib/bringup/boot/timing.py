@@ -184,7 +184,7 @@ def boot_timing(
     profile: Profile | None = None,
     places: Sequence[Place] | None = None,
     jobs: int = 1,
-) -> dict:
+) -> records.BootTiming:
     """Boot each kernel `runs` times (the module's docstring: rounds, until_ci, profile).
     initrd: the board's ramdisk (the caller builds it: build.rootfs; rootfs_ref is its
     record's reference, kept in the summary); target_for(run_dir): a fresh target for one
@@ -235,8 +235,9 @@ def _rootfs_ref(initrd: Path) -> records.RootfsRef:
     return records.RootfsRef(file=initrd.name, sha256=hashlib.sha256(initrd.read_bytes()).hexdigest(), inputs_key=None)
 
 
-def _measure(timing: Timing) -> dict:
-    """The rounds, their summary, and the summary written with its runs' records."""
+def _measure(timing: Timing) -> records.BootTiming:
+    """The rounds, their summary, and the summary written with its runs' records; the summary
+    as written."""
     runs = _Runs(timing)
     recs, out = runs.run()
     summary = _summary(timing, runs, recs, out)
@@ -245,10 +246,10 @@ def _measure(timing: Timing) -> dict:
     name = records.boot_timing_name(root, failed=failed > 0, profile=pname)
     # the summary lands with its runs' records (written as each run ended, in directories of their own)
     with records.ResultSet(timing.bdir, name.removesuffix(".json").removesuffix("-failed")) as rset:
-        rset.write(timing.bdir / name, summary, records.BootTiming)
+        written = rset.write(timing.bdir / name, summary, records.BootTiming)
         if not failed:  # a failure record of an earlier invocation is stale now
             rset.remove(timing.bdir / records.boot_timing_name(root, failed=True, profile=pname))
-    return summary
+    return written
 
 
 def _summary(timing: Timing, runs: _Runs, recs: list[dict], out: rounds.Outcome[dict]) -> dict:

@@ -45,8 +45,9 @@ def cmd_boot_timing(args: argparse.Namespace) -> int:
     )
     with lock.board(logs / board.name, "boot-timing", say=common.say):  # the ramdisk too: one run at a time
         summary = study.boot_on_ramdisk(board, logs, paths.cache_dir(), boots, common.say)
-    sys.stdout.write(boottiming.render_table(summary, load_rules(board.milestones)))
-    failed = sum(k["failed"] for k in summary["kernels"].values())
+    table = summary.model_dump(mode="json", by_alias=True)  # the record as written
+    sys.stdout.write(boottiming.render_table(table, load_rules(board.milestones)))
+    failed = sum(k.failed for k in summary.kernels.values())
     name = records.boot_timing_name(args.root, failed=failed > 0, profile=profile.name)
     common.say(f"summary: {paths.rel(logs / board.name / name)}")
     if failed:

@@ -27,6 +27,7 @@ from bringup.builder import rootfs
 from bringup.builder.memeat import mem_eat_binary
 from bringup.errors import BootFailed, BringupError
 from bringup.measure.footprintrecords import (
+    KernelFootprint,
     Payload,
     build_records,
     cannot_run,
@@ -307,7 +308,7 @@ def footprint(
     max_rounds: int = stats.UNTIL_CI_MAX_ROUNDS,
     places: list[str] | None = None,
     jobs: int = 1,
-) -> dict:
+) -> dict[str, KernelFootprint]:
     """lmbench_runs rounds of boots (one per kernel per round); footprint.json and
     lmbench.json per kernel, with every round's values.  until_ci (a width in %):
     more rounds until the 95 % interval of every headline difference (headline()) is
@@ -360,7 +361,7 @@ class Ask:
         return self.logs / self.board.name
 
 
-def _footprint_locked(ask: Ask) -> dict:
+def _footprint_locked(ask: Ask) -> dict[str, KernelFootprint]:
     records.sets.tidy(ask.bdir, ask.say)
     space.check(ask.bdir, FOOTPRINT_BYTES * len(ask.kernels), "footprint")
     payload = _ramdisk(ask)
@@ -399,11 +400,11 @@ def _ramdisk(ask: Ask) -> Payload:
     return Payload(ramdisk, bset, lm_info, lm_missing, auto)
 
 
-def _write(ask: Ask, done: dict, payload: Payload) -> dict:
+def _write(ask: Ask, done: dict, payload: Payload) -> dict[str, KernelFootprint]:
     """Every kernel's two records (kernel_records) in one result set, or its failure record
     beside its earlier ones; a kernel left out fails the step once the others are written."""
     board, bdir, builds, say = ask.board, ask.bdir, ask.builds, ask.say
-    results = {}
+    results: dict[str, KernelFootprint] = {}
     failed: dict[str, dict] = {}
     with records.ResultSet(bdir, "footprint") as rset:  # every kernel's two records land at once, or none
         for kernel_id, rounds_of in done.items():
@@ -421,14 +422,16 @@ def _write(ask: Ask, done: dict, payload: Payload) -> dict:
                 rset.write(recdir / FAILED, failure_record(board, kernel_id, bad, recdir), records.Failure)
                 continue
             footprint_record["stopped"] = ask.rule.stopped
-            rset.write(recdir / "footprint.json", footprint_record, records.Footprint)
-            rset.write(recdir / "lmbench.json", lmbench_record, records.Lmbench)
+            written = KernelFootprint(
+                rset.write(recdir / "footprint.json", footprint_record, records.Footprint),
+                rset.write(recdir / "lmbench.json", lmbench_record, records.Lmbench),
+            )
             rset.remove(recdir / FAILED)  # a stale failure record of an earlier run
-            results[kernel_id] = (footprint_record, lmbench_record)
+            results[kernel_id] = written
+            memory = written.footprint
             say(
-                f"  {kernel_id}: code+data {footprint_record['kernel_code_data_kb']} kB, "
-                f"free total {footprint_record['total_free_kb']} kB, malloc {footprint_record['malloc_kb']} kB "
-                f"(median of {len(footprint_record['rounds'])} round(s))"
+                f"  {kernel_id}: code+data {memory.kernel_code_data_kb} kB, free total {memory.total_free_kb} kB, "
+                f"malloc {memory.malloc_kb} kB (median of {len(memory.rounds)} round(s))"
             )
     say(f"  footprint set {rset.id}: {', '.join(results) or 'no kernel'} ({paths.rel(bdir / records.sets.SETS)})")
     if failed:

@@ -2,7 +2,8 @@
 (build_records), the headline values of its rounds (headline), each kernel's
 footprint.json and lmbench.json from its rounds (kernel_records), the failure record
 of a kernel the step left out (failure_record), several lmbench passes in one
-(merge_runs), and why lmbench's binaries could not run at all (cannot_run)."""
+(merge_runs), and why lmbench's binaries could not run at all (cannot_run); a kernel's
+two records as the step wrote them (KernelFootprint)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,14 @@ from bringup.model.clocks import clock_of
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
 from bringup.util import clock, environment, paths
+
+
+@dataclass(frozen=True)
+class KernelFootprint:
+    """What footprint() measured of one kernel: its two records, as written."""
+
+    footprint: records.Footprint
+    lmbench: records.Lmbench
 
 
 @dataclass

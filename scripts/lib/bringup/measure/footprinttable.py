@@ -3,8 +3,13 @@ lmbench metrics (render_lmbench) of each kernel, with deltas against the first."
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def render_footprint(board: str, results: dict) -> str:
+if TYPE_CHECKING:
+    from bringup.measure.footprintrecords import KernelFootprint
+
+
+def render_footprint(board: str, results: dict[str, KernelFootprint]) -> str:
     kern = list(results)
     rows = [
         ("Kernel Code + Data", "kernel_code_data_kb"),
@@ -12,13 +17,13 @@ def render_footprint(board: str, results: dict) -> str:
         ("Available for malloc()", "malloc_kb"),
     ]
     out = [
-        f"Footprint for {board} (ramdisk root, {results[kern[0]][0]['memory_mb']} MB RAM)",
+        f"Footprint for {board} (ramdisk root, {results[kern[0]].footprint.memory_mb} MB RAM)",
         "",
         "| | " + " | ".join(kern) + " | " + " | ".join(f"Delta {k}" for k in kern[1:]) + " |",
         "|---" * (1 + 2 * len(kern) - 1) + "|",
     ]
     for label, key in rows:
-        vals = [results[k][0][key] for k in kern]
+        vals = [getattr(results[k].footprint, key) for k in kern]
         cells = [f"{v} kB" if v is not None else "-" for v in vals]
         deltas = []
         for v in vals[1:]:
@@ -33,23 +38,21 @@ def render_footprint(board: str, results: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_lmbench(results: dict) -> str:
+def render_lmbench(results: dict[str, KernelFootprint]) -> str:
     kern = list(results)
-    lms = {k: results[k][1] for k in kern}
-    missing = [k for k in kern if not lms[k]["measured"]]
+    lms = {k: results[k].lmbench for k in kern}
+    missing = [k for k in kern if not lms[k].measured]
     out = []
     for k in missing:
-        out.append(f"lmbench {k}: not measured ({lms[k]['reason']})")
-    measured = [k for k in kern if lms[k]["measured"]]
+        out.append(f"lmbench {k}: not measured ({lms[k].reason})")
+    measured = [k for k in kern if lms[k].measured]
     if not measured:
         return "\n".join(out) + "\n"
     table: dict[str, dict[str, dict]] = {}
     for k in measured:
-        for b in lms[k]["benchmarks"].values():
-            for m in b["metrics"]:
-                table.setdefault(b["group"], {}).setdefault(m["name"], {"unit": m["unit"], "better": m["better"]})[
-                    k
-                ] = m["value"]
+        for b in lms[k].benchmarks.values():
+            for m in b.metrics:
+                table.setdefault(b.group, {}).setdefault(m.name, {"unit": m.unit, "better": m.better})[k] = m.value
     for group, metrics in table.items():
         out += [
             "",
