@@ -84,7 +84,7 @@ def cmd_build_report(args: argparse.Namespace) -> int:
     if args.format == "csv":
         sys.stdout.write(buildtable.render_csv(found))
     elif args.format == "json":
-        print(json.dumps(buildtable.table(found), indent=2))
+        print(json.dumps(buildtable.table(found).as_dict(), indent=2))
     else:
         cost = buildtable.load_cost(board, paths.logs_dir(), found)
         sys.stdout.write(buildtable.render_text(found, board.name, missing, left_out, cost))

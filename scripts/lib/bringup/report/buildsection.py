@@ -55,16 +55,16 @@ def _build_cost(rec: records.BuildCost | None, build: dict[str, Build], left_out
     return rec
 
 
-def _row(r: dict, ks: list[str], values: list, link: str, title: str) -> dict:
+def _row(r: buildreport.BuildRow, ks: list[str], link: str, title: str) -> dict:
     """A row of the build table: a cell per kernel, linked to its record (link and title: {k} is the kernel)."""
     return {
-        "label": r["label"],
-        "unit": r["unit"],
+        "label": r.label,
+        "unit": r.unit,
         "cells": [
             {"kernel": k, "value": v, "link": link.format(k=k), "title": title.format(k=k)}
-            for k, v in zip(ks, values, strict=True)
+            for k, v in zip(ks, r.values, strict=True)
         ],
-        "deltas": [None if d is None else round(d, 1) for d in r["deltas"]],
+        "deltas": [None if d is None else round(d, 1) for d in r.deltas],
     }
 
 
@@ -75,13 +75,13 @@ def _build_table(build: dict[str, Build], kernels: list[str], cost: records.Buil
     rows = []
     if cost is not None:
         for r in buildreport.cost_rows(cost, ks):
-            title = f"build-cost.json: median of kernels.{{k}}.{r['field']}, {cost.rounds} rounds"
-            rows.append(_row(r, ks, r["values"], "../build-cost.json", title))
-    for r in buildreport.table([build[k] for k in ks])["rows"]:
-        rows.append(_row(r, ks, r["values"], "../{k}/build.json", f"build.json: {r['field']}"))
+            title = f"build-cost.json: median of kernels.{{k}}.{r.field}, {cost.rounds} rounds"
+            rows.append(_row(r, ks, "../build-cost.json", title))
+    for r in buildreport.table([build[k] for k in ks]).rows:
+        rows.append(_row(r, ks, "../{k}/build.json", f"build.json: {r.field}"))
     hits = [None if h is None else h * 100 for h in (buildreport.hit_rate(build[k]) for k in ks)]
-    ccache = {"label": "ccache hits", "unit": "%", "deltas": [None] * (len(ks) - 1)}
-    row = _row(ccache, ks, hits, "../{k}/build.json", "build.json: ccache.hit_rate")
+    ccache = buildreport.BuildRow("ccache hits", "%", "ccache.hit_rate", hits, [None] * (len(ks) - 1))
+    row = _row(ccache, ks, "../{k}/build.json", "build.json: ccache.hit_rate")
     return [*rows, {"label": "ccache hits", "unit": "%", "info": True, "cells": row["cells"], "deltas": row["deltas"]}]
 
 

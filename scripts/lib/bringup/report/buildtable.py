@@ -7,7 +7,9 @@ one line that names the file and the field."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from bringup import records
 from bringup.errors import BringupError
@@ -30,6 +32,30 @@ ROWS: list[tuple[str, str, str, Callable[[Build], float]]] = [
     ("bss", "kB", "sizes.berkeley.bss", lambda r: r.sizes.berkeley.bss / 1024),
 ]
 FIELDS = {label: field for label, _, field, _ in ROWS}
+
+
+@dataclass(frozen=True)
+class BuildRow:
+    """One row of the build table: a value per kernel (None: not in the record) and the
+    delta of each kernel after the first against the first, in % (None: not computable)."""
+
+    label: str
+    unit: str
+    field: str  # the record field it shows (build.json's, or build-cost.json's kernels.<k>.)
+    values: list[Any]
+    deltas: list[float | None]
+
+
+@dataclass(frozen=True)
+class BuildTable:
+    """The build records' rows (ROWS), one column per kernel."""
+
+    kernels: list[str]
+    rows: list[BuildRow]
+
+    def as_dict(self) -> dict[str, Any]:
+        """{'kernels': [...], 'rows': [{label, unit, field, values, deltas}]}: build-report --format json."""
+        return asdict(self)
 
 
 def hit_rate(r: Build) -> float | None:
@@ -59,9 +85,8 @@ COLD_NOTE = (
 )
 
 
-def cost_rows(cost: BuildCost, kernels: list[str]) -> list[dict]:
-    """The cold build cost's rows for these kernels: {label, unit, field, values, deltas}; none
-    when the record lacks one of them."""
+def cost_rows(cost: BuildCost, kernels: list[str]) -> list[BuildRow]:
+    """The cold build cost's rows for these kernels; none when the record lacks one of them."""
     if not kernels or any(k not in cost.kernels for k in kernels):
         return []
     sub = cost.model_copy(update={"kernels": {k: cost.kernels[k] for k in kernels}})
@@ -70,7 +95,7 @@ def cost_rows(cost: BuildCost, kernels: list[str]) -> list[dict]:
         vals = {k: costreport.values(sub, k, metric) for k in kernels}
         med = [_median(list(vals[k].values())) for k in kernels]
         deltas = [costreport.ratio_pct(vals[kernels[0]], vals[k]) for k in kernels[1:]]
-        rows.append({"label": label, "unit": "s", "field": f"runs[].{metric}", "values": med, "deltas": deltas})
+        rows.append(BuildRow(label, "s", f"runs[].{metric}", med, deltas))
     return rows
 
 
@@ -117,14 +142,13 @@ def load_records(board: Board, logs: Path, say=None) -> tuple[list[Build], list[
     return recs, missing, left_out
 
 
-def table(recs: list[Build]) -> dict:
-    """Rows of values and deltas: {'kernels': [...], 'rows': [{label, unit, field, values, deltas}]}."""
-    out: dict = {"kernels": [r.kernel for r in recs], "rows": []}
+def table(recs: list[Build]) -> BuildTable:
+    """The records' rows of values and deltas."""
+    rows = []
     for label, unit, field, fn in ROWS:
         values = [fn(r) for r in recs]
-        deltas = [pct(values[0], v) for v in values[1:]]
-        out["rows"].append({"label": label, "unit": unit, "field": field, "values": values, "deltas": deltas})
-    return out
+        rows.append(BuildRow(label, unit, field, values, [pct(values[0], v) for v in values[1:]]))
+    return BuildTable([r.kernel for r in recs], rows)
 
 
 def render_text(
@@ -135,17 +159,15 @@ def render_text(
     cost: BuildCost | None = None,
 ) -> str:
     t = table(recs)
-    kern = t["kernels"]
+    kern = t.kernels
     cold = cost_rows(cost, kern) if cost is not None else []
     heads = ["", *[f"{k}" for k in kern], *[f"Delta {k}" for k in kern[1:]]]
     if len(kern) == 2:
         heads[-1] = "Delta"
     rows = []
-    for row in [*cold, *t["rows"]]:
+    for row in [*cold, *t.rows]:
         fmt = "{:.1f}{}".format
-        rows.append(
-            [row["label"], *[fmt(v, row["unit"]) for v in row["values"]], *[fmt_delta(d) for d in row["deltas"]]]
-        )
+        rows.append([row.label, *[fmt(v, row.unit) for v in row.values], *[fmt_delta(d) for d in row.deltas]])
     hits = [hit_rate(r) for r in recs]
     rows.append(["ccache hits", *["-" if v is None else f"{v * 100:.0f}%" for v in hits], *["" for _ in hits[1:]]])
     widths = [max(len(str(r[i])) for r in [heads, *rows]) for i in range(len(heads))]
@@ -189,14 +211,14 @@ def render_csv(recs: list[Build]) -> str:
     t = table(recs)
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["metric", "unit", *t["kernels"], *[f"delta_pct_{k}" for k in t["kernels"][1:]]])
-    for row in t["rows"]:
+    w.writerow(["metric", "unit", *t.kernels, *[f"delta_pct_{k}" for k in t.kernels[1:]]])
+    for row in t.rows:
         w.writerow(
             [
-                row["label"],
-                row["unit"],
-                *[f"{v:.3f}" for v in row["values"]],
-                *["" if d is None else f"{d:.2f}" for d in row["deltas"]],
+                row.label,
+                row.unit,
+                *[f"{v:.3f}" for v in row.values],
+                *["" if d is None else f"{d:.2f}" for d in row.deltas],
             ]
         )
     return buf.getvalue()

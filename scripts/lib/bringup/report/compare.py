@@ -76,13 +76,13 @@ def compare_records(a: Build, a_file: Path, b: Build, b_file: Path, diffs: dict 
         "b": {"label": label_b, "record": str(b_file), "kernelrelease": b.kernelrelease, "ccache": _ccache(b)},
         "rows": [
             {
-                "metric": r["label"],
-                "unit": r["unit"],
-                "a": r["values"][0],
-                "b": r["values"][1],
-                "delta_pct": r["deltas"][0],
+                "metric": r.label,
+                "unit": r.unit,
+                "a": r.values[0],
+                "b": r.values[1],
+                "delta_pct": r.deltas[0],
             }
-            for r in t["rows"]
+            for r in t.rows
         ],
     }
     out.update(diffs if diffs is not None else artifact_diffs(a, a_file, b, b_file))
