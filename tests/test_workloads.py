@@ -12,6 +12,7 @@ from bringup.errors import BringupError
 from bringup.measure import footprint
 from bringup.measure import workloadinputs as wi
 from bringup.measure import workloads as mw
+from bringup.measure.footprintrecords import KernelRounds
 from bringup.model import workload as wm
 from bringup.model.base import DataError
 from bringup.parse import workload as wp
@@ -336,15 +337,12 @@ def test_records_keep_rounds_and_never_write_zero_for_a_failure(tmp_path):
     rounds = []
     for rnd, rc in ((1, 0), (2, 1)):
         sh = FakeShell({"openssl speed": (ok, rc), "xz": ("", 0), "zstd": ("", 0)})
+        ran = mw.run_in_boot(sh, wls, "quick", {}, say=lambda *_: None)
         rounds.append(
-            {
-                "round": rnd,
-                "run_dir": tmp_path / f"workload-runs/r{rnd}",
-                "ran": mw.run_in_boot(sh, wls, "quick", {}, say=lambda *_: None),
-                "host": None,
-            }
+            mw.WorkloadBoot(
+                tmp_path / f"workload-runs/r{rnd}", round=rnd, ran=ran, values=mw.round_values(wls, ran, "quick")
+            )
         )
-        rounds[-1]["values"] = mw.round_values(wls, rounds[-1]["ran"], "quick")
 
     class Rd:
         def ref(self):
@@ -361,7 +359,7 @@ def test_records_keep_rounds_and_never_write_zero_for_a_failure(tmp_path):
         "5.10",
         rf.build("5.10", key=None),
         tmp_path,
-        {"rounds": rounds, "disturbed": 0},
+        KernelRounds(rounds, 0),
         Rd(),
         wls,
         "quick",
@@ -693,9 +691,8 @@ def test_the_record_names_the_disk_and_a_v1_record_still_reads(tmp_path):
     wls = wm.load_all(["postmark"])
     body = capture("postmark-guest-armhf.txt")
     sh = FakeShell({"postmark": (wp.split(body)[0] + "\n", 0)})
-    rnd = {"round": 1, "run_dir": tmp_path / "workload-runs/r1", "host": None}
-    rnd["ran"] = mw.run_in_boot(sh, wls, "quick", {}, say=lambda *_: None)
-    rnd["values"] = mw.round_values(wls, rnd["ran"], "quick")
+    ran = mw.run_in_boot(sh, wls, "quick", {}, say=lambda *_: None)
+    rnd = mw.WorkloadBoot(tmp_path / "workload-runs/r1", round=1, ran=ran, values=mw.round_values(wls, ran, "quick"))
 
     class Rd:
         def ref(self):
@@ -709,7 +706,7 @@ def test_the_record_names_the_disk_and_a_v1_record_still_reads(tmp_path):
     import recordfactory as rf
 
     rec = mw.record(
-        B, "5.10", rf.build("5.10", key=None), tmp_path, {"rounds": [rnd], "disturbed": 0}, Rd(), wls, "quick", {}, disk
+        B, "5.10", rf.build("5.10", key=None), tmp_path, KernelRounds([rnd], 0), Rd(), wls, "quick", {}, disk
     )
     f = tmp_path / "workloads.json"
     records.write(f, rec, records.Workloads)

@@ -27,7 +27,10 @@ from bringup.builder import rootfs
 from bringup.builder.memeat import mem_eat_binary
 from bringup.errors import BootFailed, BringupError
 from bringup.measure.footprintrecords import (
+    BootT,
+    FootprintBoot,
     KernelFootprint,
+    KernelRounds,
     Payload,
     build_records,
     cannot_run,
@@ -400,23 +403,23 @@ def _ramdisk(ask: Ask) -> Payload:
     return Payload(ramdisk, bset, lm_info, lm_missing, auto)
 
 
-def _write(ask: Ask, done: dict, payload: Payload) -> dict[str, KernelFootprint]:
+def _write(ask: Ask, done: dict[str, KernelRounds[FootprintBoot]], payload: Payload) -> dict[str, KernelFootprint]:
     """Every kernel's two records (kernel_records) in one result set, or its failure record
     beside its earlier ones; a kernel left out fails the step once the others are written."""
     board, bdir, builds, say = ask.board, ask.bdir, ask.builds, ask.say
     results: dict[str, KernelFootprint] = {}
-    failed: dict[str, dict] = {}
+    failed: dict[str, FootprintBoot] = {}
     with records.ResultSet(bdir, "footprint") as rset:  # every kernel's two records land at once, or none
         for kernel_id, rounds_of in done.items():
             recdir = bdir / kernel_id
-            bad = next((r for r in rounds_of["rounds"] if "failed" in r), None)
+            bad = next((r for r in rounds_of.rounds if r.failed is not None), None)
             if bad is None:
                 try:
                     footprint_record, lmbench_record = kernel_records(
                         board, kernel_id, builds[kernel_id], recdir, rounds_of, payload, ask.mode
                     )
                 except BootFailed as e:
-                    bad = {"failed": str(e), "run_dir": rounds_of["rounds"][0]["run_dir"]}
+                    bad = replace(rounds_of.rounds[0], failed=str(e))
             if bad is not None:  # its earlier records stay; the failure record goes beside them
                 failed[kernel_id] = bad
                 rset.write(recdir / FAILED, failure_record(board, kernel_id, bad, recdir), records.Failure)
@@ -435,7 +438,7 @@ def _write(ask: Ask, done: dict, payload: Payload) -> dict[str, KernelFootprint]
             )
     say(f"  footprint set {rset.id}: {', '.join(results) or 'no kernel'} ({paths.rel(bdir / records.sets.SETS)})")
     if failed:
-        raise left_out("footprint", {k: r["failed"] for k, r in failed.items()})
+        raise left_out("footprint", {k: r.failed or "" for k, r in failed.items()})
     return results
 
 
@@ -443,7 +446,7 @@ FAILED = records.failed_name("footprint")
 FOOTPRINT_BYTES = 16 * 1024 * 1024  # what a kernel's footprint run writes, about: console logs, lmbench output
 
 
-def _rounds(step: MeasuringStep, ask: Ask, payload: Payload) -> dict[str, dict]:
+def _rounds(step: MeasuringStep, ask: Ask, payload: Payload) -> dict[str, KernelRounds[FootprintBoot]]:
     """The footprint's rounds on the round engine (MeasuringStep.rounds), until the rule says stop
     (rule.stopped says why); each boots every kernel once and measures free,
     /proc/meminfo, mem_eat and one lmbench pass, parsed once as the boot ends.  The
@@ -453,21 +456,16 @@ def _rounds(step: MeasuringStep, ask: Ask, payload: Payload) -> dict[str, dict]:
     rule, kernels, bset, mode, lm_missing = ask.rule, ask.kernels, payload.bset, ask.mode, payload.lm_missing
     of = f"{rule.limit}" if rule.pct is None else f"at most {rule.limit}"
 
-    def boot(run: rounds.Run) -> dict:
+    def boot(run: rounds.Run) -> FootprintBoot:
         run_dir = step.run_dir(run)
         run.say(f"  round {run.round} of {of}, {run.kernel}: booting the ramdisk")
         try:
             after = _one_boot(step, run, run_dir, bset, mode, lm_missing)
         except BootFailed as e:  # this kernel is left out; the step goes on with the next one
             run.say(f"  {e}")
-            return {"run_dir": run_dir, "failed": str(e), "eat": None, "lmbench": None}
+            return FootprintBoot(run_dir, failed=str(e))
         parsed = after.get("lmbench_parsed") or [None]
-        return {
-            "run_dir": run_dir,
-            "after": after,
-            "eat": meminfo.parse_mem_eat(after["mem_eat"]),
-            "lmbench": parsed[0],
-        }
+        return FootprintBoot(run_dir, after=after, eat=meminfo.parse_mem_eat(after["mem_eat"]), lmbench=parsed[0])
 
     return step.rounds(
         kernels, rule, boot, ask.places, ask.jobs, ask.guard, lambda kept: headline(kept, kernels), "footprint", ask.say
@@ -544,9 +542,11 @@ class MeasuringStep:
         log = paths.rel(session.run_dir / "console.log")
         return BootFailed(f"{self.board.name}/{run.kernel}: {what} run failed: {e} (log: {log}{pid})")
 
-    def rounds(self, kernels, rule, boot, places, jobs, guard, headline, what: str, say) -> dict[str, dict]:
-        """The rounds on the round engine (boot/rounds.py: run): per kernel the rounds kept
-        (round, host and the boot's result) and how many were done again."""
+    def rounds(
+        self, kernels, rule, boot: Callable[[rounds.Run], BootT], places, jobs, guard, headline, what: str, say
+    ) -> dict[str, KernelRounds[BootT]]:
+        """The rounds on the round engine (boot/rounds.py: run): per kernel the boots kept,
+        each with its round and the host-load guard's verdict, and how many were done again."""
         out = rounds.run(
             kernels,
             rule,
@@ -559,10 +559,9 @@ class MeasuringStep:
             say=say,
         )
         return {
-            kernel_id: {
-                "rounds": [{"round": d.round, "host": d.host, **d.result} for d in out.kept(kernel_id)],
-                "disturbed": out.redone(kernel_id),
-            }
+            kernel_id: KernelRounds(
+                [replace(d.result, round=d.round, host=d.host) for d in out.kept(kernel_id)], out.redone(kernel_id)
+            )
             for kernel_id in kernels
         }
 

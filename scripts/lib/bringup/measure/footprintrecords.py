@@ -11,6 +11,7 @@ import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from bringup import records
 from bringup.boot import rounds
@@ -21,6 +22,39 @@ from bringup.model.clocks import clock_of
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
 from bringup.util import clock, environment, paths
+
+
+@dataclass(frozen=True)
+class MeasuredBoot:
+    """One boot of a measuring step (the footprint, the workloads), kept for the records: its
+    run directory, why it failed (None: it did not), and, once the round engine kept it
+    (MeasuringStep.rounds), its round and the host-load guard's verdict."""
+
+    run_dir: Path
+    failed: str | None = None
+    round: int = 0
+    host: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class FootprintBoot(MeasuredBoot):
+    """A footprint boot: the guest's outputs (footprint.measure), mem_eat and the lmbench pass
+    parsed as the boot ended."""
+
+    after: dict[str, Any] | None = None
+    eat: dict[str, Any] | None = None
+    lmbench: dict[str, Any] | None = None
+
+
+BootT = TypeVar("BootT", bound=MeasuredBoot)
+
+
+@dataclass(frozen=True)
+class KernelRounds(Generic[BootT]):
+    """A kernel's boots the round engine kept, in round order, and how many were done again."""
+
+    rounds: list[BootT]
+    disturbed: int
 
 
 @dataclass(frozen=True)
@@ -44,7 +78,7 @@ class Payload:
     autorun: bool
 
 
-def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dict[str, dict[int, float]]]:
+def headline(kept: list[rounds.Done[FootprintBoot]], kernels: list[str]) -> dict[str, dict[str, dict[int, float]]]:
     """The headline values of the footprint for --until-ci, as metric -> kernel ->
     round -> value: what the management summary tests, i.e. the memory available to
     malloc() (mem_eat's total, kB) and every lmbench metric (one pass per round), from
@@ -52,7 +86,7 @@ def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dic
     them: the summary states them as sizes, untested."""
     out: dict[str, dict[str, dict[int, float]]] = {}
     for d in kept:
-        eat, passed = d.result["eat"], d.result["lmbench"]
+        eat, passed = d.result.eat, d.result.lmbench
         if eat:
             out.setdefault("memory available to malloc()", {k: {} for k in kernels})[d.kernel][d.round] = eat["kb"]
         for b in (passed or {}).values():
@@ -74,7 +108,7 @@ def build_records(board: Board, kernels: list[str], logs: Path) -> dict[str, rec
     return builds
 
 
-def failure_record(board: Board, kernel_id: str, bad: dict, recdir: Path) -> dict:
+def failure_record(board: Board, kernel_id: str, bad: MeasuredBoot, recdir: Path) -> dict:
     """The failure record of a kernel the step left out."""
     keep = recdir / "footprint.json"
     return {
@@ -82,8 +116,8 @@ def failure_record(board: Board, kernel_id: str, bad: dict, recdir: Path) -> dic
         "board": board.name,
         "kernel": kernel_id,
         "created": clock.now(),
-        "error": records.plain_text(bad["failed"], 2000),
-        "run": str(Path(bad["run_dir"]).relative_to(recdir)) if bad.get("run_dir") else None,
+        "error": records.plain_text(bad.failed or "", 2000),
+        "run": str(Path(bad.run_dir).relative_to(recdir)) if bad.run_dir else None,
         "kept": "footprint.json" if keep.exists() else None,
     }
 
@@ -111,11 +145,17 @@ def cannot_run(texts: list[str], parsed: list[dict] | None = None) -> str | None
 
 
 def kernel_records(
-    board: Board, kernel_id: str, build: records.Build, recdir: Path, done: dict, payload, mode: str
+    board: Board,
+    kernel_id: str,
+    build: records.Build,
+    recdir: Path,
+    done: KernelRounds[FootprintBoot],
+    payload,
+    mode: str,
 ) -> tuple[dict, dict]:
     """footprint.json and lmbench.json of one kernel from its rounds (done: footprint._rounds'
     of the kernel); payload: the ramdisk and its lmbench (footprint.Payload)."""
-    rs = done["rounds"]
+    rs = done.rounds
     footprint_record = _footprint_record(board, kernel_id, build, recdir, done, payload.rootfs)
     lmbench_record = {
         "board": board.name,
@@ -138,19 +178,24 @@ def kernel_records(
 
 
 def _footprint_record(
-    board: Board, kernel_id: str, build: records.Build, recdir: Path, done: dict, ramdisk: records.Rootfs
+    board: Board,
+    kernel_id: str,
+    build: records.Build,
+    recdir: Path,
+    done: KernelRounds[FootprintBoot],
+    ramdisk: records.Rootfs,
 ) -> dict:
     """footprint.json of one kernel: its first round's outputs, and every round's values."""
-    rs = done["rounds"]
-    first = rs[0]
-    mem_line = meminfo.parse_memory_line(first["after"]["console_text"])
-    frees = [meminfo.parse_free(r["after"]["free"]) for r in rs]
-    eats = [r["eat"] for r in rs]  # parsed as each boot ended
+    rs = done.rounds
+    first = _after(rs[0])
+    mem_line = meminfo.parse_memory_line(first["console_text"])
+    frees = [meminfo.parse_free(_after(r)["free"]) for r in rs]
+    eats = [r.eat for r in rs]  # parsed as each boot ended
     for r, eat in zip(rs, eats, strict=True):
         if eat is None:
-            raise BootFailed(f"{board.name}/{kernel_id}: mem_eat printed no total (see {paths.rel(r['run_dir'])})")
+            raise BootFailed(f"{board.name}/{kernel_id}: mem_eat printed no total (see {paths.rel(r.run_dir)})")
     malloc = [e["kb"] for e in eats if e]
-    rel = [r["run_dir"].relative_to(recdir).as_posix() for r in rs]
+    rel = [r.run_dir.relative_to(recdir).as_posix() for r in rs]
     return {
         "board": board.name,
         "kernel": kernel_id,
@@ -161,45 +206,52 @@ def _footprint_record(
         "memory_mb": board.memory_mb,
         "memory_line": mem_line,
         "free": frees[0],
-        "meminfo": meminfo.parse_meminfo(first["after"]["meminfo"]),
+        "meminfo": meminfo.parse_meminfo(first["meminfo"]),
         "mem_eat": eats[0],
         "kernel_code_data_kb": mem_line["kernel_code_data_kb"] if mem_line else None,
         "total_free_kb": frees[0]["total_kb"] if frees[0] else None,
         "malloc_kb": int(statistics.median(malloc)),
         "rootfs": ramdisk.ref().model_dump(),
-        "rounds": [r["round"] for r in rs],
+        "rounds": [r.round for r in rs],
         "malloc_kb_values": malloc,
         "total_free_kb_values": [f["total_kb"] for f in frees if f],
         "runs": rel,
-        "host": [r["host"] for r in rs if r["host"]],
-        "disturbed": done["disturbed"],
+        "host": [r.host for r in rs if r.host],
+        "disturbed": done.disturbed,
         "clock": clock_of(board).record(),
         "environment": environment.of_board(board),
     }
 
 
-def _lmbench_passes(rs: list[dict], bset: BenchSet) -> dict:
+def _after(boot: FootprintBoot) -> dict[str, Any]:
+    """The guest's outputs of a boot that did not fail."""
+    if boot.after is None:  # not reached: a failed boot leaves its kernel out before its records
+        raise BootFailed(f"{paths.rel(boot.run_dir)}: no outputs ({boot.failed})")
+    return boot.after
+
+
+def _lmbench_passes(rs: list[FootprintBoot], bset: BenchSet) -> dict:
     """lmbench.json's measurement from the rounds' passes (parsed as each boot ended), their
     text in the first run's lmbench.txt; not measured when the binaries could not run."""
     first = rs[0]
-    texts = [r["after"]["lmbench"][0] for r in rs]
-    passes = [r["lmbench"] or {} for r in rs]
+    texts = [_after(r)["lmbench"][0] for r in rs]
+    passes = [r.lmbench or {} for r in rs]
     cannot = cannot_run(texts, passes)
     if cannot:  # e.g. Debian's dynamic binaries on a 2.6.32 kernel: not measured, and why
-        (first["run_dir"] / "lmbench.txt").write_text("\n".join(texts))
+        (first.run_dir / "lmbench.txt").write_text("\n".join(texts))
         return {"measured": False, "reason": cannot, "runs": 0, "retried": [], "benchmarks": {}}
     raw = "".join(
-        f"=== lmbench run {i + 1} (round {r['round']})\n{x}\n" for i, (r, x) in enumerate(zip(rs, texts, strict=True))
+        f"=== lmbench run {i + 1} (round {r.round})\n{x}\n" for i, (r, x) in enumerate(zip(rs, texts, strict=True))
     )
-    (first["run_dir"] / "lmbench.txt").write_text(raw)
+    (first.run_dir / "lmbench.txt").write_text(raw)
     blocks = lp.block_lines(raw)  # where each benchmark's blocks begin: the report links there
-    parsed = merge_runs(passes, [r["round"] for r in rs])
+    parsed = merge_runs(passes, [r.round for r in rs])
     groups = {b.name: b.group for b in bset.bench}
     for name, v in parsed.items():
         v["group"] = groups.get(name, "")
         v["raw_lines"] = blocks.get(name, [])
         v.pop("text", None)
-    retried = sorted({n for r in rs for n in r["after"].get("lmbench_retried", [])})
+    retried = sorted({n for r in rs for n in _after(r).get("lmbench_retried", [])})
     return {"measured": True, "reason": None, "runs": len(rs), "benchmarks": parsed, "retried": retried}
 
 

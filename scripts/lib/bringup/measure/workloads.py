@@ -19,8 +19,9 @@ from __future__ import annotations
 import contextlib
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pexpect
 
@@ -30,7 +31,7 @@ from bringup.boot.target import Place
 from bringup.builder import diskimage, rootfs
 from bringup.errors import BootFailed, BringupError
 from bringup.measure.footprint import MeasuringStep
-from bringup.measure.footprintrecords import build_records, left_out
+from bringup.measure.footprintrecords import KernelRounds, MeasuredBoot, build_records, left_out
 from bringup.measure.guestfiles import deb_entries
 from bringup.measure.workloadinputs import generate
 from bringup.model import workload as wm
@@ -316,6 +317,15 @@ WORKLOAD_BYTES = 4 * 1024 * 1024  # what one boot's run directory holds, about (
 FAILED = records.failed_name("workloads")
 
 
+@dataclass(frozen=True)
+class WorkloadBoot(MeasuredBoot):
+    """A workloads boot: what each workload ran (run_in_boot; None: the boot failed) and its
+    values, read as the boot ended (round_values)."""
+
+    ran: dict[str, dict] | None = None
+    values: dict[str, tuple[dict[str, float], list[str]]] = field(default_factory=dict)
+
+
 @dataclass
 class WorkloadPlan:
     """What a workloads step settled before its boots: the kernels, the workloads and
@@ -361,20 +371,22 @@ def _booter(plan: WorkloadPlan, step: MeasuringStep):
     step goes on with the next kernel."""
     of = f"{plan.rule.limit}" if plan.rule.pct is None else f"at most {plan.rule.limit}"
 
-    def boot(run: rounds.Run) -> dict:
+    def boot(run: rounds.Run) -> WorkloadBoot:
         run_dir = step.run_dir(run)
         run.say(f"  round {run.round}/{of} {run.kernel}: booting the workload ramdisk")
         try:
             ran = _one_boot(step, run, run_dir, plan.specs, plan.mode, plan.missing, plan.disk)
         except BootFailed as e:  # this kernel is left out; the step goes on with the next one
             run.say(f"  {e}")
-            return {"run_dir": run_dir, "failed": str(e), "ran": None, "values": {}}
-        return {"run_dir": run_dir, "ran": ran, "values": round_values(plan.specs, ran, plan.mode)}
+            return WorkloadBoot(run_dir, failed=str(e))
+        return WorkloadBoot(run_dir, ran=ran, values=round_values(plan.specs, ran, plan.mode))
 
     return boot
 
 
-def _land(plan: WorkloadPlan, done: dict[str, dict], ramdisk: records.Rootfs, say) -> dict[str, records.Workloads]:
+def _land(
+    plan: WorkloadPlan, done: dict[str, KernelRounds[WorkloadBoot]], ramdisk: records.Rootfs, say
+) -> dict[str, records.Workloads]:
     """Every measured kernel's workloads.json, and a left-out kernel's failure record beside
     its earlier one, as one set; then BootFailed naming the kernels left out, if any."""
     results: dict[str, records.Workloads] = {}
@@ -382,9 +394,9 @@ def _land(plan: WorkloadPlan, done: dict[str, dict], ramdisk: records.Rootfs, sa
     with records.ResultSet(plan.bdir, "workloads") as rset:  # every kernel's record lands at once, or none
         for kernel_id in plan.kernels:
             recdir = plan.bdir / kernel_id
-            bad = next((r for r in done[kernel_id]["rounds"] if "failed" in r), None)
+            bad = next((r for r in done[kernel_id].rounds if r.failed is not None), None)
             if bad is not None:  # its earlier record stays; the failure record goes beside it
-                failed[kernel_id] = bad["failed"]
+                failed[kernel_id] = bad.failed or ""
                 rset.write(recdir / FAILED, _failure(plan, kernel_id, bad, recdir), records.Failure)
                 continue
             rec = record(
@@ -407,25 +419,25 @@ def _land(plan: WorkloadPlan, done: dict[str, dict], ramdisk: records.Rootfs, sa
     return results
 
 
-def _failure(plan: WorkloadPlan, kernel_id: str, bad: dict, recdir: Path) -> dict:
+def _failure(plan: WorkloadPlan, kernel_id: str, bad: WorkloadBoot, recdir: Path) -> dict:
     """The failure record (bringup.failure) of a kernel the step left out."""
     return {
         "step": "workloads",
         "board": plan.board.name,
         "kernel": kernel_id,
         "created": clock.now(),
-        "error": records.plain_text(bad["failed"], 2000),
-        "run": Path(bad["run_dir"]).relative_to(recdir).as_posix(),
+        "error": records.plain_text(bad.failed or "", 2000),
+        "run": Path(bad.run_dir).relative_to(recdir).as_posix(),
         "kept": "workloads.json" if (recdir / "workloads.json").exists() else None,
     }
 
 
-def headline(kept: list[rounds.Done[dict]], kernels: list[str]) -> dict[str, dict[str, dict[int, float]]]:
+def headline(kept: list[rounds.Done[WorkloadBoot]], kernels: list[str]) -> dict[str, dict[str, dict[int, float]]]:
     """The headline values of the workloads for --until-ci, as "workload metric" ->
     kernel -> round -> value: every metric of every workload, as each boot read it."""
     out: dict[str, dict[str, dict[int, float]]] = {}
     for d in kept:
-        for name, (vals, _) in d.result["values"].items():
+        for name, (vals, _) in d.result.values.items():
             for metric, v in vals.items():
                 out.setdefault(f"{name} {metric}", {k: {} for k in kernels})[d.kernel][d.round] = v
     return out
@@ -493,7 +505,7 @@ def record(
     kernel_id,
     build: records.Build,
     recdir,
-    done,
+    done: KernelRounds[WorkloadBoot],
     ramdisk,
     specs: dict[str, WorkloadSpec],
     mode,
@@ -501,8 +513,8 @@ def record(
     disk=None,
 ) -> dict:
     """workloads.json of one kernel from its rounds."""
-    rs = done["rounds"]
-    rel = [r["run_dir"].relative_to(recdir).as_posix() for r in rs]
+    rs = done.rounds
+    rel = [r.run_dir.relative_to(recdir).as_posix() for r in rs]
     out = {name: _workload_part(name, spec, rs) for name, spec in specs.items()}
     return {
         "board": board.name,
@@ -514,8 +526,8 @@ def record(
         "run_dirs": rel,
         "rootfs": ramdisk.ref().model_dump(),
         "packages": versions,
-        "host": [r["host"] for r in rs if r["host"]],
-        "disturbed": done["disturbed"],
+        "host": [r.host for r in rs if r.host],
+        "disturbed": done.disturbed,
         "disk": disk,
         "workloads": out,
         "clock": clock_of(board).record(),
@@ -524,22 +536,22 @@ def record(
     }
 
 
-def _workload_part(name: str, spec: WorkloadSpec, rs: list[dict]) -> dict:
+def _workload_part(name: str, spec: WorkloadSpec, rs: list[WorkloadBoot]) -> dict:
     """One workload's part of workloads.json from the kernel's rounds: every metric's values
     with their rounds and median, why a round has no value, each round's seconds."""
     per_metric: dict[str, dict] = {}
     failures = []
     seconds = []
     for r in rs:
-        ran = r["ran"][name]
-        vals, why = r["values"][name]  # read as the boot ended (round_values)
-        failures += [{"round": r["round"], "reason": w} for w in why]
+        ran: dict[str, Any] = (r.ran or {})[name]
+        vals, why = r.values[name]  # read as the boot ended (round_values)
+        failures += [{"round": r.round, "reason": w} for w in why]
         if ran["steps"] and not ran["error"]:
             seconds.append(round(sum(s["elapsed"] or 0 for s in ran["steps"].values()), 3))
         for mname, v in vals.items():
             pm = per_metric.setdefault(mname, {"values": [], "rounds": []})
             pm["values"].append(v)
-            pm["rounds"].append(r["round"])
+            pm["rounds"].append(r.round)
     metrics = [
         {
             "name": m.name,
