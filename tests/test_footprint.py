@@ -2,12 +2,13 @@
 
 import subprocess
 import types
+from dataclasses import replace
 
 import pytest
 
 import recordfactory as rf
 from bringup.measure import footprint
-from bringup.measure.footprintrecords import KernelFootprint
+from bringup.measure.footprintrecords import GuestOutputs, KernelFootprint
 from bringup.parse import lmbench as lp
 from bringup.util import cpio, paths
 
@@ -138,18 +139,18 @@ def lmbench_pass(pipe, ctx):
 
 def guest_outputs(pipe=2.0, ctx=10.0, malloc_kb=2048):
     """What one footprint boot printed, as footprint.measure() returns it."""
-    return {
-        "free": "       total  used  free\nMem:  505660  9876  480000\n",
-        "meminfo": "MemTotal:  505660 kB\n",
-        "mem_eat": f"mem_eat: total = 1048576 = 1024kB\nGot total = {malloc_kb * 1024} = {malloc_kb}kB\n",
-        "mem_eat_rc": 0,
-        "lmbench": [lmbench_pass(pipe, ctx)],
-        "lmbench_parsed": [lp.parse_runner(lmbench_pass(pipe, ctx))],
-        "lmbench_retried": [],
-        "console_text": "\n".join(
+    return GuestOutputs(
+        free="       total  used  free\nMem:  505660  9876  480000\n",
+        meminfo="MemTotal:  505660 kB\n",
+        mem_eat=f"mem_eat: total = 1048576 = 1024kB\nGot total = {malloc_kb * 1024} = {malloc_kb}kB\n",
+        mem_eat_rc=0,
+        lmbench=[lmbench_pass(pipe, ctx)],
+        lmbench_parsed=[lp.parse_runner(lmbench_pass(pipe, ctx))],
+        lmbench_retried=[],
+        console_text="\n".join(
             ["U-Boot", "Starting kernel ...", "[    0.000000] Linux version", MEMORY_LINE, "login:"]
         ),
-    }
+    )
 
 
 @pytest.fixture
@@ -230,7 +231,7 @@ def test_records_of_a_run_name_their_lines(canned_guest):
     passes = [
         guest_outputs(2.0, 10.0),
         guest_outputs(3.0, 12.0),
-        dict(guest_outputs(), lmbench=[""], lmbench_parsed=[{}]),
+        replace(guest_outputs(), lmbench=[""], lmbench_parsed=[{}]),
     ]
     g.answer = lambda kernel_id, n: passes[min(n, 3) - 1]  # one lmbench pass per boot, one boot per kernel per round
     footprint.footprint(board, logs, cache, lmbench_runs=2, say=lambda m: None, guard=False)
@@ -496,11 +497,12 @@ def test_autorun_steps_are_read_from_the_console_without_typing(tmp_path):
     session = types.SimpleNamespace(console=types.SimpleNamespace(expect=lambda timeout: exp, lines=[]), cancel=None)
     out = footprint.measure_autorun(session, bset, "quick", None, 1.0, say=lambda m: None)
     assert sent == []  # nothing typed
-    assert "Mem:  505660  9876  480000" in out["free"] and "login" not in out["free"]
-    assert out["meminfo"].strip() == "MemTotal:  505660 kB"
-    assert out["mem_eat_rc"] == 1 and "2048kB" in out["mem_eat"]
-    assert out["lmbench_retried"] == [] and len(out["lmbench"]) == 1
-    pipe = out["lmbench_parsed"][0]["lat_pipe"]["metrics"]
+    assert "Mem:  505660  9876  480000" in out.free and "login" not in out.free
+    assert out.meminfo.strip() == "MemTotal:  505660 kB"
+    assert out.mem_eat_rc == 1 and "2048kB" in out.mem_eat
+    assert out.lmbench_retried == [] and out.lmbench is not None and len(out.lmbench) == 1
+    assert out.lmbench_parsed is not None
+    pipe = out.lmbench_parsed[0]["lat_pipe"]["metrics"]
     assert [(m["name"], m["value"]) for m in pipe] == [("Pipe latency", 2.5)]
     entries = footprint.autorun_steps(lmbench=False)
     listed = next(e for e in entries if e.path == "etc/bringup/steps.list").data.decode()

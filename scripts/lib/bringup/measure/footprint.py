@@ -29,6 +29,7 @@ from bringup.errors import BootFailed, BringupError
 from bringup.measure.footprintrecords import (
     BootT,
     FootprintBoot,
+    GuestOutputs,
     KernelFootprint,
     KernelRounds,
     Payload,
@@ -171,7 +172,7 @@ def _step(exp, name: str, timeout: float, cancel) -> tuple[str, int]:
 
 def measure_autorun(
     session: BootSession, bset: BenchSet, mode: str, lm_missing: str | None, timeout_factor: float, say=print
-) -> dict:
+) -> GuestOutputs:
     """The footprint steps the ramdisk ran by itself (AUTORUN): their outputs, as measure()
     gives them, read from the console between their markers; nothing is typed."""
     exp = session.console.expect(timeout=60 * timeout_factor)
@@ -181,8 +182,7 @@ def measure_autorun(
         if name == "mem_eat":
             say("    mem_eat ...")
         out[name], rc = _step(exp, name, STEP_TIMEOUTS[name] * timeout_factor, cancel)
-        if name == "mem_eat":
-            out["mem_eat_rc"] = rc
+    out["mem_eat_rc"] = rc
     if mode != "none" and lm_missing is None:
         t = 60 * timeout_factor
         try:
@@ -193,8 +193,7 @@ def measure_autorun(
         _step_end(exp, "lmbench", t, cancel)
         # no second try of a benchmark that printed nothing: the same boot prints the same
         out["lmbench"], out["lmbench_parsed"], out["lmbench_retried"] = [text], [lp.parse_runner(text)], []
-    out["console_text"] = "\n".join(line.text for line in session.console.lines)
-    return out
+    return GuestOutputs(**out, console_text="\n".join(line.text for line in session.console.lines))
 
 
 def _step_end(exp, name: str, timeout: float, cancel) -> None:
@@ -259,7 +258,7 @@ def measure(
     lmbench_runs: int,
     timeout_factor: float,
     say=print,
-) -> dict:
+) -> GuestOutputs:
     """The footprint steps in a booted ramdisk, through the session's shell: free,
     /proc/meminfo, mem_eat, and the lmbench passes; their outputs (each lmbench pass
     also parsed, once: `lmbench_parsed`)."""
@@ -292,8 +291,7 @@ def measure(
             parsed.append(got)
             retried += empty
         out["lmbench"], out["lmbench_parsed"], out["lmbench_retried"] = texts, parsed, retried
-    out["console_text"] = "\n".join(line.text for line in session.console.lines)
-    return out
+    return GuestOutputs(**out, console_text="\n".join(line.text for line in session.console.lines))
 
 
 def footprint(
@@ -464,8 +462,8 @@ def _rounds(step: MeasuringStep, ask: Ask, payload: Payload) -> dict[str, Kernel
         except BootFailed as e:  # this kernel is left out; the step goes on with the next one
             run.say(f"  {e}")
             return FootprintBoot(run_dir, failed=str(e))
-        parsed = after.get("lmbench_parsed") or [None]
-        return FootprintBoot(run_dir, after=after, eat=meminfo.parse_mem_eat(after["mem_eat"]), lmbench=parsed[0])
+        passed = after.lmbench_parsed[0] if after.lmbench_parsed else None
+        return FootprintBoot(run_dir, after=after, eat=meminfo.parse_mem_eat(after.mem_eat), lmbench=passed)
 
     return step.rounds(
         kernels, rule, boot, ask.places, ask.jobs, ask.guard, lambda kept: headline(kept, kernels), "footprint", ask.say
@@ -566,7 +564,7 @@ class MeasuringStep:
         }
 
 
-def _one_boot(step: MeasuringStep, run: rounds.Run, run_dir: Path, bset, mode, lm_missing) -> dict:
+def _one_boot(step: MeasuringStep, run: rounds.Run, run_dir: Path, bset, mode, lm_missing) -> GuestOutputs:
     session = step.session(run, run_dir)
     try:
         with session:
@@ -579,5 +577,5 @@ def _one_boot(step: MeasuringStep, run: rounds.Run, run_dir: Path, bset, mode, l
                 raise BootFailed(session.gone()) from None
     except BootFailed as e:
         raise step.failed(run, "footprint", e, session) from None
-    (run_dir / "steps.txt").write_text("\n".join(f"=== {k}\n{v}" for k, v in after.items() if k != "console_text"))
+    (run_dir / "steps.txt").write_text(after.steps_text())
     return after

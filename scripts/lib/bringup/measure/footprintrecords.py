@@ -25,6 +25,38 @@ from bringup.util import clock, environment, paths
 
 
 @dataclass(frozen=True)
+class GuestOutputs:
+    """What a footprint boot's steps printed (footprint.measure, measure_autorun): free,
+    /proc/meminfo, mem_eat and its exit status, the lmbench passes (None: not run), each
+    parsed once, and the benchmarks run once more; the console's text."""
+
+    free: str
+    meminfo: str
+    mem_eat: str
+    mem_eat_rc: int
+    console_text: str = ""
+    lmbench: list[str] | None = None
+    lmbench_parsed: list[dict[str, Any]] | None = None
+    lmbench_retried: list[str] | None = None
+
+    def steps_text(self) -> str:
+        """steps.txt of the run: each step's output under its name (the console's is console.log)."""
+        parts: list[tuple[str, object]] = [
+            ("free", self.free),
+            ("meminfo", self.meminfo),
+            ("mem_eat", self.mem_eat),
+            ("mem_eat_rc", self.mem_eat_rc),
+        ]
+        if self.lmbench is not None:
+            parts += [
+                ("lmbench", self.lmbench),
+                ("lmbench_parsed", self.lmbench_parsed),
+                ("lmbench_retried", self.lmbench_retried),
+            ]
+        return "\n".join(f"=== {k}\n{v}" for k, v in parts)
+
+
+@dataclass(frozen=True)
 class MeasuredBoot:
     """One boot of a measuring step (the footprint, the workloads), kept for the records: its
     run directory, why it failed (None: it did not), and, once the round engine kept it
@@ -41,7 +73,7 @@ class FootprintBoot(MeasuredBoot):
     """A footprint boot: the guest's outputs (footprint.measure), mem_eat and the lmbench pass
     parsed as the boot ended."""
 
-    after: dict[str, Any] | None = None
+    after: GuestOutputs | None = None
     eat: dict[str, Any] | None = None
     lmbench: dict[str, Any] | None = None
 
@@ -188,8 +220,8 @@ def _footprint_record(
     """footprint.json of one kernel: its first round's outputs, and every round's values."""
     rs = done.rounds
     first = _after(rs[0])
-    mem_line = meminfo.parse_memory_line(first["console_text"])
-    frees = [meminfo.parse_free(_after(r)["free"]) for r in rs]
+    mem_line = meminfo.parse_memory_line(first.console_text)
+    frees = [meminfo.parse_free(_after(r).free) for r in rs]
     eats = [r.eat for r in rs]  # parsed as each boot ended
     for r, eat in zip(rs, eats, strict=True):
         if eat is None:
@@ -206,7 +238,7 @@ def _footprint_record(
         "memory_mb": board.memory_mb,
         "memory_line": mem_line,
         "free": frees[0],
-        "meminfo": meminfo.parse_meminfo(first["meminfo"]),
+        "meminfo": meminfo.parse_meminfo(first.meminfo),
         "mem_eat": eats[0],
         "kernel_code_data_kb": mem_line["kernel_code_data_kb"] if mem_line else None,
         "total_free_kb": frees[0]["total_kb"] if frees[0] else None,
@@ -223,7 +255,7 @@ def _footprint_record(
     }
 
 
-def _after(boot: FootprintBoot) -> dict[str, Any]:
+def _after(boot: FootprintBoot) -> GuestOutputs:
     """The guest's outputs of a boot that did not fail."""
     if boot.after is None:  # not reached: a failed boot leaves its kernel out before its records
         raise BootFailed(f"{paths.rel(boot.run_dir)}: no outputs ({boot.failed})")
@@ -234,7 +266,7 @@ def _lmbench_passes(rs: list[FootprintBoot], bset: BenchSet) -> dict:
     """lmbench.json's measurement from the rounds' passes (parsed as each boot ended), their
     text in the first run's lmbench.txt; not measured when the binaries could not run."""
     first = rs[0]
-    texts = [_after(r)["lmbench"][0] for r in rs]
+    texts = [(_after(r).lmbench or [""])[0] for r in rs]
     passes = [r.lmbench or {} for r in rs]
     cannot = cannot_run(texts, passes)
     if cannot:  # e.g. Debian's dynamic binaries on a 2.6.32 kernel: not measured, and why
@@ -251,7 +283,7 @@ def _lmbench_passes(rs: list[FootprintBoot], bset: BenchSet) -> dict:
         v["group"] = groups.get(name, "")
         v["raw_lines"] = blocks.get(name, [])
         v.pop("text", None)
-    retried = sorted({n for r in rs for n in _after(r).get("lmbench_retried", [])})
+    retried = sorted({n for r in rs for n in _after(r).lmbench_retried or []})
     return {"measured": True, "reason": None, "runs": len(rs), "benchmarks": parsed, "retried": retried}
 
 
