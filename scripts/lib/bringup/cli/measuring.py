@@ -88,7 +88,7 @@ def cmd_footprint(args: argparse.Namespace) -> int:
 
 def cmd_workloads(args: argparse.Namespace) -> int:
     from bringup import targets
-    from bringup.measure import workloads
+    from bringup.measure import workloads, workloadtable
 
     board = common.board(args)
     jobs = common.boot_jobs(board, args.jobs)
@@ -110,7 +110,7 @@ def cmd_workloads(args: argparse.Namespace) -> int:
         **common.until_ci(args),
         jobs=jobs,
     )
-    sys.stdout.write(workloads.render(result))
+    sys.stdout.write(workloadtable.render(result))
     return 0
 
 
