@@ -120,6 +120,28 @@ def test_a_disturbed_run_is_done_again_at_most_max_redo_times_and_kept_marked(mo
     assert "  round 1 b: host disturbed (busy): booting it again" in said
 
 
+def test_a_disturbed_build_is_built_again_not_booted(monkeypatch):
+    """The engine names what it does again after the measurement: the build cost's rounds
+    build, they do not boot (its progress counts builds too)."""
+    verdicts = [["busy", None]]
+    monkeypatch.setattr(rounds.hostload, "baseline", lambda: 1.0)
+    monkeypatch.setattr(rounds.hostload, "snapshot", lambda: object())
+    monkeypatch.setattr(rounds.hostload, "judge", lambda before, after, base: {"disturbed": verdicts[0].pop(0)})
+    said: list[str] = []
+    out = rounds.run(
+        ["k"],
+        stats.UntilCI(runs=1),
+        lambda r: r.suffix,
+        places=[LocalPlace()],
+        guard=True,
+        work=rounds.BUILDS,
+        say=said.append,
+    )
+    assert [d.result for d in out.runs] == ["-r01", "-r01-redo1"]
+    assert "  round 1 k: host disturbed (busy): building it again" in said
+    assert not any("booting" in line for line in said)
+
+
 def test_without_the_guard_nothing_is_judged(monkeypatch):
     monkeypatch.setattr(rounds.hostload, "snapshot", lambda: (_ for _ in ()).throw(AssertionError("judged")))
     out = rounds.run(["a"], stats.UntilCI(runs=2), lambda r: 1, places=[LocalPlace()], say=quiet)

@@ -44,6 +44,19 @@ T = TypeVar("T")
 MAX_REDO = hostload.MAX_REDO  # a run on a disturbed host is done again at most this many times
 
 
+@dataclass(frozen=True)
+class Work:
+    """What one run of a measurement is, in the engine's words: its plural (the progress
+    bar's unit) and what doing it again is called."""
+
+    plural: str = "boots"
+    doing: str = "booting"
+
+
+BOOTS = Work()
+BUILDS = Work("builds", "building")
+
+
 def williams(n: int) -> list[list[int]]:
     """Rows of a Williams design for n treatments (n rows for even n, 2n for odd n)."""
     if n <= 0:
@@ -251,6 +264,7 @@ def run(
     redo_if: Callable[[T], bool] | None = None,
     on_done: Callable[[Done[T]], None] | None = None,
     label: str = "  rounds",
+    work: Work = BOOTS,
     say: Callable[[str], object] = print,
 ) -> Outcome[T]:
     """Rounds until `rule` says stop; each boots every kernel once in the orders above.
@@ -265,16 +279,16 @@ def run(
     only a good boot); every attempt is kept in the outcome, the redone ones marked.
     headline(kept runs so far): the values --until-ci judges (stats.UntilCI); only
     called with --until-ci.  on_done(done): called after every attempt, under the
-    engine's lock (a record written, a line said).  Progress: `label`, in boots, against
-    the rounds planned; say: lines (above the progress bar)."""
+    engine's lock (a record written, a line said).  Progress: `label`, in work.plural (boots,
+    or builds), against the rounds planned; say: lines (above the progress bar)."""
     check(places, jobs, guard)
-    return _Engine(kernels, rule, boot, places, jobs, guard, headline, redo_if, on_done, label, say).run()
+    return _Engine(kernels, rule, boot, places, jobs, guard, headline, redo_if, on_done, label, work, say).run()
 
 
 class _Engine(Generic[T]):
     """The state of one run() (see there)."""
 
-    def __init__(self, kernels, rule, boot, places, jobs, guard, headline, redo_if, on_done, label, say) -> None:
+    def __init__(self, kernels, rule, boot, places, jobs, guard, headline, redo_if, on_done, label, work, say) -> None:
         self.kernels, self.rule, self.boot = list(kernels), rule, boot
         self.places: list[Place] = list(places) if len(places) > 1 else [places[0]] * jobs
         self.lab = any(p.name is not None for p in self.places) and len(self.places) > 1
@@ -290,7 +304,8 @@ class _Engine(Generic[T]):
         self.pending: list[tuple[int, str]] = []
         self.unfinished: dict[int, int] = {}  # round -> its boots not yet done
         self.qlock = threading.Lock()
-        self.prog = Progress(label, total=rule.limit * len(self.kernels), unit="boots", say=say)
+        self.prog = Progress(label, total=rule.limit * len(self.kernels), unit=work.plural, say=say)
+        self.what = work
 
     def tell(self, msg: str) -> None:
         with self.lock:
@@ -298,7 +313,7 @@ class _Engine(Generic[T]):
 
     def run(self) -> Outcome[T]:
         if len(self.places) > 1 and not self.lab:
-            self.say(f"  {len(self.places)} local workers: up to {len(self.places)} boots at once")
+            self.say(f"  {len(self.places)} local workers: up to {len(self.places)} {self.what.plural} at once")
         try:
             if len(self.places) == 1:  # in this thread: Ctrl-C lands here, the place is released on the way out
                 self.work(0, self.places[0])
@@ -382,7 +397,7 @@ class _Engine(Generic[T]):
                     self.on_done(done)
             if not again:
                 break
-            self.tell(f"  round {rnd} {kernel_id}{on}: host disturbed ({why}): booting it again")
+            self.tell(f"  round {rnd} {kernel_id}{on}: host disturbed ({why}): {self.what.doing} it again")
         with self.lock:
             self.prog.advance(note=f"round {rnd} {kernel_id}")
 
@@ -422,7 +437,7 @@ class _Engine(Generic[T]):
                     e.wait(0.2)
             except KeyboardInterrupt:
                 if not interrupted:
-                    self.say("  interrupted: stopping the boots under way, then releasing the places")
+                    self.say(f"  interrupted: stopping the {self.what.plural} under way, then releasing the places")
                 interrupted = True
                 self.dealer.stop()
                 cancel.set()

@@ -256,6 +256,7 @@ def _run(
             headline=_headline,
             on_done=_say_round,
             label="  build-cost rounds",
+            work=rounds.BUILDS,
             say=say,
         )
     kernels = {
