@@ -5,8 +5,9 @@ captured from main at 45fb26f; since then one deliberate change: the imported ke
 links went to "<built-in method copy of dict ...>" (the template's e.copy was the dict's
 method) and now go to the copy of the imported file; and one in session 13: the legends name the
 study's one test from stats.RULE, the workloads chart draws that test's ratio and interval, paired by
-round, and the lmbench and workload rows keep their rounds in model.json).  The clock is fixed and
-the paths of this checkout and of the test's directory are written as <repo> and <tmp>.
+round, and the lmbench and workload rows keep their rounds in model.json; and one in session 14: the
+workloads chart's caption names that ratio's interval, and the A/A floor's band on the instruction
+clock).  The clock is fixed and the paths of this checkout and of the test's directory are written as <repo> and <tmp>.
 
 BRINGUP_GOLDEN=update writes the golden files again (only when a change to the page
 is meant: say so in the commit)."""

@@ -45,9 +45,9 @@ DEFAULT_RUNS = {"host": 5, "instructions": 1}
 DEFAULT_LMBENCH_RUNS = {"host": 5, "instructions": 1}
 DEFAULT_WORKLOAD_RUNS = {"host": 3, "instructions": 1}
 
-# a difference on the instruction clock is a finding when it is at least this many times the
-# metric's A/A floor (the largest spread of a kernel against itself) and at least 1 %
-FLOOR_MULTIPLE = 3.0
+# a difference on the instruction clock is a finding when it is at least FLOOR_MULTIPLE times the
+# metric's A/A floor (the largest spread of a kernel against itself) and at least SIZE_PCT %: the
+# rule and its constants live once, in stats/deterministic.py
 
 
 @dataclass(frozen=True)

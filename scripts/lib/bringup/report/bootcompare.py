@@ -10,8 +10,11 @@ sides reached, medians, the Hodges-Lehmann shift with its 95 % interval and the
 study's test over the boots (the unit of replication; stats.study_test, paired by
 round when both sides are kernels of one record), Benjamini-Hochberg over the
 milestones; and, when both sides ran with initcall_debug, the same initcall
-attribution as the report's "Boot time explained" (report/bootexplain.py).  A
-kernel compared with itself shows no difference."""
+attribution as the report's "Boot time explained" (report/bootexplain.py).  On the
+instruction clock (both records' clock.kind) nothing is tested: a milestone or an
+initcall differs when its difference is beyond the A/A floor (stats/deterministic.py;
+the floors of model/clocks.py for the side a's board, its aa.json read beside the
+record).  A kernel compared with itself shows no difference."""
 
 from __future__ import annotations
 
@@ -23,8 +26,9 @@ from typing import Any
 
 from bringup import records, stats
 from bringup.errors import BringupError
+from bringup.model import clocks
 from bringup.records import BootTiming
-from bringup.report import bootexplain, setcheck
+from bringup.report import bootexplain, findings, setcheck
 from bringup.report.reading import present
 
 
@@ -67,7 +71,32 @@ def _side(f: Path, kid: str) -> tuple[BootTiming, Any]:
     return rec, k
 
 
-def compare(a_ref: tuple[Path, str], b_ref: tuple[Path, str]) -> dict:
+def _milestone_row(name: str, label: str, times: tuple, values: tuple, rounds: tuple, floor: float | None) -> dict:
+    """One milestone both sides reached: the medians (times), and the study's test of the values
+    (rounds: None when they do not pair), or on the instruction clock (floor, in %) the rule."""
+    (sa, sb), (va, vb) = times, values
+    t = stats.study_test(va, vb, *rounds) if floor is None else None
+    rule = None if floor is None else stats.judge_pct(va, vb, floor)
+    ci = None if t is None else t.shift_ci95
+    return {
+        "milestone": name,
+        "label": label,
+        "a_s": sa.median,
+        "b_s": sb.median,
+        "n": [len(va), len(vb)],
+        "shift_s": rule.delta if rule is not None else None if t is None else t.shift,
+        "ci95_s": list(ci) if ci else None,
+        "test": "beyond the A/A floor" if floor is not None else None if t is None else t.name,
+        "p": None if t is None else t.p,
+        "q": None,
+        "threshold_s": None if rule is None else rule.threshold,
+        "significant": bool(rule and rule.claimed),
+    }
+
+
+def compare(a_ref: tuple[Path, str], b_ref: tuple[Path, str], floors: dict | None = None) -> dict:
+    """The two sides compared (module); floors: the A/A floors for records on the instruction
+    clock (None: model/clocks.py floors() of side a's board, its logs the record's parent's parent)."""
     (fa, ka), (fb, kb) = a_ref, b_ref
     ra, a = _side(fa, ka)
     rb, b = _side(fb, kb)
@@ -81,41 +110,34 @@ def compare(a_ref: tuple[Path, str], b_ref: tuple[Path, str]) -> dict:
         )
     # two kernels of one record ran in the same rounds: their boots pair by round; other sides do not
     same = fa.resolve() == fb.resolve()
+    deterministic = ra.clock.kind == "instructions"
+    if deterministic and floors is None:
+        floors = clocks.floors(ra.board, fa.resolve().parent.parent)
     rows: list[dict[str, Any]] = []
     for name, ma in a.milestones.items():
         mb = b.milestones.get(name)
         sa, sb = ra.times(ma), rb.times(mb) if mb is not None else None
         if mb is None or sa is None or sb is None:
             continue
-        va, vb = list(ma.values or []), list(mb.values or [])
-        t = stats.study_test(va, vb, ma.rounds if same else None, mb.rounds if same else None)
-        ci = None if t is None else t.shift_ci95
-        rows.append(
-            {
-                "milestone": name,
-                "label": ma.label,
-                "a_s": sa.median,
-                "b_s": sb.median,
-                "n": [len(va), len(vb)],
-                "shift_s": None if t is None else t.shift,
-                "ci95_s": list(ci) if ci else None,
-                "test": None if t is None else t.name,
-                "p": None if t is None else t.p,
-                "q": None,
-                "significant": False,
-            }
-        )
-    for r, q in zip(rows, stats.correct([r["p"] for r in rows]), strict=True):
-        r["q"] = q
-        r["significant"] = stats.claimed(q)
+        rounds = (ma.rounds, mb.rounds) if same else (None, None)
+        floor = findings.milestone_floor(floors or {}, name) if deterministic else None
+        values = (list(ma.values or []), list(mb.values or []))
+        rows.append(_milestone_row(name, ma.label, (sa, sb), values, rounds, floor))
+    if not deterministic:
+        for r, q in zip(rows, stats.correct([r["p"] for r in rows]), strict=True):
+            r["q"] = q
+            r["significant"] = stats.claimed(q)
     out: dict[str, Any] = {
         "a": {"label": la, "record": str(fa), "profile": ra.profile, "runs": a.ok},
         "b": {"label": lb, "record": str(fb), "profile": rb.profile, "runs": b.ok},
         "milestones": rows,
         "initcalls": None,
+        "clock": ra.clock.kind,
     }
     if a.initcalls is not None and b.initcalls is not None:
-        out["initcalls"] = bootexplain.attribute(a.initcalls.model_dump(), b.initcalls.model_dump(), la, lb, same)
+        ia, ib = a.initcalls.model_dump(), b.initcalls.model_dump()
+        floor = findings.milestone_floor(floors or {}, ia["end_milestone"] or ib["end_milestone"])
+        out["initcalls"] = bootexplain.attribute(ia, ib, la, lb, same, floor if deterministic else None)
     elif a.initcalls is not None or b.initcalls is not None:
         out["initcalls_left_out"] = "only one side booted with initcall_debug (the initcalls profile)"
     return out
@@ -130,14 +152,27 @@ def _tests(rows: list[dict]) -> str:
     return " / ".join(dict.fromkeys(r["test"] for r in rows if r.get("test"))) or "no test"
 
 
+def _how(c: dict) -> str:
+    """How the milestones were compared, for the table's head."""
+    if c.get("clock") == "instructions":
+        return (
+            "instruction clock: shift B-A the difference of the medians; * beyond "
+            f"{stats.FLOOR_MULTIPLE:g} x the A/A floor and {stats.SIZE_PCT:g} % (docs/clock.md), nothing tested"
+        )
+    return (
+        "shift B-A: Hodges-Lehmann with its 95 % interval; "
+        f"{_tests(c['milestones'])} over the boots, Benjamini-Hochberg over the milestones; * q < 0.05"
+    )
+
+
 def render(c: dict, top: int = 20) -> str:
     a, b = c["a"], c["b"]
+    how = _how(c)
     lines = [
         f"A = {a['label']} ({a['runs']} boots, profile {a['profile']}), "
         f"B = {b['label']} ({b['runs']} boots, profile {b['profile']})",
         "",
-        "Milestones (ms after the reference; shift B-A: Hodges-Lehmann with its 95 % interval; "
-        f"{_tests(c['milestones'])} over the boots, Benjamini-Hochberg over the milestones; * q < 0.05):",
+        f"Milestones (ms after the reference; {how}):",
     ]
     w = max([len(r["label"]) for r in c["milestones"]] + [10])
     lines.append(f"  {'':<{w}} {'A':>9} {'B':>9} {'shift':>9}  {'95 % interval':<21} {'p':>6} {'q':>6}")
@@ -163,7 +198,13 @@ def render(c: dict, top: int = 20) -> str:
             f"  initcalls in total: {(att['initcalls_total']['a_us'] or 0) / 1000:.1f} → "
             f"{(att['initcalls_total']['b_us'] or 0) / 1000:.1f} ms; "
             f"appeared {len(att['appeared'])}, vanished {len(att['vanished'])}; "
-            f"{att['tested']} tested, {len(att['significant'])} significant (* q < 0.05)",
+            f"{att['tested']} {'judged' if att.get('rule') == 'floor' else 'tested'}, "
+            f"{len(att['significant'])} significant "
+            + (
+                f"(* beyond {stats.FLOOR_MULTIPLE:g} x the A/A floor of {att['floor_us'] / 1000:.2g} ms)"
+                if att.get("rule") == "floor"
+                else "(* q < 0.05)"
+            ),
         ]
         kw = max([len(r["key"]) for r in bootexplain.top_changes(att, top)] + [10])
         for r in bootexplain.top_changes(att, top):

@@ -9,26 +9,39 @@ from typing import Any
 from bringup import records, stats
 from bringup.model.board import Board
 from bringup.records import BootTiming
-from bringup.report import bootexplain
+from bringup.report import bootexplain, findings
 from bringup.report.inputs import Gathered
 
 
-def details(board: Board, g: Gathered, rules) -> dict[str, Any]:
-    """The BootSection's boot_explained, console_cost and deferred."""
+def details(board: Board, g: Gathered, rules, floors: dict | None = None) -> dict[str, Any]:
+    """The BootSection's boot_explained, console_cost and deferred.  floors: the A/A floors
+    (model/clocks.py floors()) records on the instruction clock are judged against
+    (stats/deterministic.py); None: the shipped default's."""
     bdir, boot, kernels = g.bdir, g.inputs.boot, g.kernels
     icname = records.boot_timing_name(profile="initcalls")
     ic = g.reader.read(bdir / icname, BootTiming)
     labels = {m.name: m.label for m in rules.milestones}
-    explained = _boot_explained(ic, kernels, icname, labels) if ic else None
+    explained = _boot_explained(ic, kernels, icname, labels, floors or {}) if ic else None
     quiet = g.reader.read(bdir / records.boot_timing_name(profile="quiet"), BootTiming)
     return {
         "boot_explained": explained,
-        "console_cost": _console_cost(board, boot, quiet, kernels, rules),
+        "console_cost": _console_cost(board, boot, quiet, kernels, rules, floors or {}),
         "deferred": _deferred({"timing": boot, "initcalls": ic}, kernels),
     }
 
 
-def _boot_explained(ic: BootTiming, kernels: list[str], fname: str, labels: dict, top: int = 10) -> dict | None:
+def initcall_floor(rec: BootTiming, floors: dict, a: dict, b: dict) -> float | None:
+    """The floor the initcall attribution of two kernels' blocks (a, b) of an initcalls record
+    is judged against: on the instruction clock the end milestone's A/A floor in %; None on the
+    host clock (the study's test)."""
+    if rec.clock.kind != "instructions":
+        return None
+    return findings.milestone_floor(floors, a.get("end_milestone") or b.get("end_milestone"))
+
+
+def _boot_explained(
+    ic: BootTiming, kernels: list[str], fname: str, labels: dict, floors: dict, top: int = 10
+) -> dict | None:
     """The "Boot time explained" section from the initcalls profile's record
     (report/bootexplain.py): per kernel its initcalls, against the first kernel the
     initcalls that grew, shrank, appeared or vanished."""
@@ -57,7 +70,8 @@ def _boot_explained(ic: BootTiming, kernels: list[str], fname: str, labels: dict
     }
     pairs = []
     for k in ks[1:]:
-        att = bootexplain.attribute(blocks[ks[0]], blocks[k], ks[0], k)
+        floor = initcall_floor(ic, floors, blocks[ks[0]], blocks[k])
+        att = bootexplain.attribute(blocks[ks[0]], blocks[k], ks[0], k, floor_pct=floor)
         if att is not None:
             label = labels.get(att["end_milestone"] or "")
             pairs.append(
@@ -93,12 +107,14 @@ def _deferred(recs: dict[str, BootTiming | None], kernels: list[str]) -> dict | 
 
 
 def _console_cost(
-    board: Board, boot: BootTiming | None, quiet: BootTiming | None, kernels: list[str], rules
+    board: Board, boot: BootTiming | None, quiet: BootTiming | None, kernels: list[str], rules, floors: dict
 ) -> dict | None:
     """Console output before user space per kernel (the timing profile's runs), its cost
     at the console's baud rate, and the end milestone's time in quiet runs against the
     timing runs when both records exist: the study's test (stats.study_test; unpaired: the
-    two profiles' runs are different boots), Benjamini-Hochberg over the kernels' rows."""
+    two profiles' runs are different boots), Benjamini-Hochberg over the kernels' rows; on
+    the instruction clock (both records) the rule of stats/deterministic.py instead, against
+    the end milestone's A/A floor (`significant`; no p)."""
     end = next((m for m in rules.milestones if m.end), None)
     rows = []
     for k in kernels:
@@ -118,6 +134,7 @@ def _console_cost(
             "p": None,
             "q": None,
             "test": None,
+            "significant": None,
         }
         if end is not None and t and q and end.name in t.milestones and end.name in q.milestones:
             a, b = t.milestones[end.name], q.milestones[end.name]
@@ -125,17 +142,29 @@ def _console_cost(
             ha, hb = boot.times(a), quiet.times(b)
             row["timing_s"] = ha.median if ha else None
             row["quiet_s"] = hb.median if hb else None
-            test = stats.study_test(a.values or [], b.values or [])
-            if test is not None:
-                row.update(p=test.p, test=test.name)
+            row.update(_console_judged(boot, quiet, end.name, a.values or [], b.values or [], floors))
         rows.append(row)
     if not rows:
         return None
     for row, qvalue in zip(rows, stats.correct([r["p"] for r in rows]), strict=True):
         row["q"] = qvalue
+        if row["p"] is not None:
+            row["significant"] = stats.claimed(qvalue)
     return {
         "rows": rows,
         "end": end.label if end else None,
         "qemu": not board.target.console_rate_limited,
         "until": next((m.label for m in rules.milestones if m.after_initcalls), None),
     }
+
+
+def _console_judged(boot: BootTiming, quiet: BootTiming, end: str, a: list, b: list, floors: dict) -> dict:
+    """The quiet runs' time to the end milestone against the timing runs': on the instruction
+    clock (both records) by the rule of stats/deterministic.py, else the study's test (its p)."""
+    if boot.clock.kind != quiet.clock.kind:
+        return {}  # times on two clocks do not compare (docs/clock.md)
+    if boot.clock.kind == "instructions":
+        rule = stats.judge_pct(a, b, findings.milestone_floor(floors, end))
+        return {"test": "beyond the A/A floor", "significant": None if rule is None else rule.claimed}
+    test = stats.study_test(a, b)
+    return {} if test is None else {"p": test.p, "test": test.name}

@@ -29,6 +29,13 @@ Between two kernels (`attribute`), the rules:
     when a run printed 0) for each row whose median is at least MIN_TESTED_US in
     either kernel (a filter on size, not on the difference), Benjamini-Hochberg over
     those rows (stats.correct); a row is significant when its q-value is below stats.ALPHA;
+  - on the instruction clock (the record's clock.kind; stats/deterministic.py) no row
+    is tested: the runs of one kernel give the same durations, or durations a few
+    icount steps apart, and a t-test would claim one step.  A row (of the same size
+    filter) is significant when its difference is beyond the rule's threshold, its
+    floor in us being the end milestone's A/A floor (floor_pct, in %) applied to that
+    milestone's time; the time to the milestone itself is judged by the same rule
+    with the same floor;
   - clock ticks: until its real clocksource runs, a kernel times initcalls with the
     jiffy, and prints 0 or one tick (10000 us at HZ=100) and nothing between.  A
     kernel's tick is the duration of 1 ms or more it prints most often (at least 5
@@ -44,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bringup import stats
+from bringup.stats import FLOOR_MULTIPLE, SIZE_PCT
 
 MIN_TESTED_US = 1000  # rows smaller than this in both kernels are shown, never tested
 LEVEL_ORDER = ("early", "pure", "core", "postcore", "arch", "subsys", "fs", "rootfs", "device", "late")
@@ -163,15 +171,21 @@ def _before_clock(a: dict, b: dict) -> list[tuple[str, list[float], list[float]]
 
 @dataclass(frozen=True)
 class Sides:
-    """What every row of one attribution shares: each kernel's clock tick, and each
-    kernel's round of every run (None: the runs do not pair by round)."""
+    """What every row of one attribution shares: each kernel's clock tick, each kernel's
+    round of every run (None: the runs do not pair by round), and on the instruction
+    clock the rows' floor in us (None: the host clock, the study's test)."""
 
     ticks: tuple[int | None, int | None]
     rounds: tuple[list[int] | None, list[int] | None]
+    floor_us: float | None = None
 
     def test(self, va: list, vb: list) -> stats.Comparison | None:
         """The study's test of one row's runs."""
         return stats.study_test(va, vb, *self.rounds)
+
+    def judge(self, va: list, vb: list) -> stats.Decision | None:
+        """The instruction clock's rule for one row's runs (its floor: floor_us)."""
+        return stats.judge(va, vb, self.floor_us or 0.0)
 
 
 def _row(kind: str, label: str, va: list[float], vb: list[float], sides: Sides, status: str | None) -> dict[str, Any]:
@@ -198,7 +212,11 @@ def _row(kind: str, label: str, va: list[float], vb: list[float], sides: Sides, 
         "tick": tick,
         "tested": max(abs(ma), abs(mb)) >= MIN_TESTED_US and not tick,
     }
-    if row["tested"]:
+    if row["tested"] and sides.floor_us is not None:
+        rule = sides.judge(va, vb)
+        row["significant"] = rule is not None and rule.claimed
+        row["threshold_us"] = None if rule is None else rule.threshold
+    elif row["tested"]:
         t = sides.test(va, vb)
         row["p"] = None if t is None else t.p
     return row
@@ -219,11 +237,15 @@ def _rows(a: dict, b: dict, sides: Sides) -> list[dict[str, Any]]:
     return rows
 
 
-def attribute(a: dict, b: dict, name_a: str, name_b: str, by_round: bool = True) -> dict[str, Any] | None:
+def attribute(
+    a: dict, b: dict, name_a: str, name_b: str, by_round: bool = True, floor_pct: float | None = None
+) -> dict[str, Any] | None:
     """What makes kernel b's time to the after_initcalls milestone differ from kernel a's
     (see the module's rules); None when either has no runs with that milestone, or
     printed no initcall (a 2.4 kernel: every initcall of the other would look new).
-    by_round: a and b are kernels of one record, their runs pair by round."""
+    by_round: a and b are kernels of one record, their runs pair by round.  floor_pct:
+    measured on the instruction clock, the end milestone's A/A floor in % (the rule of
+    stats/deterministic.py instead of the test); None on the host clock."""
     end_a, end_b = _median(a.get("end_s") or []), _median(b.get("end_s") or [])
     if end_a is None or end_b is None:
         return None
@@ -231,25 +253,27 @@ def attribute(a: dict, b: dict, name_a: str, name_b: str, by_round: bool = True)
         return None  # a kernel that printed no initcall at all (2.4 has no initcall_debug): nothing to attribute
     d_us = (end_b - end_a) * 1e6
     ticks = (clock_tick(a), clock_tick(b))
-    sides = Sides(ticks, (a.get("rounds") or None, b.get("rounds") or None) if by_round else (None, None))
+    floor_us = None if floor_pct is None else floor_pct / 100 * end_a * 1e6
+    rounds = (a.get("rounds") or None, b.get("rounds") or None) if by_round else (None, None)
+    sides = Sides(ticks, rounds, floor_us)
     rows = _rows(a, b, sides)
     na, nb = len(a.get("runs") or []), len(b.get("runs") or [])
-    for r, q in zip(rows, stats.correct([r["p"] for r in rows]), strict=True):
-        r["q"] = q
-        r["significant"] = stats.claimed(q)
+    if floor_us is None:
+        for r, q in zip(rows, stats.correct([r["p"] for r in rows]), strict=True):
+            r["q"] = q
+            r["significant"] = stats.claimed(q)
     explained = sum(r["delta_us"] for r in rows)
     ta = [float(x) for x in a.get("total_us") or []]
     tb = [float(x) for x in b.get("total_us") or []]
-    total = sides.test(ta, tb)
+    total = sides.test(ta, tb) if floor_us is None else None
     initcall_rows = [r for r in rows if r["kind"] == "initcall"]
-    dtest = sides.test(a.get("end_s") or [], b.get("end_s") or [])
     return {
         "a": name_a,
         "b": name_b,
         "end_milestone": a.get("end_milestone") or b.get("end_milestone"),
         "runs": [na, nb],
         "delta_us": d_us,
-        "delta_p": None if dtest is None else dtest.p,
+        **_end_delta(a.get("end_s") or [], b.get("end_s") or [], sides, floor_pct),
         "end_a_s": end_a,
         "end_b_s": end_b,
         "explained_us": explained,
@@ -261,11 +285,26 @@ def attribute(a: dict, b: dict, name_a: str, name_b: str, by_round: bool = True)
             "p": None if total is None else total.p,
         },
         "rows": rows,
-        "tested": sum(1 for r in rows if r["p"] is not None),
+        "tested": sum(1 for r in rows if r["p"] is not None or r.get("threshold_us") is not None),
         "significant": [r for r in rows if r["significant"]],
         "ticks_us": list(ticks),
         "appeared": [r for r in initcall_rows if r["status"] == "appeared"],
         "vanished": [r for r in initcall_rows if r["status"] == "vanished"],
+    }
+
+
+def _end_delta(a: list, b: list, sides: Sides, floor_pct: float | None) -> dict[str, Any]:
+    """Whether the time to the end milestone differs: its test alone (p < ALPHA), or on the
+    instruction clock (floor_pct) the rule; and which of the two decided."""
+    test = sides.test(a, b) if floor_pct is None else None
+    rule = None if floor_pct is None else stats.judge_pct(a, b, floor_pct)
+    p = None if test is None else test.p
+    return {
+        "delta_p": p,
+        "delta_significant": stats.claimed(p) or bool(rule and rule.claimed),
+        "rule": "test" if floor_pct is None else "floor",
+        "floor_pct": floor_pct,
+        "floor_us": sides.floor_us,
     }
 
 
@@ -278,7 +317,8 @@ def claim(att: dict, label: str | None = None) -> str | None:
     """The summary's sentence, in seed 002's voice, only when a row is significant after
     the correction; None otherwise (nothing is claimed).  The difference in the time to
     the milestone is stated as a finding only when it is itself significant (the study's
-    test over the runs, alone: p < stats.ALPHA).  label: the after_initcalls milestone's label, else its name."""
+    test over the runs, alone: p < stats.ALPHA; on the instruction clock: beyond the A/A
+    floor).  label: the after_initcalls milestone's label, else its name."""
     sig = sorted(att["significant"], key=lambda r: -abs(r["delta_us"]))
     if not sig:
         return None
@@ -286,12 +326,18 @@ def claim(att: dict, label: str | None = None) -> str | None:
     d = att["delta_us"] / 1000
     rows = ", ".join(f"`{r['key']}` {r['delta_us'] / 1000:+.1f} ms" for r in sig[:4])
     more = f" and {len(sig) - 4} more" if len(sig) > 4 else ""
-    tested = f"significant after Benjamini-Hochberg over {att['tested']} tests"
-    if stats.claimed(att.get("delta_p")):
+    tested = (
+        f"beyond {FLOOR_MULTIPLE:g} x the A/A floor ({att['floor_us'] / 1000:.2g} ms) and {SIZE_PCT:g} %, "
+        f"instruction clock, {att['tested']} rows judged"
+        if att.get("rule") == "floor"
+        else f"significant after Benjamini-Hochberg over {att['tested']} tests"
+    )
+    if att.get("delta_significant", stats.claimed(att.get("delta_p"))):
         when = "later" if d > 0 else "sooner"
         head = f"with initcall_debug, {att['b']} reaches {what} {abs(d):.1f} ms {when} than {att['a']}"
         return f"{head}; in initcalls: {rows}{more} ({tested})"
     return (
         f"with initcall_debug, {att['b']}'s initcalls differ from {att['a']}'s: {rows}{more} ({tested}); "
-        f"the time to {what} differs by {d:+.1f} ms, not significantly"
+        f"the time to {what} differs by {d:+.1f} ms, "
+        + ("within the A/A floor" if att.get("rule") == "floor" else "not significantly")
     )

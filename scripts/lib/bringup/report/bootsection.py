@@ -21,13 +21,15 @@ from bringup.report.model import BootSection
 from bringup.report.tables import delta, line_link
 
 
-def section(board: Board, g: Gathered) -> BootSection:
+def section(board: Board, g: Gathered, floors: dict | None = None) -> BootSection:
+    """floors: the A/A floors (model/clocks.py floors()) the places and details judge records on
+    the instruction clock against (stats/deterministic.py)."""
     boot, imported, kernels = g.inputs.boot, g.inputs.imported, g.kernels
     rules = load_rules(board.milestones)
     milestones = boot_milestones(boot, rules, set(imported)) if boot else []
     at = next((i for i, m in enumerate(rules.milestones) if m.delayed), None)
     rows = BootTable(boot, records.boot_timing_name(), g).rows(milestones, kernels) if boot else []
-    shown_places = places.section(g.inputs.live_boot, kernels, rules)
+    shown_places = places.section(g.inputs.live_boot, kernels, rules, floors)
     nfs = None
     if g.nfs:
         nfs_milestones = boot_milestones(g.nfs, rules, set(imported))
@@ -37,7 +39,7 @@ def section(board: Board, g: Gathered) -> BootSection:
             "milestones": nfs_milestones,
             "rows": BootTable(g.nfs, records.boot_timing_name("nfs"), g).rows(nfs_milestones, kernels),
         }
-    detail = bootdetail.details(board, g, rules)
+    detail = bootdetail.details(board, g, rules, floors)
     return BootSection(
         boot_milestones=milestones,
         delayed_milestones=[m.name for m in rules.milestones[at:]] if at is not None else [],

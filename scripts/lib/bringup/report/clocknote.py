@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from bringup.model.board import Board
-from bringup.model.clocks import FLOOR_MULTIPLE, floors
+from bringup.model.clocks import floors
 from bringup.report.model import ClockSection, Inputs
+from bringup.stats import FLOOR_MULTIPLE
 
 INSTRUCTION_CLOCK_NOTE = (
     "Times are on the instruction clock (QEMU icount, {ns} ns per instruction): the guest's time advances by "

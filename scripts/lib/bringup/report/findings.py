@@ -36,11 +36,10 @@ significant (bool or None when not tested), and the numbers behind it.
 from __future__ import annotations
 
 from bringup import stats
-from bringup.model.clocks import FLOOR_MULTIPLE
 from bringup.report.tables import pct
+from bringup.stats import FLOOR_MULTIPLE, SIZE_PCT
 
 ALPHA = stats.ALPHA  # the one definition is stats/study.py's
-SIZE_PCT = 1.0
 DEFAULT_FLOOR_PCT = 0.1  # the A/A floor of a metric without a measured one (configs/clock.toml overrides)
 # build times compare only when both builds were (nearly) cold: a cold ccache still gives some hits
 # (about 8-11 % for qemu-arm's two kernels: files the first build already compiled)
@@ -157,16 +156,6 @@ def same_clock(a: str, b: str) -> str:
     return a if a == b else "mixed"
 
 
-def _spread(vals: list[float]) -> float:
-    """The relative spread (max - min) / median of one kernel's boots, in %."""
-    import statistics
-
-    if len(vals) < 2:
-        return 0.0
-    med = statistics.median(vals)
-    return (max(vals) - min(vals)) / abs(med) * 100 if med else 0.0
-
-
 def deterministic_finding(what, a_vals, b_vals, unit, better, slower, faster, link, key) -> dict:
     """A difference measured on the instruction clock; decide() states it or not."""
     a_clean, b_clean, ma, mb = _medians(a_vals, b_vals)
@@ -175,25 +164,37 @@ def deterministic_finding(what, a_vals, b_vals, unit, better, slower, faster, li
         "key": key,
         **_compared(what, ma, mb, unit, better, (slower, faster)),
         "n": [len(a_clean), len(b_clean)],
-        "own_spread_pct": max(_spread(a_clean), _spread(b_clean)),
+        "own_spread_pct": max(stats.spread_pct(a_clean), stats.spread_pct(b_clean)),
         "link": link,
         "significant": None,
     }
 
 
+def floor_pct(floors: dict, key: str) -> float:
+    """A metric's A/A floor in %, from the report's floors (model/clocks.py floors(): its
+    own, else the default)."""
+    return float((floors.get("metrics") or {}).get(key, floors.get("default_pct", DEFAULT_FLOOR_PCT)))
+
+
+def milestone_floor(floors: dict, milestone: str | None) -> float:
+    """A boot milestone's A/A floor in % (its key in the floors: boot-timing.json:<name>)."""
+    return floor_pct(floors, f"boot-timing.json:{milestone}")
+
+
 def decide(f: dict, floors: dict[str, float], default_floor: float) -> None:
-    """A deterministic finding's verdict: a difference of at least FLOOR_MULTIPLE x its
-    floor (the A/A floor of its key, or the default, and at least the kernels' own
-    spread) and at least SIZE_PCT % is stated; else "about the same"."""
+    """A deterministic finding's verdict by the instruction clock's rule (stats.beyond_floor,
+    in % of a's value): a difference of at least FLOOR_MULTIPLE x its floor (the A/A floor
+    of its key, or the default, and at least the kernels' own spread) and at least
+    SIZE_PCT % is stated; else "about the same"."""
     d, unit = f["delta_pct"], f["unit"]
-    floor = max(floors.get(f["key"], default_floor), f["own_spread_pct"])
-    threshold = max(SIZE_PCT, FLOOR_MULTIPLE * floor)
+    rule = stats.beyond_floor(d, 100.0, floors.get(f["key"], default_floor), f["own_spread_pct"])
+    floor, threshold = rule.floor, rule.threshold
     f["floor_pct"] = round(floor, 4)
     f["threshold_pct"] = round(threshold, 4)
     runs = "one boot each" if f["n"] == [1, 1] else f"n={f['n'][0]}/{f['n'][1]} boots"
     if d is None:
         f.update(significant=False, verdict="not comparable")
-    elif abs(d) >= threshold:
+    elif rule.claimed:
         slower, faster = f["words"]
         f["worse"] = (d > 0) == (f["better"] == "lower")
         f.update(

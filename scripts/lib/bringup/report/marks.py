@@ -24,16 +24,20 @@ def explained_findings(model: dict) -> None:
 def mark_from_family(model: dict) -> None:
     """Table marks from the summary's corrected family: a delta is marked * only when
     the summary tested it and its Benjamini-Hochberg q-value < ALPHA; a value the
-    summary did not test gets no mark (its p alone would overstate it)."""
+    summary did not test gets no mark (its p alone would overstate it).  On the
+    instruction clock the summary decided it against the A/A floor (findings.decide,
+    stats/deterministic.py): marked * when that decision states it, (n.s.) when not."""
     tested = {f["kernel"]: f.get("tested", {}) for f in model["findings"]}
+    decided = {f["kernel"]: f.get("deterministic", {}) for f in model["findings"]}
 
     def mark(deltas: list, ks: list[str], key: str) -> None:
         for k, d in zip(ks[1:], deltas, strict=False):
             if not d:
                 continue
             t = tested.get(k, {}).get(key)
+            det = decided.get(k, {}).get(key)
             d["q"] = None if t is None else t["q"]
-            d["significant"] = None if t is None else t["significant"]
+            d["significant"] = t["significant"] if t is not None else None if det is None else det["significant"]
 
     boot = model.get("boot")
     if boot:

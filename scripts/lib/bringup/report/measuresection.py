@@ -1,7 +1,8 @@
 """The report's memory and lmbench sections: the footprint rows (the kernel's own
 `Memory:` line, total "free", what malloc() got), the lmbench tables by group with
 each value linked to its raw output and each delta with the study's test (stats.study_test;
-marked from the summary's corrected family: report/marks.py), and the bw_mem series for
+marked from the summary's corrected family: report/marks.py; on the instruction clock no test,
+marked from the summary's decision against the A/A floor), and the bw_mem series for
 the cascade chart."""
 
 from __future__ import annotations
@@ -135,6 +136,9 @@ def _lmbench_delta(lm: dict[str, Lmbench], measured: list[str], r: dict, k: str,
     if lm[k].imported is not None or lm[measured[0]].imported is not None:
         return {"pct": d, "worse": None, "p": None, "significant": None}  # imported: side by side, never tested
     base = measured[0]
+    if lm[k].clock.kind == "instructions" or lm[base].clock.kind == "instructions":
+        # no test (one icount step would be claimed): the summary's deterministic finding marks the row
+        return {"pct": d, "worse": (d > 0) == (r["better"] == "lower"), "p": None, "significant": None}
     # the study's test (paired by round, as the summary's); the summary's corrected family marks the row
     t = stats.study_test(r["runs"].get(base, []), r["runs"].get(k, []), r["rounds"].get(base), r["rounds"].get(k))
     return {

@@ -57,15 +57,16 @@ def collect(board: Board, logs: Path, top: int = 12, own_floors: bool = True) ->
 def build_model(board: Board, logs: Path, top: int = 12, own_floors: bool = True) -> ReportModel:
     """The typed report model: each section made by its own module (report/model.py)."""
     g = inputs.gather(board, logs)
+    clocks = clocknote.section(board, logs, g.inputs, own_floors)
     model = ReportModel(
         head=Head(board=board.name, description=board.description, kernels=g.kernels, generated=clock.now()),
         inputs=g.inputs,
-        clock=clocknote.section(board, logs, g.inputs, own_floors),
+        clock=clocks,
         build=buildsection.section(g, top),
-        boot=bootsection.section(board, g),
+        boot=bootsection.section(board, g, clocks.floors),
         memory=measuresection.memory(g.inputs.footprint, g.kernels),
         lmbench=measuresection.lmbench(g.inputs.lmbench, g.kernels),
-        workloads=workloads.section(g.inputs.workloads, g.kernels),
+        workloads=workloads.section(g.inputs.workloads, g.kernels, clocks.floors),
         env=environment.for_report(g.inputs, g.live_nfs),
         reproduce=reproduce.steps(board.name, g.inputs, g.live_nfs),
         findings=[],

@@ -17,7 +17,9 @@ runs on each:
     they by it).
 
 A difference is claimed only when q < ALPHA and the interval excludes 0; with
-identical places none should be.  Records only (boot-timing.json /5:
+identical places none should be.  On the instruction clock (the record's clock.kind)
+no place is tested: a difference is claimed by the rule of stats/deterministic.py,
+beyond the milestone's A/A floor.  Records only (boot-timing.json /5:
 `places`, `milestones.<name>.places`).
 """
 
@@ -29,6 +31,7 @@ from typing import Any
 from bringup import stats
 from bringup.parse import milestones as ms
 from bringup.records import BootTiming
+from bringup.report import findings
 
 
 def headline_milestones(rules: ms.Rules) -> list[ms.Milestone]:
@@ -36,16 +39,21 @@ def headline_milestones(rules: ms.Rules) -> list[ms.Milestone]:
     return rules.flagged("summary") or rules.flagged("end")
 
 
-def compare_places(values: list[float], places: list[str], order: list[str]) -> list[dict[str, Any]]:
+def compare_places(
+    values: list[float], places: list[str], order: list[str], floor_pct: float | None = None
+) -> list[dict[str, Any]]:
     """Each place of `order` after the first against the first, over the values
     measured on each (values[i] ran on places[i]).  Rows without p/q adjustment:
-    p is the test's; resolve() adds q and the verdict."""
+    p is the test's; resolve() adds q and the verdict.  floor_pct: on the instruction
+    clock, the milestone's A/A floor in %: each row is decided by the rule (`claimed`)
+    and not tested."""
     base = order[0]
     by: dict[str, list[float | None]] = {p: [v for v, q in zip(values, places, strict=True) if q == p] for p in order}
     out = []
     for p in order[1:]:
         a, b = by[base], by[p]
-        c = stats.study_test(a, b)
+        c = stats.study_test(a, b) if floor_pct is None else None
+        rule = None if floor_pct is None else stats.judge_pct(a, b, floor_pct)
         row: dict[str, Any] = {
             "base": base,
             "place": p,
@@ -59,7 +67,10 @@ def compare_places(values: list[float], places: list[str], order: list[str]) -> 
             "relative": None,
             "relative_ci95": None,
             "test": None,
+            "claimed": None if rule is None else rule.claimed,
         }
+        if rule is not None and row["median_base"]:
+            row.update(test="beyond the A/A floor", relative=(rule.delta or 0) / row["median_base"])
         if c is not None:
             row.update(
                 p=c.p,
@@ -81,6 +92,8 @@ def resolve(rows: list[dict[str, Any]], alpha: float = stats.ALPHA) -> None:
         r["q"] = q
         tested = r["p"] is not None
         r["significant"] = (stats.claimed(q, alpha) and ci is not None and (ci[0] > 0 or ci[1] < 0)) if tested else None
+        if r.get("claimed") is not None:  # the instruction clock: the rule decided
+            r["significant"] = r["claimed"]
         r["verdict"] = (
             "not tested (fewer than 2 runs on a place)"
             if r["significant"] is None
@@ -90,9 +103,11 @@ def resolve(rows: list[dict[str, Any]], alpha: float = stats.ALPHA) -> None:
         )
 
 
-def section(boot: BootTiming | None, kernels: list[str], rules: ms.Rules) -> dict[str, Any] | None:
+def section(
+    boot: BootTiming | None, kernels: list[str], rules: ms.Rules, floors: dict | None = None
+) -> dict[str, Any] | None:
     """The "Places" section of a boot-timing record spread over two places or more;
-    None otherwise."""
+    None otherwise.  floors: the A/A floors an instruction-clock record is judged against."""
     if boot is None or len(boot.places) < 2:
         return None
     order = list(boot.places)
@@ -105,15 +120,20 @@ def section(boot: BootTiming | None, kernels: list[str], rules: ms.Rules) -> dic
             st = kt.milestones.get(m.name)
             if st is None or not st.values or not st.places or len(st.places) != len(st.values):
                 continue
-            for r in compare_places(list(st.values), list(st.places), order):
+            floor = findings.milestone_floor(floors or {}, m.name) if boot.clock.kind == "instructions" else None
+            for r in compare_places(list(st.values), list(st.places), order, floor):
                 rows.append({"kernel": k, "name": m.name, "label": m.label, **r})
     resolve(rows)
     runs = {p: boot.round_places.count(p) for p in order}
     claims = [
         f"{r['kernel']}, boot to {r['label']}: {r['place']} {_pct(r['relative'])} against {r['base']} "
-        f"(95 % CI {_pct(r['relative_ci95'][0])} .. {_pct(r['relative_ci95'][1])}, q = {r['q']:.2g})"
+        + (
+            f"(95 % CI {_pct(r['relative_ci95'][0])} .. {_pct(r['relative_ci95'][1])}, q = {r['q']:.2g})"
+            if r["relative_ci95"]
+            else "(instruction clock: beyond the A/A floor)"
+        )
         for r in rows
-        if r["significant"] and r["relative_ci95"]
+        if r["significant"] and (r["relative_ci95"] or r.get("claimed"))
     ]
     return {
         "places": order,

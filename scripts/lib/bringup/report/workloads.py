@@ -4,6 +4,8 @@ workload metrics, tested like lmbench's in the kernel's family (findings.py)."""
 
 from __future__ import annotations
 
+import statistics
+
 from bringup import stats
 from bringup.records import Workloads
 from bringup.records.workloads import WorkloadFile, WorkloadMetric
@@ -70,13 +72,16 @@ def tables(wl: dict[str, Workloads], kernels: list[str]) -> dict:
     return out
 
 
-def relative(wt: dict) -> dict:
+def relative(wt: dict, floors: dict | None = None, clock: str = "host") -> dict:
     """Each workload metric of each kernel as performance relative to the first kernel
     (>1: better, whatever the metric's direction; Phoronix's relative-performance
     view), with a 95 % interval: the study's test's ratio b/a and its interval
-    (stats.study_test, paired by round), turned over when lower is better.  A metric
-    with a value at or below 0 has no ratio.  {kernels (the others), rows: [{label,
-    ratios: {k: {ratio, lo, hi}}}]}."""
+    (stats.study_test, paired by round), turned over when lower is better.  On the
+    instruction clock (clock) nothing is tested: the ratio of the medians, and
+    as its band the rule's threshold around b (stats/deterministic.py, the metric's A/A
+    floor from floors), so a band excludes 1 exactly when the rule claims the
+    difference.  A metric with a value at or below 0 has no ratio.  {kernels (the
+    others), rows: [{label, ratios: {k: {ratio, lo, hi}}}]}."""
     ks = wt.get("kernels") or []
     rows = []
     for w in wt.get("workloads") or []:
@@ -84,16 +89,43 @@ def relative(wt: dict) -> dict:
             runs, rounds = r.get("runs") or {}, r.get("rounds") or {}
             out = {}
             for k in ks[1:]:
-                t = stats.study_test(runs.get(ks[0]) or [], runs.get(k) or [], rounds.get(ks[0]), rounds.get(k))
-                if t is None or t.ratio is None or t.ratio_ci95 is None:
+                a, b = runs.get(ks[0]) or [], runs.get(k) or []
+                if clock == "instructions":
+                    band = _floor_band(a, b, _findings().floor_pct(floors or {}, r["key"]))
+                else:
+                    t = stats.study_test(a, b, rounds.get(ks[0]), rounds.get(k))
+                    ok = t is not None and t.ratio is not None and t.ratio_ci95 is not None
+                    band = (t.ratio, *t.ratio_ci95) if ok else None  # type: ignore[union-attr, misc]
+                if band is None:
                     continue
                 flip = r["better"] != "higher"
-                ratio = 1 / t.ratio if flip else t.ratio
-                lo, hi = sorted(1 / x if flip else x for x in t.ratio_ci95)
+                ratio = 1 / band[0] if flip else band[0]
+                lo, hi = sorted(1 / x if flip else x for x in band[1:])
                 out[k] = {"ratio": round(ratio, 4), "lo": round(lo, 4), "hi": round(hi, 4)}
             if out:
                 rows.append({"label": f"{w['name']}: {r['name']}", "ratios": out})
     return {"base": ks[0] if ks else None, "kernels": ks[1:], "rows": rows}
+
+
+def _findings():
+    from bringup.report import findings
+
+    return findings
+
+
+def _floor_band(a: list, b: list, floor_pct: float) -> tuple[float, float, float] | None:
+    """On the instruction clock: the ratio of the medians b/a and the rule's band around it
+    ((b's median -+ the threshold) / a's median); None without a positive ratio."""
+    rule = stats.judge_pct(a, b, floor_pct)
+    xa = sorted(x for x in a if x is not None)
+    if rule is None or rule.delta is None or not xa:
+        return None
+    ma = statistics.median(xa)
+    mb = ma + rule.delta
+    lo, hi = (mb - rule.threshold) / ma, (mb + rule.threshold) / ma
+    if ma <= 0 or mb <= 0 or lo <= 0:
+        return None
+    return mb / ma, lo, hi
 
 
 def _pairs(a: Workloads, b: Workloads) -> list[tuple[str, WorkloadMetric, WorkloadMetric]]:
@@ -182,8 +214,11 @@ def left_out(recs: dict[str, Workloads], wt: dict) -> list[dict]:
     return out
 
 
-def section(wl: dict[str, Workloads], kernels: list[str]) -> WorkloadSection:
-    """The report's Workloads section: the tables, the shipped workloads no record holds, the chart's values."""
+def section(wl: dict[str, Workloads], kernels: list[str], floors: dict | None = None) -> WorkloadSection:
+    """The report's Workloads section: the tables, the shipped workloads no record holds, the chart's
+    values (floors: the A/A floors the chart's instruction-clock bands are drawn from)."""
     wt = tables(wl, kernels)
     wt["left_out"] = left_out(wl, wt)
-    return WorkloadSection(workload_tables=wt, workload_relative=relative(wt))
+    ks = wt["kernels"]
+    clock = "instructions" if ks and all(wl[k].clock.kind == "instructions" for k in ks) else "host"
+    return WorkloadSection(workload_tables=wt, workload_relative=relative(wt, floors, clock))

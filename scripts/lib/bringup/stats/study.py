@@ -7,6 +7,8 @@ the marks they show are the summary's family's), the console cost
 (report/bootdetail.py), `compare --boot` (report/bootcompare.py), the initcall
 explanation (report/bootexplain.py), the places (report/places.py), the cold build
 cost (report/buildcost.py) and the terminal's boot table (boot/timingtable.py).
+On the instruction clock no place calls it: values with no spread would give p = 0 for
+one icount step; they decide with stats/deterministic.py's rule (the A/A floor).
 Switching the study to another test is a change to study_test() here (and to the
 Comparison it returns); docs/report.md states the rules.
 
