@@ -43,7 +43,7 @@ def test_aa_boots_with_the_root_it_is_given(canned_aa, root):
     stale.parent.mkdir(parents=True)
     stale.write_text("{}")
     result = aa.run(
-        board, "6.12", logs, cache, aa.Plan(runs=3, lmbench="none", lmbench_runs=2, root=root), say=lambda m: None
+        board, "6.12", logs, cache, aa.CheckPlan(runs=3, lmbench="none", lmbench_runs=2, root=root), say=lambda m: None
     )
     assert seen["root"] == root and seen["runs"] == 3 and seen["board"] == "qemu-arm-aa"
     assert seen["kernels"] == ["a", "b"] and seen["footprint"]["lmbench_runs"] == 2
@@ -57,5 +57,5 @@ def test_aa_boots_with_the_root_it_is_given(canned_aa, root):
 def test_aa_refuses_a_root_it_cannot_boot_before_any_work(canned_aa):
     board, logs, cache, seen = canned_aa
     with pytest.raises(BringupError, match="root 'usb': use 'ramdisk' or 'nfs'"):
-        aa.run(board, "6.12", logs, cache, aa.Plan(root="usb"), say=lambda m: None)
+        aa.run(board, "6.12", logs, cache, aa.CheckPlan(root="usb"), say=lambda m: None)
     assert seen == {} and not (logs / "qemu-arm-aa").exists()

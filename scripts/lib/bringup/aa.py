@@ -110,9 +110,6 @@ class CheckPlan:
     delay_ms: int = 0
 
 
-Plan = CheckPlan  # its old name, kept while code on other branches says aa.Plan
-
-
 def run(
     board: Board, kernel_id: str, logs: Path, cache: Path, plan: CheckPlan = CheckPlan(), say: Say = print
 ) -> dict[str, Any]:
