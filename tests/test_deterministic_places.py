@@ -164,6 +164,10 @@ def test_the_real_aa_reports_summary_claims_nothing(tmp_path):
     assert "Boot time explained" not in sections
     boot = sections["Boot"]
     assert boot and all(f["kind"] == "deterministic" and f["significant"] is False for f in boot)
+    # the page renders the tables' marks the summary decided, titled with the rule, not a q-value
+    html, md = page.render(model, {name: None for name in page.make_charts(model)})
+    assert 'class="ns" title="within the A/A floor (instruction clock)">(n.s.)' in html
+    assert "q=None" not in html and "A/A floor" in md
 
 
 def test_in_the_real_aa_the_t_test_finds_what_the_rule_does_not():
