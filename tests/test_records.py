@@ -93,7 +93,7 @@ def test_v1_footprint_migrates_to_v2(tmp_path):
     old["rootfs"] = {"file": "footprint.cpio.gz", "sha256": rf.key("fp")}
     f.write_text(json.dumps(old))
     rec = records.read(f, records.Footprint)
-    assert rec.schema_ == "bringup.footprint/6" and rec.stopped is None and rec.clock.kind == "host"
+    assert rec.schema_ == "bringup.footprint/7" and rec.stopped is None and rec.clock.kind == "host"
     assert rec.memory_line is not None
     assert rec.memory_line.text == "[    0.000000] Memory: 505660K/524288K available" and rec.memory_line.line is None
     assert rec.run == "footprint-runs/20260101T000000Z" and rec.rootfs.inputs_key is None
@@ -107,9 +107,11 @@ def test_v3_footprint_reads_as_v5_with_no_stopping_reason_on_the_host_clock(tmp_
     old = {**rf.footprint("6.12").model_dump(mode="json"), "schema": "bringup.footprint/3"}
     old.pop("stopped")
     old.pop("clock")
+    old["mem_eat"].pop("chunk_kb")  # new in /7: every older record ran `mem_eat 1024`
     f.write_text(json.dumps(old))
     rec = records.read(f, records.Footprint)
-    assert rec.schema_ == "bringup.footprint/6" and rec.stopped is None
+    assert rec.schema_ == "bringup.footprint/7" and rec.stopped is None
+    assert rec.mem_eat is not None and rec.mem_eat.chunk_kb == 1024
     assert rec.clock == records.base.ClockInfo(kind="host", shift=None, ns_per_instruction=None)
     assert rec.rounds == old["rounds"] and rec.malloc_kb_values == old["malloc_kb_values"]
 

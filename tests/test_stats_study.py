@@ -29,7 +29,7 @@ import recordfactory as rf
 from bringup import records, stats
 from bringup.boot import timingtable
 from bringup.model.milestones import load_rules
-from bringup.report import bootcompare, bootexplain, findings, places
+from bringup.report import bootcompare, bootexplain, findings, places, summary
 from bringup.report import buildcost as costreport
 from bringup.report import workloads as wlreport
 from bringup.util import paths
@@ -85,6 +85,67 @@ def test_samples_of_one_distribution_rarely_pass(seed, n, sigma, paired, drift):
     assert sum(p < stats.ALPHA for p in ps[:200]) / 200 <= 0.12
     families = [ps[i : i + 20] for i in range(0, 600, 20)]
     assert sum(any(stats.claimed(q) for q in stats.correct(f)) for f in families) <= 6
+
+
+# --- values counted in steps (mem_eat's chunks) ----------------------------------
+
+
+def test_two_rounds_of_the_same_chunk_difference_are_noise_with_the_resolution_and_none_without():
+    """CI's sensitivity check of one 6.12 kernel against itself: mem_eat gave 497664 kB in
+    both of arm a's rounds and 500736 kB in both of arm b's (an earlier run of arm a alone
+    gave 497664 and 500736).  Without the resolution the two equal differences have no
+    spread: p = 0, claimed.  With 1024 kB chunks: p about 0.06 on one degree of freedom."""
+    a, b, r = [497664, 497664], [500736, 500736], [1, 2]
+    assert stats.study_test(a, b, r, r).p == 0.0
+    c = stats.study_test(a, b, r, r, resolution=1024)
+    assert c is not None and c.df == 1 and 0.05 < c.p < 0.07
+    assert not stats.claimed(stats.correct([c.p])[0])
+
+
+def test_a_large_difference_in_chunks_is_still_seen_with_the_resolution():
+    """2.4 against 2.6 on one board: MBs apart, the same in every round (or one chunk off)."""
+    r = [1, 2, 3, 4, 5]
+    a = [28672] * 5
+    b = [24576, 24576, 25600, 24576, 24576]
+    c = stats.study_test(a, b, r, r, resolution=1024)
+    assert c is not None and c.p < 1e-4
+    welch = stats.study_test(a, b, resolution=1024)
+    assert welch is not None and not welch.paired and welch.p < 1e-4
+
+
+@PROPERTY
+@given(
+    a=st.lists(st.integers(400, 520), min_size=2, max_size=8),
+    shift=st.integers(-4, 4),
+    resolution=st.sampled_from([256, 1024, 4096]),
+    paired=st.booleans(),
+)
+def test_the_resolution_never_makes_a_difference_more_certain(a, shift, resolution, paired):
+    """The rounding's spread is a floor, never a gain: p with the resolution >= p without."""
+    xs = [v * 1024 for v in a]
+    ys = [v + shift * 1024 for v in xs]
+    rounds = list(range(1, len(xs) + 1)) if paired else None
+    without = stats.study_test(xs, ys, rounds, rounds)
+    with_it = stats.study_test(xs, ys, rounds, rounds, resolution=resolution)
+    assert without is not None and with_it is not None
+    assert with_it.p >= without.p - 1e-12
+
+
+def test_the_summary_tests_malloc_with_mem_eat_s_chunk_and_old_records_mean_1024(tmp_path):
+    r = [1, 2]
+    fa = rf.footprint("a", malloc_kb=497664, rounds=r, malloc_kb_values=[497664, 497664])
+    fb = rf.footprint("b", malloc_kb=500736, rounds=r, malloc_kb_values=[500736, 500736])
+    assert fa.mem_eat is not None and fa.mem_eat.chunk_kb == 1024  # the factory's record names no chunk
+    [f] = [f for f in summary.footprint_findings(fa, fb, "b") if f["kind"] == "tested"]
+    findings.resolve([f])
+    assert f["significant"] is False and f["p"] > 0.05
+    # the same values counted in 1 kB steps: nothing to lean on, p = 0 and claimed
+    fine = {"mem_eat": {"bytes": 1, "kb": 1, "completed": False, "chunk_kb": 1}}
+    ga = rf.footprint("a", malloc_kb=497664, rounds=r, malloc_kb_values=[497664, 497664], **fine)
+    gb = rf.footprint("b", malloc_kb=500736, rounds=r, malloc_kb_values=[500736, 500736], **fine)
+    [g] = [g for g in summary.footprint_findings(ga, gb, "b") if g["kind"] == "tested"]
+    findings.resolve([g])
+    assert g["significant"] is True
 
 
 # --- every place ---------------------------------------------------------------
@@ -201,11 +262,11 @@ def test_switching_the_study_s_test_switches_every_place(monkeypatch):
     a = sample(7, 6, 0.01)
     b = [x * 2 for x in a]
 
-    def always(x, y, rx=None, ry=None):
+    def always(x, y, rx=None, ry=None, resolution=None):
         c = real(x, y, rx, ry)
         return None if c is None else dataclasses.replace(c, p=0.0, mean=0.7, se=0.01)
 
-    def never(x, y, rx=None, ry=None):
+    def never(x, y, rx=None, ry=None, resolution=None):
         c = real(x, y, rx, ry)
         return None if c is None else dataclasses.replace(c, p=1.0, mean=0.0, se=1.0)
 

@@ -42,7 +42,7 @@ from bringup.measure.footprintrecords import (
     merge_runs,
 )
 from bringup.measure.footprinttable import render_footprint, render_lmbench
-from bringup.measure.guestfiles import autorun_steps, bench_files, deb_entries
+from bringup.measure.guestfiles import MEM_EAT, autorun_steps, bench_files, deb_entries
 from bringup.model import benchset
 from bringup.model.benchset import BenchSet, load_set
 from bringup.model.board import Board
@@ -266,7 +266,7 @@ def measure(
     free_out, _ = sh.run("free", timeout=20, name="free")
     mi_out, _ = sh.run("cat /proc/meminfo", timeout=20, name="meminfo")
     say("    mem_eat ...")
-    eat_out, eat_rc = sh.run("mem_eat 1024", timeout=300, name="mem_eat")
+    eat_out, eat_rc = sh.run(MEM_EAT, timeout=300, name="mem_eat")
     out: dict = {"free": free_out, "meminfo": mi_out, "mem_eat": eat_out, "mem_eat_rc": eat_rc}
     if mode != "none" and lm_missing is None:
         sh.run("true", timeout=10, name="settle")

@@ -21,6 +21,7 @@ from bringup.model.board import Board
 from bringup.model.clocks import clock_of
 from bringup.parse import lmbench as lp
 from bringup.parse import meminfo
+from bringup.records.measure import MEM_EAT_CHUNK_KB
 from bringup.util import clock, environment, paths
 
 
@@ -226,7 +227,8 @@ def _footprint_record(
     for r, eat in zip(rs, eats, strict=True):
         if eat is None:
             raise BootFailed(f"{board.name}/{kernel_id}: mem_eat printed no total (see {paths.rel(r.run_dir)})")
-    malloc = [e["kb"] for e in eats if e]
+    eaten = [e for e in eats if e]
+    malloc = [e["kb"] for e in eaten]
     rel = [r.run_dir.relative_to(recdir).as_posix() for r in rs]
     return {
         "board": board.name,
@@ -239,7 +241,7 @@ def _footprint_record(
         "memory_line": mem_line,
         "free": frees[0],
         "meminfo": meminfo.parse_meminfo(first.meminfo),
-        "mem_eat": eats[0],
+        "mem_eat": {**eaten[0], "chunk_kb": MEM_EAT_CHUNK_KB},
         "kernel_code_data_kb": mem_line["kernel_code_data_kb"] if mem_line else None,
         "total_free_kb": frees[0]["total_kb"] if frees[0] else None,
         "malloc_kb": int(statistics.median(malloc)),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bringup.model.benchset import BenchSet
+from bringup.records.measure import MEM_EAT_CHUNK_KB
 from bringup.util import cpio, debs
 
 SKIP_PREFIXES = (
@@ -67,9 +68,13 @@ def bench_files(bset: BenchSet, mode: str, instruction_clock: bool = False) -> l
     ]
 
 
+# the footprint's mem_eat command (the record keeps its chunk: records.measure.MemEat.chunk_kb)
+MEM_EAT = f"mem_eat {MEM_EAT_CHUNK_KB}"
+
+
 def autorun_steps(lmbench: bool) -> list[cpio.Entry]:
     """The ramdisk's steps.list: free, /proc/meminfo, mem_eat, and the lmbench pass."""
-    steps = [("free", "free"), ("meminfo", "cat /proc/meminfo"), ("mem_eat", "mem_eat 1024")]
+    steps = [("free", "free"), ("meminfo", "cat /proc/meminfo"), ("mem_eat", MEM_EAT)]
     steps += [("lmbench", "bringup-bench")] if lmbench else []
     return [
         cpio.directory("etc/bringup"),

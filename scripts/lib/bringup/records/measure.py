@@ -57,10 +57,16 @@ class Free(Part):
     columns: dict[str, KB]
 
 
+# mem_eat's chunk: the footprint step runs `mem_eat 1024`, so its total is a whole number of
+# 1024 kB chunks (the only size bringup has run: records before /7 say none and mean this one)
+MEM_EAT_CHUNK_KB = 1024
+
+
 class MemEat(Part):
     bytes: Bytes
     kb: KB
     completed: bool  # malloc() failed ("Got total"); False: the OOM killer ended it
+    chunk_kb: Annotated[int, Field(ge=1)] = MEM_EAT_CHUNK_KB  # the step's chunk: kb's resolution (/7)
 
 
 def _run_dir(v1: Any) -> str | None:
@@ -90,8 +96,8 @@ class Footprint(KernelRecord):
     """A kernel's memory footprint over its rounds: logs/<board>/<kernel>/footprint.json."""
 
     KIND = "bringup.footprint"
-    VERSION = 6
-    MIGRATIONS = migrations(range(1, 6), {1: _footprint_1_to_2})
+    VERSION = 7
+    MIGRATIONS = migrations(range(1, 7), {1: _footprint_1_to_2})
 
     kernelrelease: Name | None  # None only in an imported log without a kernel version (/4)
     build_key: Sha256 | None

@@ -92,9 +92,11 @@ def tested_finding(
     b_rounds: list | None = None,
     key: str = "",
     clock: str = "host",
+    resolution: float | None = None,
 ) -> dict:
     """A tested comparison; its verdict waits for the family's correction (resolve()).
-    On the instruction clock: a deterministic comparison, decided against the A/A floor (decide())."""
+    On the instruction clock: a deterministic comparison, decided against the A/A floor (decide()).
+    resolution: the values' quantum when they are counted in steps (stats.study_test)."""
     if clock == "instructions":
         return deterministic_finding(what, a_vals, b_vals, unit, better, slower, faster, link, key or what)
     a_clean, b_clean, ma, mb = _medians(a_vals, b_vals)
@@ -102,7 +104,7 @@ def tested_finding(
     if clock == "mixed":  # one kernel on the instruction clock, the other on the host's: never compared
         why = "not comparable (docs/clock.md)"
         return untested_finding(what, ma, mb, *words, runs="measured on different clocks", why=why)
-    c = stats.study_test(a_vals, b_vals, a_rounds, b_rounds)
+    c = stats.study_test(a_vals, b_vals, a_rounds, b_rounds, resolution)
     n = _n_text(c, a_clean, b_clean)
     if c is None:
         return untested_finding(what, ma, mb, *words, runs="one run each" if len(a_clean) == len(b_clean) == 1 else n)

@@ -316,6 +316,12 @@ def boot_findings(boot: BootTiming, milestones: list[dict], base: str, k: str, f
     return fs
 
 
+def _chunk_kb(fa: Footprint, fb: Footprint) -> int | None:
+    """The resolution of both kernels' mem_eat totals: the larger chunk (None: no mem_eat)."""
+    chunks = [f.mem_eat.chunk_kb for f in (fa, fb) if f.mem_eat is not None]
+    return max(chunks) if chunks else None
+
+
 def footprint_findings(fa: Footprint, fb: Footprint, k: str) -> list[dict]:
     link = f"../{k}/footprint.json"
     fs = []
@@ -337,6 +343,7 @@ def footprint_findings(fa: Footprint, fb: Footprint, k: str) -> list[dict]:
             b_rounds=fb.rounds or None,
             key="footprint:malloc_kb",
             clock=same_clock(fa.clock.kind, fb.clock.kind),
+            resolution=_chunk_kb(fa, fb),
         )
     )
     return fs

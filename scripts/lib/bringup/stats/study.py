@@ -20,6 +20,13 @@ The test today, Student's t on the ratio scale:
   - else Welch's t-test of log b against log a;
   - on the values themselves (differences, not ratios) when a value is zero or negative.
 
+Values counted in whole steps (mem_eat's total, a whole number of 1 MiB chunks) are
+tested with their resolution: no sample's standard deviation is taken as less than
+the rounding's own (step / sqrt(12)).  Two rounds that happened to give the same
+3-chunk difference (CI's A/B check of one kernel: 497664 → 500736 kB twice) are then
+a difference of 0.6 % within its noise (p = 0.06 on one degree of freedom), not one
+with no noise at all (p = 0, claimed).
+
 Unlike a rank test it has no smallest p: with few rounds a large, consistent
 difference passes a family's correction (the signed-rank test's smallest p with 5
 rounds is 2/2^5 = 0.0625, so the default 5 rounds could never claim anything).
@@ -170,10 +177,15 @@ def study_test(
     b: Sequence[float | None],
     rounds_a: Sequence[int] | None = None,
     rounds_b: Sequence[int] | None = None,
+    resolution: float | None = None,
 ) -> Comparison | None:
     """Kernel b's values against kernel a's by the study's test (see the module): paired
     by round when both carry their rounds and two rounds or more pair, else unpaired.
-    None below 2 values a side."""
+    None below 2 values a side.  `resolution`: the values' quantum, when they are counted
+    in whole steps (mem_eat's total is a whole number of chunks): each value carries a
+    rounding error of up to half a step, so no sample's spread is taken as less than
+    that error's (rounding_sd()); without it, rounds that all give the same difference
+    would be a difference with no noise at all (p = 0 on two rounds)."""
     joined = pairs(a, b, rounds_a, rounds_b)
     paired = joined is not None and len(joined[0]) >= 2
     xs, ys = joined if paired and joined is not None else (_clean(a), _clean(b))
@@ -181,11 +193,13 @@ def study_test(
         return None
     log = all(v > 0 for v in xs + ys)
     fx, fy = (np.log(xs), np.log(ys)) if log else (np.array(xs, float), np.array(ys, float))
+    floor_x, floor_y = rounding_sd(xs, resolution, log), rounding_sd(ys, resolution, log)
     if paired:
         d = fy - fx
-        se, df, mean = float(np.std(d, ddof=1)) / math.sqrt(len(d)), float(len(d) - 1), float(np.mean(d))
+        sd = max(float(np.std(d, ddof=1)), math.hypot(floor_x, floor_y))
+        se, df, mean = sd / math.sqrt(len(d)), float(len(d) - 1), float(np.mean(d))
     else:
-        mean, se, df = _welch(fx, fy)
+        mean, se, df = _welch(fx, fy, floor_x, floor_y)
     # no spread at all: the same difference in every round (p 0), or none (p 1)
     p = (1.0 if mean == 0 else 0.0) if se == 0 else float(2 * sps.t.sf(abs(mean / se), df))
     return Comparison(
@@ -202,9 +216,21 @@ def study_test(
     )
 
 
-def _welch(fx: np.ndarray, fy: np.ndarray) -> tuple[float, float, float]:
-    """Welch's difference of means, its standard error and the Welch-Satterthwaite df."""
-    vx, vy = float(np.var(fx, ddof=1)) / len(fx), float(np.var(fy, ddof=1)) / len(fy)
+def rounding_sd(values: Sequence[float], resolution: float | None, log: bool) -> float:
+    """The standard deviation the rounding to `resolution` alone gives a sample's values
+    (a uniform error of up to half a step: resolution / sqrt(12)), on the test's scale
+    (log: relative to the sample's median); 0 without a resolution."""
+    if not resolution or not values:
+        return 0.0
+    sd = resolution / math.sqrt(12)
+    return sd / statistics.median(values) if log else sd
+
+
+def _welch(fx: np.ndarray, fy: np.ndarray, floor_x: float = 0.0, floor_y: float = 0.0) -> tuple[float, float, float]:
+    """Welch's difference of means, its standard error and the Welch-Satterthwaite df
+    (each sample's standard deviation at least its floor: rounding_sd())."""
+    sx, sy = max(float(np.std(fx, ddof=1)), floor_x), max(float(np.std(fy, ddof=1)), floor_y)
+    vx, vy = sx**2 / len(fx), sy**2 / len(fy)
     den = vx**2 / (len(fx) - 1) + vy**2 / (len(fy) - 1)
     df = (vx + vy) ** 2 / den if den > 0 else float(len(fx) + len(fy) - 2)
     return float(np.mean(fy) - np.mean(fx)), math.sqrt(vx + vy), df
