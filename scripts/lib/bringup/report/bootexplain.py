@@ -41,7 +41,8 @@ Between two kernels (`attribute`), the rules:
     kernel's tick is the duration of 1 ms or more it prints most often (at least 5
     times, 3 times as often as any other); a row whose every duration in both
     kernels is a whole number of ticks, and whose difference is no more than a tick,
-    is marked `tick` and not tested.
+    is marked `tick` and not tested; a larger one is tested with the tick as its
+    resolution (stats.study_test).
 """
 
 from __future__ import annotations
@@ -180,8 +181,10 @@ class Sides:
     floor_us: float | None = None
 
     def test(self, va: list, vb: list) -> stats.Comparison | None:
-        """The study's test of one row's runs."""
-        return stats.study_test(va, vb, *self.rounds)
+        """The study's test of one row's runs; durations in whole clock ticks are known to
+        a tick (the resolution: 0 → 2 ticks in two runs each is not 20 ms for certain)."""
+        ticks = [t for t, v in zip(self.ticks, (va, vb), strict=True) if t is not None and _in_ticks(v, t)]
+        return stats.study_test(va, vb, *self.rounds, resolution=max(ticks, default=None))
 
     def judge(self, va: list, vb: list) -> stats.Decision | None:
         """The instruction clock's rule for one row's runs (its floor: floor_us)."""

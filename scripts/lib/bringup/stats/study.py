@@ -20,12 +20,17 @@ The test today, Student's t on the ratio scale:
   - else Welch's t-test of log b against log a;
   - on the values themselves (differences, not ratios) when a value is zero or negative.
 
-Values counted in whole steps (mem_eat's total, a whole number of 1 MiB chunks) are
-tested with their resolution: no sample's standard deviation is taken as less than
-the rounding's own (step / sqrt(12)).  Two rounds that happened to give the same
-3-chunk difference (CI's A/B check of one kernel: 497664 → 500736 kB twice) are then
-a difference of 0.6 % within its noise (p = 0.06 on one degree of freedom), not one
-with no noise at all (p = 0, claimed).
+Every value is tested with its resolution: no sample's standard deviation is taken
+as less than the rounding's own (step / sqrt(12)).  The step is the caller's when the
+values are counted in whole steps (mem_eat's total, a whole number of 1 MiB chunks),
+and never less than the printed step the values show themselves (printed_step(): the
+coarsest power of ten, at most 1, at which every non-zero value of both kernels is exact:
+0.1043 and 0.1044 → 1e-4; lat_mmap's whole microseconds 43, 44 → 1; boot times rounded
+to the microsecond → 1e-6).  Two rounds that happened to give the same 3-chunk
+difference (CI's A/B check of one kernel: 497664 → 500736 kB twice) are then a
+difference of 0.6 % within its noise (p = 0.06 on one degree of freedom), not one with
+no noise at all (p = 0, claimed); so are 43 → 44 µs twice (p = 0.18), which without a
+floor had p = 0 however few the digits.
 
 Unlike a rank test it has no smallest p: with few rounds a large, consistent
 difference passes a family's correction (the signed-rank test's smallest p with 5
@@ -77,6 +82,7 @@ class Comparison:
     se: float
     df: float
     scale: Literal["log", "raw"]
+    steps: tuple[float, float] = (0.0, 0.0)  # a's and b's resolution the test took (0: none)
 
     @property
     def name(self) -> str:
@@ -118,8 +124,15 @@ class Comparison:
 
     @cached_property
     def shift_ci95(self) -> tuple[float, float] | None:
-        """The shift's bootstrap 95 % interval (resampling rounds when paired)."""
-        return effect.shift_interval(list(self.a), list(self.b), self.paired)
+        """The shift's bootstrap 95 % interval (resampling rounds when paired), never
+        narrower than the rounding allows: a difference of values rounded to steps sa and
+        sb is known to (sa + sb) / 2 either side (rounds that all gave 28 → 43 µs: 14 … 16,
+        not 15 … 15)."""
+        ci = effect.shift_interval(list(self.a), list(self.b), self.paired)
+        if ci is None or self.shift is None:
+            return ci
+        half = (self.steps[0] + self.steps[1]) / 2
+        return min(ci[0], self.shift - half), max(ci[1], self.shift + half)
 
     @property
     def relative(self) -> float | None:
@@ -182,10 +195,11 @@ def study_test(
     """Kernel b's values against kernel a's by the study's test (see the module): paired
     by round when both carry their rounds and two rounds or more pair, else unpaired.
     None below 2 values a side.  `resolution`: the values' quantum, when they are counted
-    in whole steps (mem_eat's total is a whole number of chunks): each value carries a
-    rounding error of up to half a step, so no sample's spread is taken as less than
-    that error's (rounding_sd()); without it, rounds that all give the same difference
-    would be a difference with no noise at all (p = 0 on two rounds)."""
+    in whole steps (mem_eat's total is a whole number of chunks); without it (and never
+    below it) the values' printed step (steps()).  Each value carries a rounding
+    error of up to half a step, so no sample's spread is taken as less than that error's
+    (rounding_sd()); without a floor, rounds that all give the same difference would be a
+    difference with no noise at all (p = 0 on two rounds)."""
     joined = pairs(a, b, rounds_a, rounds_b)
     paired = joined is not None and len(joined[0]) >= 2
     xs, ys = joined if paired and joined is not None else (_clean(a), _clean(b))
@@ -193,7 +207,8 @@ def study_test(
         return None
     log = all(v > 0 for v in xs + ys)
     fx, fy = (np.log(xs), np.log(ys)) if log else (np.array(xs, float), np.array(ys, float))
-    floor_x, floor_y = rounding_sd(xs, resolution, log), rounding_sd(ys, resolution, log)
+    step_x, step_y = steps(xs, ys, resolution)
+    floor_x, floor_y = rounding_sd(xs, step_x, log), rounding_sd(ys, step_y, log)
     if paired:
         d = fy - fx
         sd = max(float(np.std(d, ddof=1)), math.hypot(floor_x, floor_y))
@@ -213,7 +228,34 @@ def study_test(
         se=se,
         df=df,
         scale="log" if log else "raw",
+        steps=(step_x, step_y),
     )
+
+
+MAX_DECIMALS = 9  # a value exact only with more decimals was computed, not printed: no step
+
+
+def printed_step(values: Sequence[float]) -> float | None:
+    """The step of values read from printed decimals: the coarsest power of ten, at most 1,
+    at which every non-zero value is exact (0.1043, 0.1044 → 1e-4; 43.0, 44.0 → 1), up to
+    the float arithmetic of a change of unit (0.377736 s x 1e6 → 1 µs); 0 when one needs
+    more than MAX_DECIMALS decimals (computed, not printed: no step); None when no value
+    is non-zero (a zero shows no step)."""
+    shown = [v for v in values if v != 0]
+    if not shown:
+        return None
+    for k in range(MAX_DECIMALS + 1):
+        if all(math.isclose(round(v, k), v, rel_tol=1e-12) for v in shown):
+            return 10.0**-k
+    return 0.0
+
+
+def steps(xs: Sequence[float], ys: Sequence[float], resolution: float | None) -> tuple[float, float]:
+    """Both samples' resolution: the printed step of both kernels' values together (one
+    metric, one printer: a kernel whose values happen to be round, 1.0 and 1.0 beside
+    1.001, is not printed coarser), never less than the caller's `resolution`."""
+    step = max(resolution or 0.0, printed_step([*xs, *ys]) or 0.0)
+    return step, step
 
 
 def rounding_sd(values: Sequence[float], resolution: float | None, log: bool) -> float:
