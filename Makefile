@@ -203,6 +203,10 @@ bench-ccache: $(DEPS_STAMP) ## where a cold ccache's cost goes: part of a kernel
 bench-aa: $(DEPS_STAMP) ## the A/A check on a quiet host and with CPU hogs from halfway, side by side
 	@.venv/bin/python bench/aa_bench.py $(call opt,--board,BOARD) $(KSEL)
 
+.PHONY: bench-aa-rate
+bench-aa-rate: $(DEPS_STAMP) ## A/A false claims and the power to see a known shift of the summary's decisions, on the real host-clock records, by rounds
+	@.venv/bin/python bench/aa_rate.py
+
 bench-boot: $(DEPS_STAMP) ## boot benchmark: printk lag, overhead against bare QEMU
 	@.venv/bin/python bench/boot_bench.py $(call opt,--board,BOARD) $(KSEL)
 

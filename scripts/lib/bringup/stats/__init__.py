@@ -6,7 +6,8 @@ metric has one value per kernel per round.  The package:
   - `study.py`: the study's one test (study_test(): a Comparison with its p, its
     ratio and Hodges-Lehmann shift with their 95 % intervals) and the correction
     of a family (correct(): Benjamini-Hochberg).  Every place that compares
-    kernels calls it; switching the test is a change there.
+    kernels calls it; switching the test is a change there.  It takes the values'
+    resolution there too (steps(): the caller's quantum, else their printed step).
   - `deterministic.py`: the instruction clock's rule instead of the test (beyond_floor():
     a difference is claimed beyond FLOOR_MULTIPLE x the A/A floor and SIZE_PCT %; judge()).
   - `effect.py`: the Hodges-Lehmann shift and its bootstrap interval.
