@@ -472,3 +472,57 @@ def test_an_imported_summarys_page_fault_joins_the_live_pagefault_row(logs, boar
     (row,) = rows
     assert row["name"] == "Pagefaults on /tmp/lmb.file"
     assert [c["value"] for c in row["cells"]] == [0.61, 0.7, 2.0]  # frodo 2.4.18's Page Fault: "2.00000"
+
+
+# --- held-out kinds: a PowerPC boot log and a RISC-V lmbench summary (tests/data/real, session 15)
+
+
+def test_powerpc_boot_log_and_riscv_summary_import_and_the_page_says_not_tested(logs, board):  # noqa: F811
+    """uboot-4.19-ppc-mpc5121 (read by hand): line 12 "Linux version 4.19.0-00023-g1077d91e4c12-dirty
+    (smeik@smeik) (gcc", lines 49-50 "Memory: 251224K/262144K available (6192K kernel code, 284K
+    rwdata," / "1184K rodata, ...": kernel code + data 6192 + 284 + 1184 = 7660 kB of 256 MB; line 233
+    "Freeing unused kernel memory: 200K"; no printk times.  lmbench3-summary-riscv64-openeuler: line 53
+    "openEuler Linux 6.1.0-0 8.3700 ..." (2p/0K ctxsw, us)."""
+    log = BOOT / "uboot-4.19-ppc-mpc5121-nfsroot-mail-wrapped-no-banner.log"
+    summary = LMB / "lmbench3-summary-riscv64-openeuler-6.1-make-see-basic-params.txt"
+    importer.import_bootlog(board, logs, log, "4.19-mpc5121", root="nfs", say=quiet)
+    importer.import_lmbench(board, logs, summary, "6.1-rv64", say=quiet)
+    fp = records.read(logs / BOARD / "4.19-mpc5121" / "footprint.json", records.Footprint)
+    assert (fp.kernel_code_data_kb, fp.memory_mb) == (7660, 256)
+    assert fp.kernelrelease == "4.19.0-00023-g1077d91e4c12-dirty"
+    lm = records.read(logs / BOARD / "6.1-rv64" / "lmbench.json", records.Lmbench)
+    assert lm.imported is not None and lm.imported.format == "lmbench 3.0 summary"
+    rep = report.write(board, logs, say=quiet)
+    m = rep.model
+    assert m["kernels"] == ["5.10", "6.12", "4.19-mpc5121", "6.1-rv64"]
+    nfs = {r["name"]: r for r in m["boot_nfs"]["rows"]}
+    cell = next(c for c in nfs["freeing_init"]["cells"] if c and c["kernel"] == "4.19-mpc5121")
+    assert (cell["text"], cell["link"]) == ("reached", "../4.19-mpc5121/imported-bootlog/console.log#L233")
+    rows = {r["name"]: r for g in m["lmbench_groups"]["groups"] for r in g["rows"]}
+    ctx = rows["ctx 2p/0K"]["cells"][m["lmbench_groups"]["kernels"].index("6.1-rv64")]
+    assert (ctx["value"], ctx["link"]) == (8.37, "../6.1-rv64/imported-lmbench/lmbench.txt#L53")
+    claims = {
+        x["kernel"]: [it["claim"] for _, its in x["sections"] for it in its]
+        for x in m["findings"]
+        if x["kernel"] in ("4.19-mpc5121", "6.1-rv64")
+    }
+    assert any(c.startswith("kernel code + data: 1144 → 7660 kB") for c in claims["4.19-mpc5121"])
+    assert any(c.startswith("Context switching: ") for c in claims["6.1-rv64"])
+    for claim in claims["4.19-mpc5121"][1:] + claims["6.1-rv64"][1:]:  # after "where it came from"
+        assert claim.endswith("(imported, not tested)"), claim
+        assert not re.search(r"slower|faster|significant|larger|smaller", claim), claim
+    for text in (rep.index.read_text(), rep.markdown.read_text()):
+        assert "imported, not tested" in text
+        assert "4.19-mpc5121 (imported)" in text or '<th>4.19-mpc5121 <span class="imp-mark"' in text
+
+
+def test_a_boot_log_without_a_memory_line_says_so_in_one_line(tmp_path, board):
+    """uboot-6.18-rc1-ppc64-e5500: the excerpt ends (line 96 "...") before mem_init: its milestones
+    (kernel load line 23, Linux version line 45) are imported, no footprint.json, and one line says why."""
+    log = BOOT / "uboot-6.18-rc1-ppc64-e5500-qemu-no-banner-wrapped-version-elided.log"
+    said: list[str] = []
+    importer.import_bootlog(board, tmp_path, log, "6.18-e5500", say=said.append)
+    kdir = tmp_path / BOARD / "6.18-e5500"
+    assert files_under(kdir) == ["boot-timing.json", "imported-bootlog/console.log"]
+    assert said[-1] == f"import: {log}: no Memory: line (no footprint.json)"
+    assert sum("Memory:" in s for s in said) == 1

@@ -242,6 +242,26 @@ def test_the_study_runs_the_workloads_step_unless_told_none(tmp_path, board, mon
     assert calls == []
 
 
+def test_the_study_numbers_its_steps_in_the_order_they_run_with_the_build_cost_among_them(tmp_path, board, monkeypatch):
+    """make all BUILD_COST=1: the build cost is a step of its own, numbered after build-all (it
+    printed "[1/5]" like build-all, and the count left it out)."""
+    monkeypatch.setattr(study.build, "build_all", lambda *a, **kw: None)
+    monkeypatch.setattr(study.buildcost, "measure", lambda *a, **kw: (None, [], True))
+    monkeypatch.setattr(study.costreport, "compare", lambda cost: [])
+    monkeypatch.setattr(study, "boot_fresh", lambda *a, **kw: None)
+    monkeypatch.setattr(study, "footprint_fresh", lambda *a, **kw: None)
+    monkeypatch.setattr(study, "workloads_fresh", lambda *a, **kw: None)
+    monkeypatch.setattr(study.report, "write", lambda *a, **kw: None)
+    said: list[str] = []
+    study.run(board, tmp_path, tmp_path, study.StudyPlan(workloads=["openssl"], build_cost=True), say=said.append)
+    numbered = [line.split("]")[0] + "]" for line in said if line.startswith("== [")]
+    assert numbered == ["== [1/6]", "== [2/6]", *["== [3/6]"] * (len(numbered) - 5), "== [4/6]", "== [5/6]", "== [6/6]"]
+    assert any(line.startswith("== [2/6] build cost qemu-arm") for line in said)
+    said.clear()
+    study.run(board, tmp_path, tmp_path, study.StudyPlan(workloads=[]), say=said.append)
+    assert [line for line in said if line.startswith("== [")][-1].startswith("== [4/4] report")
+
+
 def test_a_bad_profile_lmbench_set_or_mode_is_refused_before_anything_is_built(tmp_path, board, monkeypatch):
     """make all reads every file and value its later steps need before the first build: a broken
     configs/profiles/<name>.toml or configs/lmbench.toml, or an unknown lmbench mode, is one line,

@@ -172,7 +172,8 @@ def import_bootlog(
     except ParseError as e:
         raise BringupError(str(e)) from None
     mem = res["memory"]
-    if not res["milestones"] and not (mem and (mem.get("line") or mem.get("total_kb"))):
+    has_memory = bool(mem and (mem.get("line") or mem.get("total_kb")))
+    if not res["milestones"] and not has_memory:
         raise BringupError(f"{file}: a boot log, but with no milestone and no Memory: line to import")
     kdir = Path(logs) / board.name / kernel
     recs: list[tuple[str, records.Record]] = []
@@ -180,13 +181,17 @@ def import_bootlog(
     prov = _provenance("bootlog", src, sha, size, f"boot log, {res['format']}", res["text"]["assumed"], label)
     if res["milestones"]:
         recs.append((records.boot_timing_name(root), _boot_timing(board, kernel, res, rules, prov, root)))
-    if mem and (mem.get("line") or mem.get("total_kb")):
+    if has_memory:
         recs.append(("footprint.json", _footprint(board, kernel, res, prov)))
     _free([kdir / name for name, _ in recs], replace)
     written = _write(kdir, "bootlog", src, recs)
     _drop_stale(kdir, {name for name, _ in recs}, root)
     for w in written:
         say(f"import: wrote {paths.rel(w)}")
+    missing = [] if res["milestones"] else [f"no milestone (no {records.boot_timing_name(root)})"]
+    missing += [] if has_memory else ["no Memory: line (no footprint.json)"]
+    if missing:  # what the log lacks, in one line: a part of a boot, not a whole one
+        say(f"import: {file}: {'; '.join(missing)}")
     return {"kernel": kernel, "format": fmt, "written": written, "records": dict(recs), "parsed": res}
 
 

@@ -383,8 +383,25 @@ class _Study:
         if plan.lmbench != "none":
             load_set()  # a bad configs/lmbench.toml: refused here, not after the builds
         self.profiles = study_profiles()  # a bad boot profile (configs/profiles/): refused here too
-        self.steps = 4 if plan.workloads == [] else 5
+        # the steps in the order they run, numbered on the terminal ("== [2/5] build cost ...")
+        self.order = [
+            "build-all",
+            *(["build-cost"] if plan.build_cost else []),
+            "boot-timing",
+            "footprint-report",
+            *(["workloads"] if plan.workloads != [] else []),
+            "report",
+        ]
+        self.steps = len(self.order)
         self.clock = StepClock()
+
+    def number(self, step: str) -> int:
+        """A step's number on the terminal: its place in self.order."""
+        return self.order.index(step) + 1
+
+    def head(self, step: str, text: str) -> None:
+        """A step's first line: "== [2/6] build cost qemu-arm: ..."."""
+        self.say(f"== [{self.number(step)}/{self.steps}] {text}")
 
     def run(self) -> report.Report:
         self.say(f"== {self.board.name}: measured on the {clock_of(self.board).label}")
@@ -395,7 +412,7 @@ class _Study:
         self.maybe(self.footprint())
         if self.plan.workloads != []:
             self.maybe(self.workloads())
-        self.say(f"== [{self.steps}/{self.steps}] report {self.board.name}")
+        self.head("report", f"report {self.board.name}")
         with self.clock.step("report"), lock.doing(self.bdir, "report"):
             rep = report.write(self.board, self.logs, say=self.say)
         self.say(self.clock.line())
@@ -416,7 +433,7 @@ class _Study:
 
     def build(self) -> None:
         board = self.board
-        self.say(f"== [1/{self.steps}] build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
+        self.head("build-all", f"build-all {board.name}: {', '.join(k.id for k in board.kernels)}")
         with self.clock.step("build-all"), lock.doing(self.bdir, "build-all"):
             build.build_all(board, self.logs, self.cache, force=self.plan.force, jobs=self.plan.jobs, say=self.say)
 
@@ -424,7 +441,7 @@ class _Study:
         """The cold build cost (measure/buildcost.py): measured, or up to date; its summary lines.
         Builds run on the host whatever the board's clock: the host-load guard as BRINGUP_HOST_GUARD says."""
         plan, runs = self.plan, self.plan.build_cost_runs
-        self.say(f"== [1/{self.steps}] build cost {self.board.name}: cold builds without ccache, {runs} rounds")
+        self.head("build-cost", f"build cost {self.board.name}: cold builds without ccache, {runs} rounds")
         guard = env_switch("BRINGUP_HOST_GUARD")
         with self.clock.step("build-cost"), lock.doing(self.bdir, "build-cost"):
             cost, _, reused = buildcost.measure(
@@ -454,7 +471,7 @@ class _Study:
             boots = replace(boots, guard=env_switch("BRINGUP_HOST_GUARD"), jobs=1, places=where)
         self.maybe(
             _Step(
-                2,
+                self.number("boot-timing"),
                 "boot-timing",
                 f"boot-timing ({root} root)",
                 f"boot-timing {board.name}: {plan.runs} runs per kernel, {path}, {root} root",
@@ -467,7 +484,7 @@ class _Study:
             n = 1 if clock_of(board).deterministic else prof.spec.study_runs or 1
             self.maybe(
                 _Step(
-                    2,
+                    self.number("boot-timing"),
                     prof.name,
                     f"boot-timing, profile {prof.name}",
                     f"boot-timing {board.name}, profile {prof.name}: {n} runs per kernel",
@@ -492,7 +509,7 @@ class _Study:
     def footprint(self) -> _Step:
         board, plan = self.board, self.plan
         return _Step(
-            3,
+            self.number("footprint-report"),
             "footprint-report",
             "footprint-report",
             f"footprint-report {board.name}: lmbench {plan.lmbench}",
@@ -516,7 +533,7 @@ class _Study:
         board, plan = self.board, self.plan
         names = plan.workloads or None
         return _Step(
-            4,
+            self.number("workloads"),
             "workloads",
             "workloads",
             f"workloads {board.name}: {plan.workload_runs} rounds, {plan.workload_mode}",

@@ -50,6 +50,8 @@ from bringup.parse.errors import ParseError, checked, integer, numbers
 from bringup.parse.logtext import LogText
 
 PRINTK_RE = re.compile(r"^[\s\ufffd]*(?:<\d+>)?\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s?")
+# a printk time blanked by whoever quoted the log ("[ ] calling  kmemleak_late_init+0x0/0xa0 @ 1"): no time
+BLANKED_RE = re.compile(r"^[\s\ufffd]*(?:<\d+>)?\[\s*\](?:\[\s*[TC]\d+\])?\s?")
 _SYM = r"(?P<sym>0x[0-9a-fA-F]+|[A-Za-z_.$][\w.$]*(?:\+0x[0-9a-fA-F]+/0x[0-9a-fA-F]+)?)(?:\(\))?"
 _MOD = r"(?:\s+\[(?P<mod>[\w.-]+)\])?"
 # text after a line's last field (a capture's noise, a message glued on) is allowed, except
@@ -120,7 +122,8 @@ class InitcallScan:
     def feed(self, n: int, host: float | None, text: str) -> None:
         m = PRINTK_RE.match(text)
         pk = float(m.group(1)) if m else None
-        body = text[m.end() :] if m else text.lstrip()
+        blank = None if m else BLANKED_RE.match(text)
+        body = text[m.end() :] if m else text[blank.end() :] if blank else text.lstrip()
         if self._held is not None:
             hn, hhost, hbody, hpk = self._held
             self._held = None

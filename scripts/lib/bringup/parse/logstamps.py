@@ -52,6 +52,13 @@ STAMPS: list[tuple[str, re.Pattern[str]]] = [
         "ts",
         re.compile(rf"^({MONTHS}) +(\d{{1,2}}) (\d\d):(\d\d):(\d\d)(?:\.(\d+))? (.*)$"),
     ),
+    # a syslog daemon that logs the kernel's lines with the host and no "kernel:" (syslog-ng 1.x,
+    # sysklogd -S): "Apr 27 01:49:23 polb01 Memory: ..."; told from `ts` by the one host word
+    # before the text of (nearly) every line (which_stamps), the host taken off the text
+    (
+        "syslog-host",
+        re.compile(rf"^({MONTHS}) +(\d{{1,2}}) (\d\d):(\d\d):(\d\d)(?:\.(\d+))? ([\w.-]+)(?: (.*))?$"),
+    ),
     # without brackets only with a fraction of a second: "12:00:00 text" may be a log's own words
     (
         "host-clock-bare",
@@ -94,6 +101,7 @@ DESCRIBE = {
     "host-clock": "a terminal program's time-of-day stamps (host time, relative to the first line)",
     "host-clock-bare": "time-of-day stamps without brackets (host time, relative to the first line)",
     "ts": "moreutils ts stamps 'Mar 05 10:11:12' (host time in 1 s steps, relative to the first line)",
+    "syslog-host": "syslog lines with a host and no 'kernel:' (host time in 1 s steps, relative to the first line)",
     "renode": "Renode's UART log '[INFO] uart0: [host: ...|virt: ...]' (host time, relative to the first line)",
     "sim-level": "a simulator's '[info] ' prefixes (taken off)",
     "printk": "printk times '[seconds]'",
@@ -110,8 +118,19 @@ def which_stamps(head: list[str]) -> str:
     hits = [(sum(1 for s in lines if rx.match(s)), -i, name) for i, (name, rx) in enumerate(STAMPS)]
     best = max(hits)
     if best[0] >= max(1, len(lines) // 4):
-        return best[2]
+        return "syslog-host" if best[2] == "ts" and _one_host(lines) else best[2]
     return "printk" if any(PRINTK_RE.match(s) for s in lines) else "raw"
+
+
+def _one_host(lines: list[str]) -> bool:
+    """`ts` lines whose first word is one host name on 90 % of them (at least 5): a syslog file
+    whose kernel lines carry no "kernel:" (a console captured with `ts` begins with the log's
+    own words, which differ from line to line)."""
+    words = [m.group(7) for s in lines if (m := STAMP_RE["syslog-host"].match(s))]
+    if len(words) < 5:
+        return False
+    top = max(set(words), key=words.count)
+    return words.count(top) >= 0.9 * len(words) and not top.isdigit()
 
 
 def stamp(kind: str, m: re.Match) -> tuple[float | None, str]:
@@ -134,9 +153,10 @@ def stamp(kind: str, m: re.Match) -> tuple[float | None, str]:
             secs = seconds(int(g[0]), int(g[1]), int(g[2]), int(g[3]), int(g[4]), int(g[5]), g[6])
         # a kernel line: its text; another program's: "prog[pid]: text", never a kernel line
         return secs, g[-1] if g[-2] == "kernel" else m.string[m.start(len(g) - 1) :]
-    if kind == "ts":
+    if kind in ("ts", "syslog-host"):
         month = MONTHS.split("|").index(g[0]) + 1
-        return seconds(2000, month, int(g[1]), int(g[2]), int(g[3]), int(g[4]), g[5]), g[6]
+        text = g[6] if kind == "ts" else g[7] or ""
+        return seconds(2000, month, int(g[1]), int(g[2]), int(g[3]), int(g[4]), g[5]), text
     if kind == "sim-level":
         return None, g[0]
     if kind == "dmesg-T":

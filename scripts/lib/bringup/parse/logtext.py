@@ -74,8 +74,9 @@ ANSI_RE = re.compile(
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-9A-Za-z]|[ -/]*[0-~])|\x9b[0-?]*[ -/]*[@-~]"
 )
 # a colour escape whose ESC byte was lost (a mail archive, a copy from a web page): "[0;32m",
-# "[0;1;39m", "[0m"; taken off when unmistakable: with a ';', a reset, or two on a line
-BARE_SGR_RE = re.compile(r"\[(?:\d{1,3};)*\d{0,3}m")
+# "[0;1;39m", "[0m"; taken off when unmistakable: with a ';', a reset, or two on a line; "[m"
+# before a letter is a word in brackets ("[mem 0x00000000-0x0fffffff]" of every 4.x+ boot)
+BARE_SGR_RE = re.compile(r"\[(?:(?:\d{1,3};)+\d{0,3}m|\d{1,3}m|m(?![A-Za-z]))")
 CTRL_RE = re.compile(r"[\x00-\x07\x0b-\x1f\x7f]")  # what is left after escapes and backspaces (tab kept)
 BS_RE = re.compile(r"[^\x08]\x08")
 QUOTE_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
@@ -417,7 +418,7 @@ class LogText:
                 self._t0 = host
             host = host - self._t0
             if host < -43200:  # past midnight (or new year) of a time of day
-                host += 86400 if self.stamps not in ("syslog", "ts") else 365 * 86400
+                host += 86400 if self.stamps not in ("syslog", "ts", "syslog-host") else 365 * 86400
             host = round(host, 6)
         return host, text
 

@@ -84,6 +84,17 @@ class Milestone(Roles):
         return None
 
 
+REPEAT_LINES = 5  # a banner printed again within this many lines is the same boot's, not a reset's
+
+
+def _same_banner(last: tuple[int, str, int], now: tuple[int, str, int]) -> bool:
+    """(line, text, milestone lines matched before it) of a banner and of the same banner again:
+    printed again a few lines on with no other milestone between (U-Boot 1.x before and after
+    relocation), the same words (one of the two with noise after them)."""
+    (n0, t0, k0), (n, t, k) = last, now
+    return n - n0 <= REPEAT_LINES and k == k0 + 1 and (t.startswith(t0) or t0.startswith(t))
+
+
 @dataclass(frozen=True)
 class Rules:
     milestones: list[Milestone]
@@ -173,6 +184,8 @@ class Scan:
     prompt: tuple | None = None  # (bootloader, line, text) of the first bootloader prompt
     reset: dict | None = None  # the first unexpected reset, also when another fault came first
     handoff: set = field(default_factory=set)  # bootloaders whose first stage said it loads the next
+    banners: dict = field(default_factory=dict)  # (reset_if_repeated milestone, who) -> its last (line, text, matched)
+    matched: int = 0  # milestone lines matched so far
 
     def feed(self, n: int, host: float | None, text: str) -> None:
         pk = printk_time(text)
@@ -220,6 +233,7 @@ class Scan:
         """Record a line that matched m; False when it is an unexpected reset (the line
         begins another boot: nothing more of it counts)."""
         late = m.phase == "before_kernel" and self.kernel_started
+        self.matched += 1
         if m.reset_if_repeated and self.reset is None:
             # counted per bootloader: another one's banner before the kernel is the next
             # stage of a chain (U-Boot -> GRUB, coreboot -> SeaBIOS), the same one's a reset
@@ -228,6 +242,10 @@ class Scan:
             if self.seen[key] > 1 and not late and who in self.handoff:
                 self.handoff.discard(who)  # its first stage loaded this one: the same boot
                 self.seen[key] = 1
+                return True
+            last, self.banners[key] = self.banners.get(key), (n, _tidy(text), self.matched)
+            if self.seen[key] > 1 and not late and last and _same_banner(last, self.banners[key]):
+                self.seen[key] = 1  # the same banner again a few lines on (U-Boot 1.x before and after relocation)
                 return True
             if self.seen[key] > 1 or late:
                 again = "seen a second time" if self.seen[key] > 1 else "after the kernel started"
