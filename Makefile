@@ -84,7 +84,18 @@ USER_VARS := BOARD KERNEL KIND FILE LABEL LMBENCH_HOST REPLACE FORCE JOBS CROSS_
 	ROOT PROFILE LMBENCH LMBENCH_SRC LMBENCH_RUNS LMBENCH_SHA256 UNTIL_CI CI_PCT MAX_ROUNDS WORKLOADS \
 	PLACES WORKLOAD_RUNS WORKLOAD_MODE BENCH_ROUNDS BUILD_COST BUILD_COST_RUNS BUILD_COST_PARALLEL PYTEST_ARGS NO_WAIT
 unexport $(USER_VARS)
+define NEWLINE
+
+
+endef
+# a value with a newline cannot reach a command as one argument (make runs each line of a recipe
+# on its own): every bringup command is then this one line naming the variable, and no value is used
+NEWLINE_VARS := $(strip $(foreach v,$(USER_VARS),$(if $(findstring $(NEWLINE),$(value $(v))),$(v))))
+ifeq ($(NEWLINE_VARS),)
 q = '$(subst ','\'',$(1))'
+else
+q = ''
+endif
 qv = $(call q,$(value $(1)))
 opt = $(if $(value $(2)),$(1)=$(call qv,$(2)))
 flag = $(if $(value $(2)),$(1)=$(call qv,$(2)))
@@ -95,6 +106,9 @@ export BRINGUP_DL_DIR := $(if $(value BRINGUP_DL_DIR),$(value BRINGUP_DL_DIR):)$
 endif
 
 BRINGUP := scripts/bringup $(call flag,--no-wait,NO_WAIT)
+ifneq ($(NEWLINE_VARS),)
+BRINGUP := { echo 'bringup: error: $(firstword $(NEWLINE_VARS))=: its value holds a newline, which make cannot pass on as one argument; give it on one line' >&2; exit 2; }; :
+endif
 KSEL = $(call opt,--kernel,KERNEL)
 KOPT = $(KSEL) $(call flag,--force,FORCE) $(call opt,--jobs,JOBS) $(call opt,--cross-compile,CROSS_COMPILE)
 PLACE_OPT = $(call opt,--places,PLACES)
@@ -160,7 +174,7 @@ report: $(DEPS_STAMP) ## write logs/BOARD/report/index.html and report.md from t
 	@$(BRINGUP) report $(call opt,--board,BOARD)
 
 import: $(DEPS_STAMP) ## import FILE (KIND=bootlog|lmbench) as pseudo-kernel KERNEL of BOARD [LABEL=.. LMBENCH_HOST=.. ROOT=..]; docs/import.md
-	@$(if $(and $(value KIND),$(value FILE),$(value KERNEL)),true,{ echo 'make import: KIND=bootlog|lmbench FILE=<file> KERNEL=<id> [BOARD=<board>] [LABEL=<text>] [LMBENCH_HOST=<host>] [REPLACE=1]' >&2; exit 2; })
+	@$(if $(and $(value KIND),$(value FILE),$(value KERNEL)),true,{ echo 'bringup: error: make import: give KIND=bootlog|lmbench FILE=<file> KERNEL=<id> (missing: $(strip $(foreach v,KIND FILE KERNEL,$(if $(value $(v)),,$(v)=)))) [BOARD=<board>] [LABEL=<text>] [LMBENCH_HOST=<host>] [REPLACE=1]' >&2; exit 2; })
 	@$(BRINGUP) import $(call opt,--board,BOARD) $(KSEL) $(call opt,--label,LABEL) $(call opt,--host,LMBENCH_HOST) $(if $(filter bootlog,$(value KIND)),$(call opt,--root,ROOT)) $(call flag,--replace,REPLACE) -- $(call qv,KIND) $(call qv,FILE)
 
 check: $(DEPS_STAMP) ## quality gate: ruff lint, ruff format check, mypy, unit tests (4 workers: most unit tests wait on sockets and fake boards, not the CPU; quick Hypothesis profile)

@@ -132,7 +132,9 @@ def test_import_without_its_variables_says_what_it_needs(tmp_path):
         text=True,
     )
     assert p.returncode == 2
-    assert p.stderr.strip().startswith("make import: KIND=bootlog|lmbench FILE=<file> KERNEL=<id>")
+    line = p.stderr.strip().splitlines()[0]
+    assert line.startswith("bringup: error: make import: give KIND=bootlog|lmbench FILE=<file> KERNEL=<id>"), line
+    assert "(missing: FILE= KERNEL=)" in line, line
     assert list(tmp_path.iterdir()) == []
 
 

@@ -60,6 +60,18 @@ def _no_empty_file_names(a: argparse.Namespace) -> None:
             raise BringupError(f"{what} '': an empty file name; name the file to read")
 
 
+def _kernel_ids(a: argparse.Namespace) -> None:
+    """--kernel (KERNEL=) given empty, or twice: an empty id named no kernel in words that said
+    so, and a kernel asked twice was measured as two (its boots counted twice)."""
+    given = getattr(a, "kernel", None)
+    given = given if isinstance(given, list) else []  # --kernel A --kernel B (import's and aa's are one)
+    for i, k in enumerate(given):
+        if not k.strip():
+            raise BringupError(f"--kernel {paths.show(k, 40)}: an empty kernel id")
+        if k in given[:i]:
+            raise BringupError(f"--kernel {paths.show(k, 40)}: given twice; name each kernel once")
+
+
 def _no_max_rounds_alone(a: argparse.Namespace) -> None:
     """--max-rounds (MAX_ROUNDS=) bounds the rounds --until-ci adds; without it, it was silently
     ignored (the rounds asked ran): refused, as LMBENCH_SHA256= without LMBENCH_SRC= is."""
@@ -159,6 +171,7 @@ def main(argv=None) -> int:
     try:
         try:
             _no_empty_file_names(a)
+            _kernel_ids(a)
             _no_max_rounds_alone(a)
             _environment_values()
             import bringup.targets  # noqa: F401  (the kinds of target register themselves before a board loads)

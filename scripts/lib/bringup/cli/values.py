@@ -5,6 +5,7 @@ command line is read, so that a bad one is one line (`bringup: error: argument -
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import re
 from collections.abc import Callable
@@ -21,11 +22,35 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"bringup: error: {message} (see {self.prog} --help)\n")
 
+    def parse_args(self, args=None, namespace=None):
+        """argparse's, with an unknown option's likely meaning: `--kernal` (did you mean --kernel?)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}{self._meant(parsed, extras)}")
+        return parsed
+
+    def _meant(self, parsed: argparse.Namespace, extras: list[str]) -> str:
+        """' (did you mean --kernel?)' for the first unknown option close to one of the command's."""
+        known = list(self._option_string_actions)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and getattr(parsed, action.dest, None) in action.choices:
+                known += list(action.choices[getattr(parsed, action.dest)]._option_string_actions)
+        for word in (w.partition("=")[0] for w in extras if w.startswith("--")):
+            close = difflib.get_close_matches(word, [k for k in known if k.startswith("--")], n=1, cutoff=0.6)
+            if close:
+                return f" (did you mean {close[0]}?)"
+        return ""
+
 
 def names(s: str) -> str:
-    """An argparse type: A,B with at least one name (',,' or '' is a mistake, not the default)."""
-    if not any(n.strip() for n in s.split(",")):
+    """An argparse type: A,B with at least one name (',,' or '' is a mistake, not the default),
+    each once."""
+    given = [n.strip() for n in s.split(",") if n.strip()]
+    if not given:
         raise argparse.ArgumentTypeError(f"{paths.show(s, 40)} names nothing (give A,B)")
+    twice = next((n for i, n in enumerate(given) if n in given[:i]), None)
+    if twice is not None:  # a place would hold two workers; a workload would run, and count, twice
+        raise argparse.ArgumentTypeError(f"{paths.show(s, 60)}: {twice!r} is named twice")
     return s
 
 

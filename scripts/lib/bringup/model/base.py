@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bringup.errors import BringupError
-from bringup.util import smallfile
+from bringup.util import fieldnames, smallfile
 
 MAX_DATA_FILE = 1024 * 1024  # a board or config file larger than this is not one
 
@@ -104,9 +104,10 @@ def located(sub: str, text: str) -> ValueError:
     return ValueError(f"@{sub}@{text}")
 
 
-def one_line(e: ValidationError, where: str, prefix: str = "") -> str:
-    """The first error of a ValidationError as `where: field 'a.b[0]': value: reason`."""
-    err = e.errors(include_url=False)[0]
+def one_line(e: ValidationError, where: str, prefix: str = "", model: type[BaseModel] | None = None) -> str:
+    """The first error of a ValidationError as `where: field 'a.b[0]': value: reason`; an
+    unknown field with the field of `model` it was likely meant to be."""
+    err = fieldnames.first_error(e.errors(include_url=False))
     path = field_path(tuple(err["loc"]))
     if prefix:
         path = prefix if path == "<top>" else f"{prefix}.{path}"
@@ -122,7 +123,8 @@ def one_line(e: ValidationError, where: str, prefix: str = "") -> str:
     if kind == "missing":
         return f"{where}: field '{path}': missing (required)"
     if kind == "extra_forbidden":
-        return f"{where}: field '{path}': unknown field"
+        hint = fieldnames.did_you_mean(model, tuple(err["loc"])) if model is not None else ""
+        return f"{where}: field '{path}': unknown field{hint}"
     if kind in TYPE_WORDS:
         return f"{where}: field '{path}': {TYPE_WORDS[kind]}, got {show(err['input'])}"
     if kind == "literal_error":
@@ -139,7 +141,7 @@ def validate_as(model: type[M], data: Any, where: str, prefix: str = "", context
     try:
         return model.model_validate(data, context=context)
     except ValidationError as e:
-        raise DataError(one_line(e, where, prefix)) from None
+        raise DataError(one_line(e, where, prefix, model)) from None
 
 
 def regular_file(path: Path, what: str = "file") -> os.stat_result:

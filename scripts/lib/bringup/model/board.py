@@ -50,6 +50,7 @@ from bringup.model.configfiles import (  # noqa: F401
     check_config_path,
     config_text_problem,
     resolve_config,
+    source_problem,
     tarball_problem,
 )
 from bringup.model.milestones import check_overrides
@@ -274,14 +275,9 @@ def _kernel(k: KernelSpec, i: int, d: BoardFile, arch: Arch, board_cc: str, wher
         )
         if why:
             raise DataError(f"{where}: field '{kw}.{name}': {value!r}: {why}")
-    src = k.source
-    if src.tarball and not paths.expand_user(src.tarball, "source.tarball").is_file():
-        raise DataError(f"{where}: field '{kw}.source.tarball': {src.tarball!r}: no such file")
-    why = tarball_problem(paths.expand_user(src.tarball, "source.tarball")) if src.tarball else None
+    why = source_problem(k.source)
     if why:
-        raise DataError(f"{where}: field '{kw}.source.tarball': {src.tarball!r}: {why}")
-    if src.path and not paths.expand_user(src.path, "source.path").is_dir():
-        raise DataError(f"{where}: field '{kw}.source.path': {src.path!r}: no such directory")
+        raise DataError(f"{where}: field '{kw}.source.{k.source.kind}': {getattr(k.source, k.source.kind)!r}: {why}")
     karch = arch
     if k.arch:
         try:

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from bringup.model.base import DataError, Strict, load_toml, validate_as
 from bringup.util import paths
@@ -182,6 +183,22 @@ class FloorsFile(Strict):
         Field(description="metric key (as the report's findings name it) -> its measured A/A spread, in %"),
     ] = {}
     measured: Annotated[str, Field(max_length=2000, description="where and how the floors were measured")] = ""
+
+    @field_validator("floors")
+    @classmethod
+    def _known_kinds(cls, v: dict[str, float]) -> dict[str, float]:
+        for key in v:
+            if not FLOOR_KEY.fullmatch(key):
+                raise ValueError(
+                    f"@[{key!r}]@not a finding's key, so it would never apply: "
+                    f"<kind>:<metric> with kind one of {', '.join(FLOOR_KINDS)}"
+                )
+        return v
+
+
+# the kinds of the report's finding keys (report/summary.py, report/workloads.py): a floor's key names one
+FLOOR_KINDS = ("boot-timing.json", "boot-timing-nfs.json", "build-cost.json", "footprint", "lmbench", "workload")
+FLOOR_KEY = re.compile(rf"({'|'.join(re.escape(k) for k in FLOOR_KINDS)}):.+", re.S)
 
 
 def load_floors(path: Path | None = None) -> FloorsFile:

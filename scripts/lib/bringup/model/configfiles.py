@@ -4,8 +4,9 @@ what it should be.  Each check returns the reason in words, or None."""
 
 from __future__ import annotations
 
+import itertools
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from bringup.model.base import show
 from bringup.util import paths
@@ -57,20 +58,54 @@ def config_text_problem(p: Path) -> str | None:
 
 
 def tarball_problem(p: Path) -> str | None:
-    """Why the file p is no tar archive (plain, gz, bz2 or xz), or None; only its first member is
-    read. A file that is none was refused when the build extracted it, after the kernels before it."""
+    """Why the file p is no tar archive (plain, gz, bz2 or xz) or one with a member that leaves
+    the directory it is extracted to (an absolute path, '..'), or None.  Only its first
+    TAR_MEMBERS_CHECKED members are read (a kernel's tarball is read whole when the build
+    extracts it, which refuses such a member too).  A file that is none was refused when the
+    build extracted it, after the kernels before it."""
     import lzma
     import tarfile
     import zlib
 
     try:
         with tarfile.open(p, mode="r:*") as tf:
-            if tf.next() is None:
+            first = tf.next()
+            if first is None:
                 return "an empty tar archive"
+            for member in itertools.islice(itertools.chain([first], tf), TAR_MEMBERS_CHECKED):
+                if member.name.startswith("/") or ".." in PurePosixPath(member.name).parts:
+                    return f"member {member.name!r} would land outside the directory it is extracted to"
     except tarfile.ReadError:
         return "not a tar archive (plain, gzip, bzip2 or xz)"
     except (tarfile.TarError, EOFError, lzma.LZMAError, zlib.error) as e:
         return f"a damaged or truncated tar archive ({type(e).__name__})"
     except OSError as e:
         return f"cannot read it: {e.strerror or e}"
+    return None
+
+
+TAR_MEMBERS_CHECKED = 200  # the members of a source tarball looked at as the board loads (a fraction of a second)
+# what Kbuild's make cannot take in the path of a source tree (srctree): it splits or expands it
+MAKE_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f:$\"'\\`#;&|*?<>()\[\]{}=%]")
+
+
+def source_problem(source) -> str | None:
+    """Why a kernel's local source (source.tarball, source.path: a SourceSpec) cannot be used,
+    or None: a tarball that is missing, a directory or no tar archive; a tree that is missing
+    or whose path make would split or expand."""
+    if source.tarball:
+        f = paths.expand_user(source.tarball, "source.tarball")
+        if f.is_dir():
+            return "a directory, not a tarball (give a tree as source.path)"
+        return tarball_problem(f) if f.is_file() else "no such file"
+    if source.path:
+        tree = paths.expand_user(source.path, "source.path")
+        bad = sorted(set(MAKE_UNSAFE.findall(str(tree.absolute()))))
+        if bad:
+            return (
+                f"the path holds {''.join(bad)!r}, which the kernel's make cannot take (it builds from the tree): "
+                "move or link the tree to a path of letters, digits and / . _ - + @ ,"
+            )
+        if not tree.is_dir():
+            return "no such directory"
     return None

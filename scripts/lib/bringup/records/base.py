@@ -18,6 +18,7 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from bringup.errors import BringupError
+from bringup.util import fieldnames
 
 
 class RecordError(BringupError):
@@ -225,9 +226,10 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
-def one_line(e: ValidationError, where: str) -> str:
-    """The first error of a ValidationError as `where: field 'a.b[0]': value: reason`."""
-    err = e.errors(include_url=False)[0]
+def one_line(e: ValidationError, where: str, model: type[BaseModel] | None = None) -> str:
+    """The first error of a ValidationError as `where: field 'a.b[0]': value: reason`; an
+    unknown field with the field of `model` it was likely meant to be."""
+    err = fieldnames.first_error(e.errors(include_url=False))
     path = field_path(tuple(err["loc"]))
     msg = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
     if not path:
@@ -239,7 +241,8 @@ def one_line(e: ValidationError, where: str) -> str:
         tag = str(ctx.get("discriminator", "")).strip("'")
         return f"{where}: field '{path}.{tag}': {show(ctx.get('tag'))}: not one of {ctx.get('expected_tags')}"
     if err["type"] == "extra_forbidden":
-        return f"{where}: field '{path}': {show(err['input'])}: not a field of this record"
+        hint = fieldnames.did_you_mean(model, tuple(err["loc"])) if model is not None else ""
+        return f"{where}: field '{path}': {show(err['input'])}: not a field of this record{hint}"
     return f"{where}: field '{path}': {show(err['input'])}: {msg}"
 
 

@@ -108,7 +108,7 @@ def validate(data: Record | Mapping[str, Any], model: type[R], where: str) -> R:
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        raise RecordError(one_line(e, where)) from None
+        raise RecordError(one_line(e, where, model)) from None
 
 
 @overload

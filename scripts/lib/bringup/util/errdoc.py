@@ -94,7 +94,10 @@ def markdown(pkg: Path = PKG) -> str:
         "Other exits: 1 for a file bringup could not read or write (disk full, permissions: the message names",
         "the file), 130 after Ctrl-C, 141 when the reader of its output went away (`bringup boards | head -1`),",
         "70 for a bug in bringup (one line; `BRINGUP_DEBUG=1` shows the traceback). Data-file errors found by",
-        "the typed models read `<file>: field '<a.b[0]>': <value>: <reason>`.",
+        "the typed models read `<file>: field '<a.b[0]>': <value>: <reason>`; an unknown field of a data file or",
+        "a record, and an unknown option, name the one it was likely meant to be (`did you mean 'memory_mb'?`).",
+        "`tests/test_bad_input_corpus.py` checks this for every kind of input and class of fault",
+        "(`tests/data/bad-inputs/`).",
         "",
     ]
     current = None
